@@ -1,0 +1,22 @@
+// Command wildawm builds, stores and serves personal-computer worlds and
+// tasks for computer-use agents. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/wildawm/wildawm/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wildawm:", err)
+		os.Exit(1)
+	}
+}

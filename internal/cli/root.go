@@ -1,0 +1,29 @@
+// Package cli is wildawm's command line: one file per command group. Run is
+// the whole CLI, callable in-process by tests.
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Run executes the wildawm command line with args (without the program name).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "wildawm",
+		Short:         "Synthesize, store and serve personal-computer worlds for computer-use agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return root
+}

@@ -1,0 +1,14 @@
+// Package world holds wildawm's domain types: content IDs, the world manifest,
+// the on-disk layout of a world state, accounts, the produces declaration and
+// the clock. It imports nothing else of the project; every other package may
+// import it.
+//
+// Glossary:
+//   - ID: a SHA-256 content identifier (blobs, trees, snapshots, world hashes).
+//   - world state W(c,d): a directory laid out as Layout describes, holding one
+//     persona's mutable state after day d.
+//   - Manifest: who and when a world state is (persona, day, clock), its parent
+//     snapshot and the catalog it references by hash.
+//   - Produces: what a day's delta declares it writes; checked after apply.
+//   - Clock: the only source of time the core may read.
+package world
