@@ -43,6 +43,8 @@ type Column struct {
 	NotNull bool   `json:"not_null,omitempty"`
 	// PK is the 1-based position in the primary key, 0 if not part of it.
 	PK int `json:"pk,omitempty"`
+	// HasDefault is set when the column declares a DEFAULT.
+	HasDefault bool `json:"has_default,omitempty"`
 }
 
 // Table describes one table of a database.
@@ -112,14 +114,14 @@ func Tables(ctx context.Context, q Querier) ([]Table, error) {
 
 // DescribeTable describes one table; it fails if the table does not exist.
 func DescribeTable(ctx context.Context, q Querier, name string) (*Table, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, name)
+	rows, err := q.QueryContext(ctx, `SELECT name, type, "notnull", pk, dflt_value IS NOT NULL FROM pragma_table_info(?) ORDER BY cid`, name)
 	if err != nil {
 		return nil, fmt.Errorf("describe table %s: %w", name, err)
 	}
 	t := &Table{Name: name}
 	for rows.Next() {
 		var c Column
-		if err := rows.Scan(&c.Name, &c.Type, &c.NotNull, &c.PK); err != nil {
+		if err := rows.Scan(&c.Name, &c.Type, &c.NotNull, &c.PK, &c.HasDefault); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("describe table %s: %w", name, err)
 		}
