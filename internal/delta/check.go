@@ -18,6 +18,9 @@ func ApplyCopy(ctx context.Context, parent, dst string, d *Delta, opts *Options)
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("apply delta: %s already exists", dst)
 	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("apply delta: %w", err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".apply-"+filepath.Base(dst)+"-")
 	if err != nil {
 		return fmt.Errorf("apply delta: %w", err)
