@@ -2,10 +2,14 @@ module github.com/wildawm/wildawm
 
 go 1.26.8
 
-require github.com/spf13/cobra v1.10.2
+require (
+	codeberg.org/go-pdf/fpdf v0.12.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/sys v0.50.0
+	modernc.org/sqlite v1.62.0
+)
 
 require (
-	codeberg.org/go-pdf/fpdf v0.12.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
@@ -13,9 +17,7 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )

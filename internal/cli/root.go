@@ -25,5 +25,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	e := &env{stdout: stdout, stderr: stderr}
+	root.PersistentFlags().StringVar(&e.storeDir, "store", defaultStoreDir(), "the snapshot store directory (env WILDAWM_STORE)")
+	root.AddCommand(e.worldCmd(), e.storeCmd(), e.deltaCmd(), e.benchCmd())
 	return root
 }

@@ -1,0 +1,337 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/benchworld"
+	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/store"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// The bench commands measure wall-clock time; they are not part of the
+// deterministic core.
+
+func (e *env) benchCmd() *cobra.Command {
+	c := &cobra.Command{Use: "bench", Short: "Measure wildawm's figures on generated benchmark worlds"}
+	c.AddCommand(e.benchWorldCmd())
+	return c
+}
+
+type benchWorldFlags struct {
+	days       int
+	seed       uint64
+	catalogMiB int
+	resets     int
+	hashRuns   int
+	dir        string
+	out        string
+	replay     bool
+}
+
+func (e *env) benchWorldCmd() *cobra.Command {
+	var f benchWorldFlags
+	c := &cobra.Command{
+		Use:   "world",
+		Short: "Build the benchmark world's day chain into a fresh store and measure store, reset and hash",
+		Long: `Generate the benchmark world from a seed (a shared catalog and one persona's
+state over --days days), apply each day's delta with the replay and produces
+checks, snapshot every day into a fresh store, then measure:
+  - bytes in the store for the chain vs full copies vs the unique content;
+  - reset p50/p99 of every strategy side by side, as ratios against cp -a;
+  - world hash throughput and time for the full state.
+Prints a markdown report (also to --out).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return e.benchWorld(cmd.Context(), f) },
+	}
+	c.Flags().IntVar(&f.days, "days", 30, "days in the chain (day 0 included)")
+	c.Flags().Uint64Var(&f.seed, "seed", 1, "generator seed")
+	c.Flags().IntVar(&f.catalogMiB, "catalog-mib", 55, "catalog size in MiB")
+	c.Flags().IntVar(&f.resets, "resets", 300, "timed resets per strategy")
+	c.Flags().IntVar(&f.hashRuns, "hash-runs", 7, "timed hashes of the last day's state")
+	c.Flags().StringVar(&f.dir, "dir", "", "work directory (default: a new temporary directory, removed afterwards)")
+	c.Flags().StringVar(&f.out, "out", "", "also write the markdown report to this file")
+	c.Flags().BoolVar(&f.replay, "replay", true, "run the replay check on every day")
+	return c
+}
+
+func (e *env) benchWorld(ctx context.Context, f benchWorldFlags) error {
+	if f.days < 2 || f.resets < 1 || f.hashRuns < 1 {
+		return errors.New("bench world: want --days >= 2, --resets >= 1, --hash-runs >= 1")
+	}
+	dir := f.dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "wildawm-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	st, err := store.Init(filepath.Join(dir, "store"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	gens := generator.Default()
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "Benchmark world: seed %d, %d days, catalog %d MiB.\n\n", f.seed, f.days, f.catalogMiB)
+
+	// Catalog.
+	start := time.Now()
+	catDir := filepath.Join(dir, "catalog")
+	e.progress("catalog: generating %d MiB", f.catalogMiB)
+	if err := benchworld.WriteCatalog(ctx, catDir, f.seed, int64(f.catalogMiB)<<20, gens); err != nil {
+		return err
+	}
+	catID, catSum, err := snapshotWorld(ctx, st, catDir, store.KindCatalog)
+	if err != nil {
+		return err
+	}
+	catBytes, _ := treeSize(catDir)
+	afterCatalog, err := st.Stats()
+	if err != nil {
+		return err
+	}
+	e.progress("catalog: %.1f MiB, snapshot %s (%s)", mib(catBytes), catID.Short(), time.Since(start).Round(time.Millisecond))
+
+	// The day chain.
+	g := benchworld.NewGenerator(f.seed)
+	g.Catalog = catSum.Hash
+	var (
+		parentDir  string
+		parentSnap world.ID
+		dayDirs    []string
+		fullBytes  int64
+		applyTimes []time.Duration
+		snapTimes  []time.Duration
+		lastStats  state.HashStats
+	)
+	for day := range f.days {
+		d := g.Next()
+		dayDir := filepath.Join(dir, "days", fmt.Sprintf("%02d", day))
+		opts := &delta.Options{Generators: gens, Parent: parentSnap}
+		if f.replay && parentDir != "" {
+			pd := parentDir
+			fresh := func(ctx context.Context, dst string) error { return state.Copy(ctx, pd, dst) }
+			scratch, err := os.MkdirTemp(dir, "replay-")
+			if err != nil {
+				return err
+			}
+			res, err := delta.Replay(ctx, fresh, d, scratch, opts)
+			os.RemoveAll(scratch)
+			if err != nil {
+				return err
+			}
+			if !res.Equal {
+				return fmt.Errorf("day %d: replay mismatch: %s", day, res.First)
+			}
+		}
+		t0 := time.Now()
+		if err := delta.ApplyCopy(ctx, parentDir, dayDir, d, opts); err != nil {
+			return fmt.Errorf("day %d: %w", day, err)
+		}
+		applyTimes = append(applyTimes, time.Since(t0))
+		issues, err := delta.CheckProduces(ctx, parentDir, dayDir, &d.Produces)
+		if err != nil {
+			return err
+		}
+		if len(issues) > 0 {
+			return fmt.Errorf("day %d: %w", day, producesError(issues))
+		}
+		t0 = time.Now()
+		id, sum, err := snapshotWorld(ctx, st, dayDir, store.KindWorld)
+		if err != nil {
+			return err
+		}
+		snapTimes = append(snapTimes, time.Since(t0))
+		size, err := treeSize(dayDir)
+		if err != nil {
+			return err
+		}
+		fullBytes += size
+		lastStats = sum.Stats
+		e.progress("day %2d: %4d ops, %.2f MiB, world %s, snapshot %s", day, len(d.Ops), mib(size), sum.Hash.Short(), id.Short())
+		parentDir, parentSnap = dayDir, id
+		dayDirs = append(dayDirs, dayDir)
+	}
+	chainStats, err := st.Stats()
+	if err != nil {
+		return err
+	}
+	storeBytes := chainStats.Bytes - afterCatalog.Bytes
+	e.progress("unique content: chunking %d states", len(dayDirs))
+	uniqChunks, uniqBlocks, err := uniqueContent(dayDirs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&rep, "## Store: %d-day chain\n\n", f.days)
+	fmt.Fprintf(&rep, "Persona state: day 0 has %d databases, %d tables, %d rows, %d files; the last day %.2f MiB.\n\n",
+		lastStats.DBs, lastStats.Tables, lastStats.Rows, lastStats.Files, mib(lastStats.Bytes()))
+	fmt.Fprintf(&rep, "| measure | bytes | MiB | ratio |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(&rep, "| %d full copies (sum of state sizes) | %d | %.1f | %.2fx of unique |\n", f.days, fullBytes, mib(fullBytes), float64(fullBytes)/float64(uniqChunks))
+	fmt.Fprintf(&rep, "| store (packs + indexes + trees + snapshots) | %d | %.1f | **%.3fx of unique** |\n", storeBytes, mib(storeBytes), float64(storeBytes)/float64(uniqChunks))
+	fmt.Fprintf(&rep, "| unique content: distinct chunks (the store's chunker) | %d | %.1f | 1 |\n", uniqChunks, mib(uniqChunks))
+	fmt.Fprintf(&rep, "| unique content: distinct aligned 4 KiB blocks | %d | %.1f | %.3fx |\n\n", uniqBlocks, mib(uniqBlocks), float64(uniqBlocks)/float64(uniqChunks))
+	fmt.Fprintf(&rep, "Catalog: %.1f MiB, stored once as its own snapshot (%.1f MiB in the store), referenced by hash from every manifest.\n\n", mib(catBytes), mib(afterCatalog.Bytes))
+	fmt.Fprintf(&rep, "Apply per day: p50 %s; snapshot per day: p50 %s (day 0: %s).\n\n", fmtDur(p50(applyTimes[1:])), fmtDur(p50(snapTimes[1:])), fmtDur(snapTimes[0]))
+
+	// Checkout and store check.
+	last := dayDirs[len(dayDirs)-1]
+	lower := filepath.Join(dir, "lower")
+	t0 := time.Now()
+	if err := st.Checkout(ctx, parentSnap, lower); err != nil {
+		return err
+	}
+	checkout := time.Since(t0)
+	t0 = time.Now()
+	chk, err := st.Check(ctx)
+	if err != nil {
+		return err
+	}
+	if !chk.OK() {
+		return fmt.Errorf("store check failed after the chain:\n%s", chk)
+	}
+	fmt.Fprintf(&rep, "Checkout of the last day: %s. `store check` of the whole store: %s, clean.\n\n", fmtDur(checkout), fmtDur(time.Since(t0)))
+
+	// Hash.
+	e.progress("hash: %d runs over %.1f MiB", f.hashRuns, mib(lastStats.Bytes()))
+	var hashTimes []time.Duration
+	for range f.hashRuns {
+		t0 := time.Now()
+		if _, err := state.Summarize(ctx, last); err != nil {
+			return err
+		}
+		hashTimes = append(hashTimes, time.Since(t0))
+	}
+	hp := p50(hashTimes)
+	fmt.Fprintf(&rep, "## World hash\n\nFull state of the last day (%.2f MiB: %d rows in %d tables, %d files): p50 %s over %d runs, **%.0f MB/s**.\n\n",
+		mib(lastStats.Bytes()), lastStats.Rows, lastStats.Tables, lastStats.Files, fmtDur(hp), f.hashRuns, float64(lastStats.Bytes())/hp.Seconds()/1e6)
+
+	// Reset.
+	hl := &reset.Hardlink{}
+	if err := hl.Seal(ctx, lower); err != nil {
+		return err
+	}
+	strategies := []reset.Strategy{reset.CP{}, &reset.Copy{}, hl, reset.SQLiteDeserialize{}}
+	if ov := (&reset.Overlay{}); overlayWorks(ctx, ov, lower, dir) {
+		strategies = append(strategies, ov)
+	} else {
+		fmt.Fprintf(&rep, "(overlay unavailable here: not root or no overlayfs; it is left out)\n\n")
+	}
+	e.progress("reset: %d resets per strategy, round-robin over %d strategies", f.resets, len(strategies))
+	rr, err := reset.Bench(ctx, lower, strategies, f.resets)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&rep, "## Reset\n\nState of the last day (%d files, %.2f MiB, %d databases), %d resets per strategy after a small write, round-robin:\n\n",
+		rr.Files, mib(rr.Bytes), rr.DBs, rr.N)
+	rep.WriteString(rr.Markdown())
+
+	fmt.Fprint(e.stdout, rep.String())
+	if f.out != "" {
+		return os.WriteFile(f.out, []byte(rep.String()), 0o644)
+	}
+	return nil
+}
+
+func overlayWorks(ctx context.Context, ov *reset.Overlay, lower, dir string) bool {
+	in, err := ov.New(ctx, lower, filepath.Join(dir, "overlay-probe"))
+	if err != nil {
+		return false
+	}
+	in.Close(ctx)
+	return true
+}
+
+// uniqueContent returns the bytes of distinct chunks (with the store's
+// chunker) and of distinct 4 KiB-aligned blocks over all files of all dirs:
+// the physical limit of deduplication at those granularities.
+func uniqueContent(dirs []string) (chunks, blocks int64, err error) {
+	seenC := map[[32]byte]bool{}
+	seenB := map[[32]byte]bool{}
+	for _, d := range dirs {
+		err := filepath.WalkDir(d, func(p string, de fs.DirEntry, err error) error {
+			if err != nil || !de.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, c := range store.Chunks(b) {
+				if h := sha256.Sum256(c); !seenC[h] {
+					seenC[h] = true
+					chunks += int64(len(c))
+				}
+			}
+			for off := 0; off < len(b); off += 4096 {
+				blk := b[off:min(off+4096, len(b))]
+				if h := sha256.Sum256(blk); !seenB[h] {
+					seenB[h] = true
+					blocks += int64(len(blk))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return chunks, blocks, nil
+}
+
+func treeSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+func p50(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+var _ io.Writer = (*strings.Builder)(nil)

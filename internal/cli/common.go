@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/store"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// env holds what every command shares: the store location and the output.
+type env struct {
+	storeDir string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// defaultStoreDir is $WILDAWM_STORE, else $XDG_DATA_HOME/wildawm/store, else
+// ~/.local/share/wildawm/store.
+func defaultStoreDir() string {
+	if d := os.Getenv("WILDAWM_STORE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "wildawm", "store")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "wildawm", "store")
+	}
+	return filepath.Join(".wildawm", "store")
+}
+
+// openStore opens the store, creating it when create is set.
+func (e *env) openStore(create bool) (*store.Store, error) {
+	if create {
+		return store.Init(e.storeDir)
+	}
+	s, err := store.Open(e.storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (set --store or WILDAWM_STORE; `wildawm store init` creates one)", err)
+	}
+	return s, nil
+}
+
+func (e *env) progress(format string, args ...any) {
+	fmt.Fprintf(e.stderr, format+"\n", args...)
+}
+
+// isWorldDir reports whether path is a directory holding a manifest.
+func isWorldDir(path string) bool {
+	_, err := os.Stat(filepath.Join(path, world.ManifestFile))
+	return err == nil
+}
+
+// ref is a world named on the command line: a directory, or a snapshot ID
+// (or unique prefix) in the store.
+type ref struct {
+	dir  string   // where the world is readable
+	snap world.ID // zero for a directory
+	tmp  string   // removed by cleanup
+}
+
+func (r *ref) cleanup() {
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
+}
+
+// resolve turns a command-line world reference into a readable directory,
+// checking a snapshot out into a temporary directory when needed. "empty"
+// names the empty world (dir "").
+func (e *env) resolve(ctx context.Context, arg string) (*ref, error) {
+	if arg == "empty" {
+		return &ref{}, nil
+	}
+	if isWorldDir(arg) {
+		return &ref{dir: arg}, nil
+	}
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory but not a world (no %s)", arg, world.ManifestFile)
+	}
+	st, err := e.openStore(false)
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither a world directory nor a snapshot: %w", arg, err)
+	}
+	defer st.Close()
+	id, err := st.Resolve(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither a world directory nor a snapshot: %w", arg, err)
+	}
+	tmp, err := os.MkdirTemp("", "wildawm-"+id.Short()+"-")
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(tmp, "world")
+	if err := st.Checkout(ctx, id, dir); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &ref{dir: dir, snap: id, tmp: tmp}, nil
+}
+
+// snapshotWorld hashes dir and stores it; the parent comes from its manifest.
+func snapshotWorld(ctx context.Context, st *store.Store, dir, kind string) (world.ID, *state.Summary, error) {
+	sum, err := state.Summarize(ctx, dir)
+	if err != nil {
+		return world.ID{}, nil, err
+	}
+	m, err := world.ReadManifest(dir)
+	if err != nil {
+		return world.ID{}, nil, err
+	}
+	id, err := st.Snapshot(ctx, dir, store.Meta{Kind: kind, Parent: m.Parent, WorldHash: sum.Hash, Persona: m.Persona, Day: m.Day, Catalog: m.Catalog})
+	return id, sum, err
+}
+
+func deltaOptions(parent world.ID) *delta.Options {
+	return &delta.Options{Generators: generator.Default(), Parent: parent}
+}
+
+func readDelta(path string) (*delta.Delta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := delta.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func addJSONFlag(c *cobra.Command, v *bool) {
+	c.Flags().BoolVar(v, "json", false, "print JSON for programs instead of text")
+}
