@@ -183,7 +183,7 @@ func (e *env) benchWorld(ctx context.Context, f benchWorldFlags) error {
 		return err
 	}
 	fmt.Fprintf(&rep, "## Store: %d-day chain\n\n", f.days)
-	fmt.Fprintf(&rep, "Persona state: day 0 has %d databases, %d tables, %d rows, %d files; the last day %.2f MiB.\n\n",
+	fmt.Fprintf(&rep, "Persona state on the last day: %d databases, %d tables, %d rows, %d files, %.2f MiB.\n\n",
 		lastStats.DBs, lastStats.Tables, lastStats.Rows, lastStats.Files, mib(lastStats.Bytes()))
 	fmt.Fprintf(&rep, "| measure | bytes | MiB | ratio |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&rep, "| %d full copies (sum of state sizes) | %d | %.1f | %.2fx of unique |\n", f.days, fullBytes, mib(fullBytes), float64(fullBytes)/float64(uniqChunks))

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,13 +62,49 @@ type Tree struct {
 
 // Node is one entry of a Tree.
 type Node struct {
-	Name    string     `json:"name"`
-	Type    string     `json:"type"`
-	Mode    uint32     `json:"mode"` // permission bits only
-	Size    int64      `json:"size"`
-	Chunks  []world.ID `json:"chunks,omitempty"` // files
-	Subtree world.ID   `json:"subtree,omitzero"` // dirs
-	Target  string     `json:"target,omitempty"` // symlinks
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Mode    uint32   `json:"mode"` // permission bits only
+	Size    int64    `json:"size"`
+	Chunks  IDList   `json:"chunks,omitempty"` // files
+	Subtree world.ID `json:"subtree,omitzero"` // dirs
+	Target  string   `json:"target,omitempty"` // symlinks
+}
+
+// IDList is a file's chunk list. It encodes in JSON as one base64 string of
+// the concatenated 32-byte IDs (43 bytes per chunk instead of 67 as a list of
+// hex strings): trees are rewritten whenever a file changes, so their size is
+// the store's overhead over the unique content.
+type IDList []world.ID
+
+// MarshalJSON encodes the list as base64 of the concatenated IDs.
+func (l IDList) MarshalJSON() ([]byte, error) {
+	raw := make([]byte, 0, len(l)*len(world.ID{}))
+	for _, id := range l {
+		raw = append(raw, id[:]...)
+	}
+	return json.Marshal(base64.StdEncoding.EncodeToString(raw))
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (l *IDList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("chunk list: %w", err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("chunk list: %w", err)
+	}
+	if len(raw)%len(world.ID{}) != 0 {
+		return fmt.Errorf("chunk list: %d bytes is not a whole number of IDs", len(raw))
+	}
+	out := make(IDList, len(raw)/len(world.ID{}))
+	for i := range out {
+		copy(out[i][:], raw[i*len(world.ID{}):])
+	}
+	*l = out
+	return nil
 }
 
 func validName(name string) bool {
