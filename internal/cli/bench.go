@@ -222,8 +222,16 @@ func (e *env) benchWorld(ctx context.Context, f benchWorldFlags) error {
 		hashTimes = append(hashTimes, time.Since(t0))
 	}
 	hp := p50(hashTimes)
+	t0 = time.Now()
+	catSum2, err := state.Summarize(ctx, catDir)
+	if err != nil {
+		return err
+	}
+	catHash := time.Since(t0)
 	fmt.Fprintf(&rep, "## World hash\n\nFull state of the last day (%.2f MiB: %d rows in %d tables, %d files): p50 %s over %d runs, **%.0f MB/s**.\n\n",
 		mib(lastStats.Bytes()), lastStats.Rows, lastStats.Tables, lastStats.Files, fmtDur(hp), f.hashRuns, float64(lastStats.Bytes())/hp.Seconds()/1e6)
+	fmt.Fprintf(&rep, "The catalog (%.1f MiB, %d rows, %d images): %s, **%.0f MB/s**.\n\n",
+		mib(catSum2.Stats.Bytes()), catSum2.Stats.Rows, catSum2.Stats.Files, fmtDur(catHash), float64(catSum2.Stats.Bytes())/catHash.Seconds()/1e6)
 
 	// Reset.
 	hl := &reset.Hardlink{}
