@@ -334,19 +334,50 @@ func literal(v Value) (any, error) {
 }
 
 // whereKey returns `"a" IS ? AND "b" IS ?` with its arguments, in sorted
-// column order.
-func whereKey(key map[string]Value, field string) (string, []any, error) {
+// column order. Key values are literals or refs (resolved now).
+func (a *applier) whereKey(db *openDB, key map[string]Value, field string) (string, []any, error) {
 	var conds []string
 	var args []any
 	for _, c := range sortedKeys(key) {
-		v, err := literal(key[c])
+		v, err := a.keyValue(db, field+"."+c, key[c])
 		if err != nil {
-			return "", nil, &ApplyError{Field: field + "." + c, Err: err}
+			return "", nil, err
 		}
 		conds = append(conds, state.QuoteIdent(c)+" IS ?")
 		args = append(args, v)
 	}
 	return strings.Join(conds, " AND "), args, nil
+}
+
+// keyValue resolves a key value: a literal, or a ref looked up now.
+func (a *applier) keyValue(db *openDB, field string, v Value) (any, error) {
+	dv, err := v.decode()
+	if err != nil {
+		return nil, &ApplyError{Field: field, Err: err}
+	}
+	switch dv.kind {
+	case KindLiteral, KindBlob:
+		return dv.lit, nil
+	case KindRef:
+		return a.lookup(db, field, dv.ref)
+	}
+	return nil, &ApplyError{Field: field, Err: fmt.Errorf("key values are literals or refs, not %s", dv.kind)}
+}
+
+// lookup returns column ref.Column of the row of ref.Table with ref.Key.
+func (a *applier) lookup(db *openDB, field string, ref *Ref) (any, error) {
+	where, args, err := a.whereKey(db, ref.Key, field+".ref.key")
+	if err != nil {
+		return nil, err
+	}
+	var got any
+	q := fmt.Sprintf("SELECT +%s FROM %s WHERE %s", state.QuoteIdent(ref.Column), state.QuoteIdent(ref.Table), where)
+	if err := db.tx.QueryRowContext(a.ctx, q, args...).Scan(&got); errors.Is(err, sql.ErrNoRows) {
+		return nil, &ApplyError{Field: field + ".ref", Err: fmt.Errorf("no row in %s with key %s", ref.Table, keyText(ref.Key))}
+	} else if err != nil {
+		return nil, &ApplyError{Field: field + ".ref", Err: err}
+	}
+	return got, nil
 }
 
 // expr returns the SQL text and arguments for one column value.
@@ -359,16 +390,9 @@ func (a *applier) expr(db *openDB, field string, v Value) (string, []any, error)
 	case KindSQL:
 		return "(" + dv.sql + ")", nil, nil
 	case KindRef:
-		where, args, err := whereKey(dv.ref.Key, field+".ref.key")
+		got, err := a.lookup(db, field, dv.ref)
 		if err != nil {
 			return "", nil, err
-		}
-		var got any
-		q := fmt.Sprintf("SELECT +%s FROM %s WHERE %s", state.QuoteIdent(dv.ref.Column), state.QuoteIdent(dv.ref.Table), where)
-		if err := db.tx.QueryRowContext(a.ctx, q, args...).Scan(&got); errors.Is(err, sql.ErrNoRows) {
-			return "", nil, &ApplyError{Field: field + ".ref", Err: fmt.Errorf("no row in %s with key %s", dv.ref.Table, keyText(dv.ref.Key))}
-		} else if err != nil {
-			return "", nil, &ApplyError{Field: field + ".ref", Err: err}
 		}
 		return "?", []any{got}, nil
 	}
@@ -397,9 +421,9 @@ func (a *applier) insert(o *Op) error {
 	var cols, exprs []string
 	var args []any
 	for _, c := range sortedKeys(o.Key) {
-		v, err := literal(o.Key[c])
+		v, err := a.keyValue(db, "key."+c, o.Key[c])
 		if err != nil {
-			return &ApplyError{Field: "key." + c, Err: err}
+			return err
 		}
 		cols, exprs, args = append(cols, state.QuoteIdent(c)), append(exprs, "?"), append(args, v)
 	}
@@ -420,7 +444,7 @@ func (a *applier) insert(o *Op) error {
 			}
 		}
 	}
-	where, wargs, err := whereKey(o.Key, "key")
+	where, wargs, err := a.whereKey(db, o.Key, "key")
 	if err != nil {
 		return err
 	}
@@ -440,7 +464,7 @@ func (a *applier) updateOrDelete(o *Op) error {
 	if _, err := db.table(a.ctx, o.Table); err != nil {
 		return &ApplyError{Field: "table", Err: err}
 	}
-	where, wargs, err := whereKey(o.Key, "key")
+	where, wargs, err := a.whereKey(db, o.Key, "key")
 	if err != nil {
 		return err
 	}

@@ -457,3 +457,28 @@ func FuzzParse(f *testing.F) {
 		Lint(context.Background(), "", d, nil)
 	})
 }
+
+func TestRefInKey(t *testing.T) {
+	ctx := context.Background()
+	day0, _ := chain(t)
+	d := load(t, "day1.json")
+	d.Ops = []Op{{Op: OpDBInsert, DB: "messages", Table: "messages",
+		Key:    map[string]Value{"thread_id": RefTo("threads", map[string]Value{"ext_id": Lit("dm-maya")}, "id"), "seq": Lit(2)},
+		Values: map[string]Value{"sender": Lit("alex"), "body": Lit("hi"), "sent_at": Lit("2026-03-02 09:00:00")}}}
+	d.Produces = world.Produces{}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := ApplyCopy(ctx, day0, out, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, out, "messages", `SELECT thread_id || '/' || seq || '/' || body FROM messages WHERE seq = 2`); got != "1/2/hi" {
+		t.Errorf("row = %q", got)
+	}
+	d.Ops[0].Key["thread_id"] = RefTo("threads", map[string]Value{"ext_id": Lit("dm-nobody")}, "id")
+	if err := ApplyCopy(ctx, day0, filepath.Join(t.TempDir(), "o2"), d, nil); err == nil || !strings.Contains(err.Error(), "ops[0].key.thread_id.ref") {
+		t.Errorf("missing ref in key: %v", err)
+	}
+	d.Ops[0].Key["thread_id"] = SQLExpr("1")
+	if err := Lint(ctx, day0, d, nil); err == nil || !strings.Contains(err.Error(), "literals or refs") {
+		t.Errorf("sql in key: %v", err)
+	}
+}

@@ -560,8 +560,10 @@ func (l *linter) key(i int, field, db string, t *state.Table, key map[string]Val
 		switch {
 		case err != nil:
 			l.add(i, field+"."+c, "%v", err)
+		case dv.kind == KindRef:
+			l.value(i, field+"."+c, db, "", key[c])
 		case dv.kind != KindLiteral:
-			l.add(i, field+"."+c, "key values must be literals, not %s", dv.kind)
+			l.add(i, field+"."+c, "key values must be literals or refs, not %s", dv.kind)
 		case dv.lit == nil:
 			l.add(i, field+"."+c, "key values must not be null")
 		}
