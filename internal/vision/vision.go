@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"image"
 	_ "image/jpeg" // decode JPEG photos too
-	_ "image/png" // decode PNG
+	_ "image/png"  // decode PNG
 	"math"
 )
 
@@ -105,4 +105,3 @@ func nearest(c [3]uint8) string {
 	}
 	return best
 }
-

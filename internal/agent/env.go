@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/vision"
+)
+
+// Browser is what the GUI tools need of a browser (internal/browser).
+type Browser interface {
+	Navigate(ctx context.Context, url string) error
+	Click(ctx context.Context, selector string) error
+	SetValue(ctx context.Context, selector, value string) error
+	Text(ctx context.Context, selector string) (string, error)
+	ImageBytes(ctx context.Context, selector string) ([]byte, error)
+}
+
+// Shell runs a command in the sandboxed shell.
+type Shell func(ctx context.Context, command string) (*sandbox.Result, error)
+
+// Env is one rollout's tools. Every call records a step. A tool that the
+// site, service or shell rejects returns an error observation (and the
+// error), never changing state on its own.
+type Env struct {
+	Browser Browser
+	BaseURL string // the shop's URL
+	MCP     *mcp.ClientSession
+	Shell   Shell
+	// MaxObservation bounds each observation's length (default 4000).
+	MaxObservation int
+
+	Traj *Trajectory
+}
+
+func (e *Env) record(iface, tool string, args map[string]any, start time.Time, obs string, err error) {
+	limit := e.MaxObservation
+	if limit == 0 {
+		limit = 4000
+	}
+	if len(obs) > limit {
+		obs = obs[:limit] + fmt.Sprintf("... [%d more bytes]", len(obs)-limit)
+	}
+	s := Step{Index: len(e.Traj.Steps), Interface: iface, Tool: tool, Args: args, Observation: obs,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	e.Traj.Steps = append(e.Traj.Steps, s)
+}
+
+// Open navigates the browser to a path of the shop (or an absolute URL).
+func (e *Env) Open(ctx context.Context, path string) error {
+	start := time.Now()
+	url := path
+	if strings.HasPrefix(path, "/") {
+		url = e.BaseURL + path
+	}
+	err := e.Browser.Navigate(ctx, url)
+	e.record(GUI, "browser.open", map[string]any{"url": path}, start, "", err)
+	return err
+}
+
+// Click clicks an element.
+func (e *Env) Click(ctx context.Context, selector string) error {
+	start := time.Now()
+	err := e.Browser.Click(ctx, selector)
+	e.record(GUI, "browser.click", map[string]any{"selector": selector}, start, "", err)
+	return err
+}
+
+// Fill sets an input's value.
+func (e *Env) Fill(ctx context.Context, selector, value string) error {
+	start := time.Now()
+	err := e.Browser.SetValue(ctx, selector, value)
+	e.record(GUI, "browser.fill", map[string]any{"selector": selector, "value": value}, start, "", err)
+	return err
+}
+
+// Read returns an element's visible text.
+func (e *Env) Read(ctx context.Context, selector string) (string, error) {
+	start := time.Now()
+	txt, err := e.Browser.Text(ctx, selector)
+	e.record(GUI, "browser.read", map[string]any{"selector": selector}, start, txt, err)
+	return txt, err
+}
+
+// LookAt fetches an image shown on the page and describes it with the
+// vision tool.
+func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description, error) {
+	start := time.Now()
+	img, err := e.Browser.ImageBytes(ctx, selector)
+	var d *vision.Description
+	if err == nil {
+		d, err = vision.Describe(img)
+	}
+	obs := ""
+	if d != nil {
+		obs = d.Text
+	}
+	e.record(GUI, "vision.describe", map[string]any{"selector": selector}, start, obs, err)
+	return d, err
+}
+
+// CallTool calls an MCP tool and returns its text content. A tool result
+// with isError is returned as an error whose text is the tool's message.
+func (e *Env) CallTool(ctx context.Context, name string, args map[string]any) (string, error) {
+	start := time.Now()
+	res, err := e.MCP.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	var obs string
+	if err == nil {
+		obs = contentText(res)
+		if res.IsError {
+			err = errors.New(obs)
+		}
+	}
+	e.record(MCP, "mcp."+name, args, start, obs, err)
+	return obs, err
+}
+
+func contentText(res *mcp.CallToolResult) string {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Run runs a shell command; a non-zero exit is an error observation.
+func (e *Env) Run(ctx context.Context, command string) (string, error) {
+	start := time.Now()
+	res, err := e.Shell(ctx, command)
+	var obs string
+	if err == nil {
+		obs = string(res.Stdout)
+		if len(res.Stderr) > 0 {
+			obs += "\n[stderr]\n" + string(res.Stderr)
+		}
+		switch {
+		case res.TimedOut:
+			err = fmt.Errorf("command timed out")
+		case res.ExitCode != 0:
+			err = fmt.Errorf("exit status %d", res.ExitCode)
+		}
+	}
+	e.record(CLI, "shell.run", map[string]any{"command": command}, start, obs, err)
+	if err != nil {
+		return obs, err
+	}
+	return string(res.Stdout), nil
+}

@@ -1,0 +1,300 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// Policy decides a rollout's actions through env's tools and returns the
+// final answer.
+type Policy interface {
+	Name() string
+	Run(ctx context.Context, env *agent.Env, t task.Public) (answer string, err error)
+}
+
+// ErrStopped is returned by a policy that gave up before finishing.
+var ErrStopped = errors.New("policy stopped early")
+
+// Scripted is the approval-purchase procedure with switches that degrade it.
+type Scripted struct {
+	name string
+	// IgnoreImages skips looking at product photos (unless the hint says to
+	// compare them) and takes the first tied candidate.
+	IgnoreImages bool
+	// SkipApproval never reads the messages; it takes the quantity and the
+	// model from the files alone.
+	SkipApproval bool
+	// ShellOnly uses the CLI only.
+	ShellOnly bool
+	// StopAfterShortlist gives up once the shortlist is written.
+	StopAfterShortlist bool
+}
+
+// Oracle returns the full procedure.
+func Oracle() *Scripted { return &Scripted{name: "oracle"} }
+
+// ImageBlind returns the variant that ignores product photos.
+func ImageBlind() *Scripted { return &Scripted{name: "image-blind", IgnoreImages: true} }
+
+// ApprovalSkipper returns the variant that never reads the approval.
+func ApprovalSkipper() *Scripted { return &Scripted{name: "skip-approval", SkipApproval: true} }
+
+// ShellOnly returns the variant that uses one interface only.
+func ShellOnly() *Scripted { return &Scripted{name: "shell-only", ShellOnly: true} }
+
+// Quitter returns the variant that stops after the shortlist.
+func Quitter() *Scripted { return &Scripted{name: "stops-early", StopAfterShortlist: true} }
+
+// Name implements Policy.
+func (s *Scripted) Name() string { return "scripted:" + s.name }
+
+var (
+	pathRE    = regexp.MustCompile(`~/([A-Za-z0-9_./-]+\.(?:csv|md|pdf))`)
+	qtyRE     = regexp.MustCompile(`(?i)\border (\d+)\b`)
+	skuRE     = regexp.MustCompile(`\b[A-Z]{1,5}\d*-\d{3,5}\b`)
+	loginRE   = regexp.MustCompile("shop: user `([^`]+)`, password `([^`]+)`")
+	contactRE = regexp.MustCompile(`(?i)message ([A-Z][a-z]+(?: [A-Z][a-z]+)?)`)
+)
+
+// plan is what the policy learned from the instruction.
+type plan struct {
+	shortlist, restock, bom, inventory, specs string
+	contact                                   string
+}
+
+func parseInstruction(t task.Public) (*plan, error) {
+	p := &plan{}
+	for _, m := range pathRE.FindAllStringSubmatch(t.Instruction, -1) {
+		switch path := m[1]; {
+		case strings.HasSuffix(path, "shortlist.csv"):
+			p.shortlist = path
+		case strings.HasSuffix(path, ".csv"):
+			p.inventory = path
+		case strings.HasSuffix(path, ".pdf"):
+			p.specs = path
+		case strings.Contains(path, "bom"):
+			p.bom = path
+		case strings.HasSuffix(path, ".md"):
+			p.restock = path
+		}
+	}
+	if m := contactRE.FindStringSubmatch(t.Instruction); m != nil {
+		p.contact = m[1]
+	}
+	if p.shortlist == "" || p.restock == "" || p.bom == "" || p.inventory == "" || p.specs == "" {
+		return nil, fmt.Errorf("the instruction does not name the files this procedure needs: %+v", p)
+	}
+	return p, nil
+}
+
+// approval is what the approval message asks for.
+type approval struct {
+	qty     int
+	color   string // e.g. "white"; "" if not stated
+	display *bool  // nil if not stated
+	text    string
+}
+
+func (s *Scripted) readApproval(ctx context.Context, env *agent.Env) (*approval, error) {
+	out, err := env.CallTool(ctx, "list_threads", map[string]any{"limit": 50})
+	if err != nil {
+		return nil, err
+	}
+	var lt struct {
+		Threads []struct {
+			Thread string `json:"thread"`
+			Title  string `json:"title"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal([]byte(out), &lt); err != nil {
+		return nil, fmt.Errorf("list_threads: unexpected output: %w", err)
+	}
+	found, err := env.CallTool(ctx, "search_messages", map[string]any{"query": "approved", "limit": 10})
+	if err != nil {
+		return nil, err
+	}
+	var sm struct {
+		Matches []struct {
+			Thread string `json:"thread"`
+		} `json:"matches"`
+	}
+	if err := json.Unmarshal([]byte(found), &sm); err != nil || len(sm.Matches) == 0 {
+		return nil, fmt.Errorf("no approval message found")
+	}
+	body, err := env.CallTool(ctx, "read_thread", map[string]any{"thread": sm.Matches[len(sm.Matches)-1].Thread})
+	if err != nil {
+		return nil, err
+	}
+	var rt struct {
+		Messages []struct {
+			Sender string `json:"sender"`
+			Body   string `json:"body"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(body), &rt); err != nil {
+		return nil, fmt.Errorf("read_thread: unexpected output: %w", err)
+	}
+	for i := len(rt.Messages) - 1; i >= 0; i-- {
+		b := rt.Messages[i].Body
+		if !strings.Contains(strings.ToLower(b), "approved") {
+			continue
+		}
+		a := &approval{text: b, qty: 1}
+		if m := qtyRE.FindStringSubmatch(b); m != nil {
+			a.qty, _ = strconv.Atoi(m[1])
+		}
+		low := strings.ToLower(b)
+		for _, c := range []string{"white", "black", "grey", "silver", "blue", "red"} {
+			if strings.Contains(low, c+" body") || strings.Contains(low, c+" one") {
+				a.color = c
+			}
+		}
+		if strings.Contains(low, "display") {
+			yes := !strings.Contains(low, "no display") && !strings.Contains(low, "without")
+			a.display = &yes
+		}
+		return a, nil
+	}
+	return nil, fmt.Errorf("no approval message found")
+}
+
+// Run implements Policy.
+func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
+	p, err := parseInstruction(t)
+	if err != nil {
+		return "", err
+	}
+	lookAtImages := !s.IgnoreImages || strings.Contains(strings.ToLower(t.Hint), "photo") || strings.Contains(strings.ToLower(t.Hint), "image")
+	// 1. MCP: the approval.
+	appr := &approval{qty: 1}
+	if !s.SkipApproval && !s.ShellOnly {
+		if appr, err = s.readApproval(ctx, env); err != nil {
+			return "", err
+		}
+	}
+	// 2. CLI: join the three sources into the ranked shortlist.
+	out, err := env.Run(ctx, shortlistScript(p))
+	if err != nil {
+		return "", fmt.Errorf("shortlist script: %w", err)
+	}
+	rows := parseShortlist(out)
+	if len(rows) == 0 {
+		return "", fmt.Errorf("the shortlist is empty")
+	}
+	if s.StopAfterShortlist {
+		return "", ErrStopped
+	}
+	tied := []string{rows[0].sku}
+	for _, r := range rows[1:] {
+		if r.joules == rows[0].joules && r.price == rows[0].price {
+			tied = append(tied, r.sku)
+		}
+	}
+	choice := tied[0]
+	qty := appr.qty
+	// 3. GUI: log in, compare the tied candidates' photos, add to cart.
+	if !s.ShellOnly {
+		creds, err := env.Run(ctx, "cat notes/logins.md")
+		if err != nil {
+			return "", err
+		}
+		m := loginRE.FindStringSubmatch(creds)
+		if m == nil {
+			return "", fmt.Errorf("no shop login found in notes/logins.md")
+		}
+		if err := s.login(ctx, env, m[1], m[2]); err != nil {
+			return "", err
+		}
+		if len(tied) > 1 && lookAtImages && (appr.color != "" || appr.display != nil) {
+			choice = ""
+			for _, sku := range tied {
+				if err := env.Open(ctx, "/p/"+sku); err != nil {
+					return "", err
+				}
+				d, err := env.LookAt(ctx, "#product-image")
+				if err != nil {
+					return "", err
+				}
+				if (appr.color == "" || d.BodyColor == appr.color) && (appr.display == nil || d.Display == *appr.display) {
+					choice = sku
+					break
+				}
+			}
+			if choice == "" {
+				return "", fmt.Errorf("no candidate matches the approval's description")
+			}
+		}
+		if err := env.Open(ctx, "/p/"+choice); err != nil {
+			return "", err
+		}
+		if err := env.Fill(ctx, "#qty", strconv.Itoa(qty)); err != nil {
+			return "", err
+		}
+		if err := env.Click(ctx, "#add-to-cart"); err != nil {
+			return "", err
+		}
+		if _, err := env.Read(ctx, "#cart-items"); err != nil {
+			return "", err
+		}
+	}
+	// 4. CLI: the restock note.
+	note := fmt.Sprintf("# Restock: venue rack\n\nOrdered %d x %s (rack surge protector) for the venue rack.\n", qty, choice)
+	if _, err := env.Run(ctx, fmt.Sprintf("mkdir -p %s && cat > %s <<'EOF'\n%sEOF", shellDir(p.restock), p.restock, note)); err != nil {
+		return "", err
+	}
+	// 5. MCP: tell the install assistant.
+	if !s.ShellOnly && p.contact != "" {
+		if _, err := env.CallTool(ctx, "send_message", map[string]any{"to": p.contact,
+			"body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", qty, choice)}); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Ordered %d x %s", qty, choice), nil
+}
+
+func shellDir(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		return path[:i]
+	}
+	return "."
+}
+
+func (s *Scripted) login(ctx context.Context, env *agent.Env, user, pass string) error {
+	if err := env.Open(ctx, "/login"); err != nil {
+		return err
+	}
+	if err := env.Fill(ctx, "#login-username", user); err != nil {
+		return err
+	}
+	if err := env.Fill(ctx, "#login-password", pass); err != nil {
+		return err
+	}
+	return env.Click(ctx, "#login-submit")
+}
+
+type shortRow struct {
+	sku           string
+	joules, price float64
+}
+
+func parseShortlist(csv string) []shortRow {
+	var out []shortRow
+	for i, line := range strings.Split(strings.TrimSpace(csv), "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if i == 0 || len(f) < 5 {
+			continue
+		}
+		j, _ := strconv.ParseFloat(f[2], 64)
+		pr, _ := strconv.ParseFloat(f[4], 64)
+		out = append(out, shortRow{sku: f[1], joules: j, price: pr})
+	}
+	return out
+}

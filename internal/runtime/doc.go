@@ -1,0 +1,12 @@
+// Package runtime runs live instances: a world state materialised from a
+// snapshot, with its websites and MCP services served on loopback and its
+// shell sandboxed over the home directory, all reading one frozen clock.
+// An instance is resettable to its snapshot. The control surface (create,
+// reset, close) is Go API for the orchestrator and never an agent tool.
+//
+// Glossary:
+//   - Instance: one live world for one agent: ShopURL (GUI), MCPURL (MCP),
+//     Shell (CLI), Dir (the world directory, for the orchestrator only).
+//   - Clock: the world's manifest clock, frozen; sites, services and the
+//     shell all read it, so the same actions give the same final hash.
+package runtime

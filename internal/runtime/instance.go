@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Options configure Start.
+type Options struct {
+	Materializer *reset.Materializer
+	Snapshot     world.ID
+	CatalogDir   string
+	// Dir is the instance's world directory; it must not exist.
+	Dir string
+	// Self is the persona's name as a message sender.
+	Self string
+	// SandboxUID and SandboxGID run the shell; 0 means 65534 (nobody).
+	SandboxUID, SandboxGID int
+	// ShellTimeout bounds one shell command; 0 means 60 s.
+	ShellTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Instance is one live world.
+type Instance struct {
+	opts  Options
+	inst  reset.Instance
+	clock world.Clock
+
+	mu      sync.Mutex
+	shopH   http.Handler // rebuilt on every reset: sessions never survive one
+	mcpH    http.Handler
+	servers []*http.Server
+
+	ShopURL string // the shop website, for the browser
+	MCPURL  string // the messages service, streamable HTTP
+}
+
+// Start materialises the snapshot and serves the instance.
+func Start(ctx context.Context, opts Options) (*Instance, error) {
+	if opts.SandboxUID == 0 {
+		opts.SandboxUID = 65534
+	}
+	if opts.SandboxGID == 0 {
+		opts.SandboxGID = 65534
+	}
+	if opts.ShellTimeout == 0 {
+		opts.ShellTimeout = 60 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	inst, err := opts.Materializer.New(ctx, opts.Snapshot, opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("start instance: %w", err)
+	}
+	in := &Instance{opts: opts, inst: inst}
+	if err := in.prepare(); err != nil {
+		inst.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	shopLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		in.Close(ctx)
+		return nil, err
+	}
+	mcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		shopLn.Close()
+		in.Close(ctx)
+		return nil, err
+	}
+	in.ShopURL = "http://" + shopLn.Addr().String()
+	in.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.HandlerFunc(in.serveMCP))
+	in.servers = []*http.Server{
+		{Handler: http.HandlerFunc(in.serveShop), ReadHeaderTimeout: 10 * time.Second},
+		{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+	}
+	go in.servers[0].Serve(shopLn)
+	go in.servers[1].Serve(mcpLn)
+	return in, nil
+}
+
+// prepare reads the clock, lets the sandbox uid write home and (re)builds
+// the site and service, which drops every session.
+func (in *Instance) prepare() error {
+	m, err := world.ReadManifest(in.inst.Dir())
+	if err != nil {
+		return err
+	}
+	t, err := m.Time()
+	if err != nil {
+		return err
+	}
+	in.clock = world.FixedClock(t)
+	if err := sandbox.PrepareHome(filepath.Join(in.inst.Dir(), world.HomeDir), in.opts.SandboxUID, in.opts.SandboxGID); err != nil {
+		return fmt.Errorf("prepare home: %w", err)
+	}
+	site, err := shop.New(shop.Options{CatalogDir: in.opts.CatalogDir, WorldDir: in.inst.Dir(), Clock: in.clock, Logger: in.opts.Logger})
+	if err != nil {
+		return err
+	}
+	svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger})
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.shopH, in.mcpH = site.Handler(), svc.HTTPHandler()
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *Instance) serveShop(w http.ResponseWriter, r *http.Request) {
+	in.mu.Lock()
+	h := in.shopH
+	in.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
+func (in *Instance) serveMCP(w http.ResponseWriter, r *http.Request) {
+	in.mu.Lock()
+	h := in.mcpH
+	in.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
+// Dir is the instance's world directory (orchestrator only).
+func (in *Instance) Dir() string { return in.inst.Dir() }
+
+// Clock is the instance's frozen clock.
+func (in *Instance) Clock() world.Clock { return in.clock }
+
+// Shell runs command in the sandboxed shell over the instance's home.
+func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result, error) {
+	return sandbox.Run(ctx, sandbox.Options{
+		Home:    filepath.Join(in.inst.Dir(), world.HomeDir),
+		UID:     in.opts.SandboxUID,
+		GID:     in.opts.SandboxGID,
+		Timeout: in.opts.ShellTimeout,
+		Clock:   in.clock,
+	}, command)
+}
+
+// Reset returns the instance to its snapshot and drops every session.
+func (in *Instance) Reset(ctx context.Context) error {
+	if err := in.inst.Reset(ctx); err != nil {
+		return fmt.Errorf("reset instance: %w", err)
+	}
+	return in.prepare()
+}
+
+// Close stops the servers and removes the instance.
+func (in *Instance) Close(ctx context.Context) error {
+	var errs []error
+	for _, s := range in.servers {
+		errs = append(errs, s.Close())
+	}
+	errs = append(errs, in.inst.Close(context.WithoutCancel(ctx)))
+	return errors.Join(errs...)
+}
