@@ -1,0 +1,9 @@
+// Package rollout runs an ensemble of policies on a task, each in its own
+// fresh instance of the task's initial world, records their trajectories,
+// snapshots their final worlds and verifies them.
+//
+// Glossary:
+//   - Spec: one rollout to run: a policy and whether it sees the hint.
+//   - Ensemble: the paper's 6 rollouts, 3 with the hint and 3 without.
+//   - Result: the trajectory, the final world's snapshot, V's result.
+package rollout
