@@ -11,6 +11,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/vision"
 )
 
 // Policy decides a rollout's actions through env's tools and returns the
@@ -57,53 +58,63 @@ func Quitter() *Scripted { return &Scripted{name: "stops-early", StopAfterShortl
 func (s *Scripted) Name() string { return "scripted:" + s.name }
 
 var (
-	pathRE    = regexp.MustCompile(`~/([A-Za-z0-9_./-]+\.(?:csv|md|pdf))`)
-	qtyRE     = regexp.MustCompile(`(?i)\border (\d+)\b`)
-	skuRE     = regexp.MustCompile(`\b[A-Z]{1,5}\d*-\d{3,5}\b`)
-	loginRE   = regexp.MustCompile("shop: user `([^`]+)`, password `([^`]+)`")
+	pathRE = regexp.MustCompile(`~/([A-Za-z0-9_./-]+\.(?:csv|md|pdf))`)
+	qtyRE  = regexp.MustCompile(`(?i)\border (\d+)\b`)
+	skuRE  = regexp.MustCompile(`\b[A-Z]{1,5}\d*-\d{3,5}\b`)
+	// LoginRE finds the shop login in notes/logins.md.
+	LoginRE   = regexp.MustCompile("shop: user `([^`]+)`, password `([^`]+)`")
 	contactRE = regexp.MustCompile(`(?i)message ([A-Z][a-z]+(?: [A-Z][a-z]+)?)`)
 )
 
-// plan is what the policy learned from the instruction.
-type plan struct {
-	shortlist, restock, bom, inventory, specs string
-	contact                                   string
+// Plan is what the procedure learns from the instruction: the home paths
+// it names and the contact to message.
+type Plan struct {
+	Shortlist, Restock, BOM, Inventory, Specs string
+	Contact                                   string
 }
 
-func parseInstruction(t task.Public) (*plan, error) {
-	p := &plan{}
+// ParseInstruction reads the paths and the contact from an instruction.
+func ParseInstruction(t task.Public) (*Plan, error) {
+	p := &Plan{}
 	for _, m := range pathRE.FindAllStringSubmatch(t.Instruction, -1) {
 		switch path := m[1]; {
 		case strings.HasSuffix(path, "shortlist.csv"):
-			p.shortlist = path
+			p.Shortlist = path
 		case strings.HasSuffix(path, ".csv"):
-			p.inventory = path
+			p.Inventory = path
 		case strings.HasSuffix(path, ".pdf"):
-			p.specs = path
+			p.Specs = path
 		case strings.Contains(path, "bom"):
-			p.bom = path
+			p.BOM = path
 		case strings.HasSuffix(path, ".md"):
-			p.restock = path
+			p.Restock = path
 		}
 	}
 	if m := contactRE.FindStringSubmatch(t.Instruction); m != nil {
-		p.contact = m[1]
+		p.Contact = m[1]
 	}
-	if p.shortlist == "" || p.restock == "" || p.bom == "" || p.inventory == "" || p.specs == "" {
+	if p.Shortlist == "" || p.Restock == "" || p.BOM == "" || p.Inventory == "" || p.Specs == "" {
 		return nil, fmt.Errorf("the instruction does not name the files this procedure needs: %+v", p)
 	}
 	return p, nil
 }
 
-// approval is what the approval message asks for.
-type approval struct {
-	qty     int
-	color   string // e.g. "white"; "" if not stated
-	display *bool  // nil if not stated
-	text    string
+// Approval is what the approval message asks for.
+type Approval struct {
+	Qty     int
+	Color   string // e.g. "white"; "" if not stated
+	Display *bool  // nil if not stated
+	Text    string
 }
 
-func (s *Scripted) readApproval(ctx context.Context, env *agent.Env) (*approval, error) {
+// Matches reports whether a product photo's description fits the approval.
+func (a *Approval) Matches(d *vision.Description) bool {
+	return (a.Color == "" || d.BodyColor == a.Color) && (a.Display == nil || d.Display == *a.Display)
+}
+
+// ReadApproval finds the latest approval message over MCP and reads the
+// quantity and the look it asks for.
+func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	out, err := env.CallTool(ctx, "list_threads", map[string]any{"limit": 50})
 	if err != nil {
 		return nil, err
@@ -147,19 +158,19 @@ func (s *Scripted) readApproval(ctx context.Context, env *agent.Env) (*approval,
 		if !strings.Contains(strings.ToLower(b), "approved") {
 			continue
 		}
-		a := &approval{text: b, qty: 1}
+		a := &Approval{Text: b, Qty: 1}
 		if m := qtyRE.FindStringSubmatch(b); m != nil {
-			a.qty, _ = strconv.Atoi(m[1])
+			a.Qty, _ = strconv.Atoi(m[1])
 		}
 		low := strings.ToLower(b)
 		for _, c := range []string{"white", "black", "grey", "silver", "blue", "red"} {
 			if strings.Contains(low, c+" body") || strings.Contains(low, c+" one") {
-				a.color = c
+				a.Color = c
 			}
 		}
 		if strings.Contains(low, "display") {
 			yes := !strings.Contains(low, "no display") && !strings.Contains(low, "without")
-			a.display = &yes
+			a.Display = &yes
 		}
 		return a, nil
 	}
@@ -168,15 +179,15 @@ func (s *Scripted) readApproval(ctx context.Context, env *agent.Env) (*approval,
 
 // Run implements Policy.
 func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
-	p, err := parseInstruction(t)
+	p, err := ParseInstruction(t)
 	if err != nil {
 		return "", err
 	}
 	lookAtImages := !s.IgnoreImages || strings.Contains(strings.ToLower(t.Hint), "photo") || strings.Contains(strings.ToLower(t.Hint), "image")
 	// 1. MCP: the approval.
-	appr := &approval{qty: 1}
+	appr := &Approval{Qty: 1}
 	if !s.SkipApproval && !s.ShellOnly {
-		if appr, err = s.readApproval(ctx, env); err != nil {
+		if appr, err = ReadApproval(ctx, env); err != nil {
 			return "", err
 		}
 	}
@@ -199,21 +210,21 @@ func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 		}
 	}
 	choice := tied[0]
-	qty := appr.qty
+	qty := appr.Qty
 	// 3. GUI: log in, compare the tied candidates' photos, add to cart.
 	if !s.ShellOnly {
 		creds, err := env.Run(ctx, "cat notes/logins.md")
 		if err != nil {
 			return "", err
 		}
-		m := loginRE.FindStringSubmatch(creds)
+		m := LoginRE.FindStringSubmatch(creds)
 		if m == nil {
 			return "", fmt.Errorf("no shop login found in notes/logins.md")
 		}
-		if err := s.login(ctx, env, m[1], m[2]); err != nil {
+		if err := Login(ctx, env, m[1], m[2]); err != nil {
 			return "", err
 		}
-		if len(tied) > 1 && lookAtImages && (appr.color != "" || appr.display != nil) {
+		if len(tied) > 1 && lookAtImages && (appr.Color != "" || appr.Display != nil) {
 			choice = ""
 			for _, sku := range tied {
 				if err := env.Open(ctx, "/p/"+sku); err != nil {
@@ -223,7 +234,7 @@ func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 				if err != nil {
 					return "", err
 				}
-				if (appr.color == "" || d.BodyColor == appr.color) && (appr.display == nil || d.Display == *appr.display) {
+				if appr.Matches(d) {
 					choice = sku
 					break
 				}
@@ -247,12 +258,12 @@ func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	}
 	// 4. CLI: the restock note.
 	note := fmt.Sprintf("# Restock: venue rack\n\nOrdered %d x %s (rack surge protector) for the venue rack.\n", qty, choice)
-	if _, err := env.Run(ctx, fmt.Sprintf("mkdir -p %s && cat > %s <<'EOF'\n%sEOF", shellDir(p.restock), p.restock, note)); err != nil {
+	if _, err := env.Run(ctx, fmt.Sprintf("mkdir -p %s && cat > %s <<'EOF'\n%sEOF", shellDir(p.Restock), p.Restock, note)); err != nil {
 		return "", err
 	}
 	// 5. MCP: tell the install assistant.
-	if !s.ShellOnly && p.contact != "" {
-		if _, err := env.CallTool(ctx, "send_message", map[string]any{"to": p.contact,
+	if !s.ShellOnly && p.Contact != "" {
+		if _, err := env.CallTool(ctx, "send_message", map[string]any{"to": p.Contact,
 			"body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", qty, choice)}); err != nil {
 			return "", err
 		}
@@ -267,7 +278,8 @@ func shellDir(path string) string {
 	return "."
 }
 
-func (s *Scripted) login(ctx context.Context, env *agent.Env, user, pass string) error {
+// Login logs in to the shop through the browser.
+func Login(ctx context.Context, env *agent.Env, user, pass string) error {
 	if err := env.Open(ctx, "/login"); err != nil {
 		return err
 	}
@@ -283,6 +295,19 @@ func (s *Scripted) login(ctx context.Context, env *agent.Env, user, pass string)
 type shortRow struct {
 	sku           string
 	joules, price float64
+}
+
+// ShortlistSKUs returns the SKUs of a shortlist CSV's rows and those tied
+// with the first on joules and price.
+func ShortlistSKUs(csv string) (all, tied []string) {
+	rows := parseShortlist(csv)
+	for _, r := range rows {
+		all = append(all, r.sku)
+		if r.joules == rows[0].joules && r.price == rows[0].price {
+			tied = append(tied, r.sku)
+		}
+	}
+	return all, tied
 }
 
 func parseShortlist(csv string) []shortRow {

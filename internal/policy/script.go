@@ -43,13 +43,13 @@ with open(out, 'w', newline='') as f:
 print(open(out).read(), end='')
 `
 
-func shortlistScript(p *plan) string {
+func shortlistScript(p *Plan) string {
 	return fmt.Sprintf("mkdir -p %s && cat > /tmp/shortlist.py <<'PY'\n%sPY\npython3 /tmp/shortlist.py %s %s %s %s",
-		shellDir(p.shortlist), shortlistPy, p.bom, p.inventory, p.specs, p.shortlist)
+		shellDir(p.Shortlist), shortlistPy, p.BOM, p.Inventory, p.Specs, p.Shortlist)
 }
 
 // ShortlistCommand is the shell command that joins the BOM, the inventory
 // and the spec sheet into the ranked shortlist at out (home-relative paths).
 func ShortlistCommand(bom, inventory, specs, out string) string {
-	return shortlistScript(&plan{bom: bom, inventory: inventory, specs: specs, shortlist: out})
+	return shortlistScript(&Plan{BOM: bom, Inventory: inventory, Specs: specs, Shortlist: out})
 }

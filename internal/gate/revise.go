@@ -1,0 +1,96 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// DefaultMaxRevisions is the paper's bound on fix iterations.
+const DefaultMaxRevisions = 2
+
+// Attempt builds a candidate (the first time from scratch, later revised with
+// feedback), runs it through the gates and returns its report. iteration is 0
+// for the first attempt and i for the i-th revision; feedback is "" at 0.
+type Attempt func(ctx context.Context, iteration int, feedback string) (*Report, error)
+
+// Revise runs attempt, and while its report fails, builds diagnostic feedback
+// from the failed gates' evidence (Feedback) and runs it again, at most
+// maxRevisions more times. It returns the last report, Passed or not, with
+// Revisions recording every trip back to the generator. A task rejected after
+// the last revision is a report, not an error; the error is for a failed
+// attempt, a nil report, cancellation or a negative maxRevisions.
+func Revise(ctx context.Context, maxRevisions int, attempt Attempt) (*Report, error) {
+	if maxRevisions < 0 {
+		return nil, fmt.Errorf("revise: maxRevisions %d is negative", maxRevisions)
+	}
+	if attempt == nil {
+		return nil, errors.New("revise: nil attempt")
+	}
+	var revisions []Revision
+	feedback := ""
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("revise: %w", err)
+		}
+		rep, err := attempt(ctx, i, feedback)
+		if err != nil {
+			return nil, fmt.Errorf("revise: attempt %d: %w", i, err)
+		}
+		if rep == nil {
+			return nil, fmt.Errorf("revise: attempt %d returned no report", i)
+		}
+		if rep.Passed || i == maxRevisions {
+			rep.Revisions = revisions
+			return rep, nil
+		}
+		feedback = Feedback(rep)
+		revisions = append(revisions, Revision{Iteration: i + 1, FailedGates: rep.FailedGates(), Feedback: feedback})
+	}
+}
+
+// Feedback renders the failed gates of rep as diagnostic feedback for the
+// generator: each failed gate with its verdict and evidence. It is "" when
+// every gate passed.
+func Feedback(rep *Report) string {
+	failed := rep.FailedGates()
+	if len(failed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %s failed %d of %d quality gates: %s.\n", rep.TaskID, len(failed), len(rep.Gates), strings.Join(failed, ", "))
+	for _, g := range rep.Gates {
+		if g.Passed {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s: %s\n%s\n", g.Name, g.Verdict, gateAdvice(g.Name, g.Verdict))
+		for _, e := range g.Evidence {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+	}
+	if len(rep.InfraErrors) > 0 {
+		fmt.Fprintf(&b, "\nNote: infrastructure errors on %s were counted as failed rollouts; they say nothing about the task.\n", strings.Join(rep.InfraErrors, ", "))
+	}
+	return b.String()
+}
+
+// gateAdvice tells the generator what a gate's failure usually means.
+func gateAdvice(name, verdict string) string {
+	switch name {
+	case GateJudgeConsistency:
+		return "The verifier and the judges disagree: fix the verifier's checks or the rubric so that V=1 exactly when the task is completed; a world-imperfect verdict means the world lacks what the task needs."
+	case GateInitialUnsatisfaction:
+		return "The verifier accepts the initial world with an empty answer: make its checks require the changes the task asks for."
+	case GateSolvability:
+		return "No rollout solved the task using every declared interface: make the task feasible in this world, make each declared interface indispensable, or declare only the interfaces it needs."
+	case GateDifficulty:
+		return "Too many hint-free rollouts succeeded: make the task harder (more dependent sub-tasks, a decision informed by a script's result)."
+	case GateCounterfactualProbe:
+		if verdict == "not_run" {
+			return "The probe has not run on this candidate yet; it will once the other gates pass."
+		}
+		return "The judge's verdict did not survive the probe (a blind re-judge that disagrees, a verdict changed under pressure, or verifier files modified): make the verdict evident from the trajectory and the verifier's evidence."
+	}
+	return ""
+}

@@ -1,0 +1,18 @@
+// Package judge holds the two offline judges of the three-level judgment
+// (the programmatic verifier is the first level). They stand where the
+// paper uses an LLM judge and an agent judge; they are procedural, run
+// offline, and say so in every verdict's evidence.
+//
+//   - ReplayJudge (the V_LLM slot): replays the task's reference completion
+//     on a fresh W0 once, then compares each rollout's final-state diff
+//     against the reference's diff: every row and file the reference
+//     created must be created alike (natural keys, numbers, the SKU-like
+//     identifiers of text), and no extra rows may appear in the tables the
+//     reference wrote.
+//   - Inspector (the V_agent slot): opens a fresh session on the rollout's
+//     final world and inspects it through the interfaces (the approval over
+//     MCP, the cart and the product photos in the browser, the files in the
+//     shell, the assistant's thread over MCP). It also serves the
+//     counterfactual probe: it re-investigates in a fresh session and
+//     decides from the evidence alone, whatever framing it is given.
+package judge

@@ -1,0 +1,147 @@
+package judge
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// ReplayJudge compares a rollout's changes with the reference's.
+type ReplayJudge struct {
+	// W0 is the initial world; Ref is W0 after the reference completion.
+	W0, Ref string
+	ref     *state.Diff
+}
+
+var tokenRE = regexp.MustCompile(`\b[A-Z]{1,5}\d*-\d{3,5}\b|\b\d+\b`)
+
+// Judge returns the verdict for the final world at dir, with evidence.
+func (j *ReplayJudge) Judge(ctx context.Context, dir string) (gate.Verdict, []string, error) {
+	if j.ref == nil {
+		d, err := state.Compare(ctx, j.W0, j.Ref)
+		if err != nil {
+			return "", nil, fmt.Errorf("replay judge: reference diff: %w", err)
+		}
+		j.ref = d
+	}
+	got, err := state.Compare(ctx, j.W0, dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("replay judge: rollout diff: %w", err)
+	}
+	var misses []string
+	for _, rt := range j.ref.Tables {
+		gt := findTable(got, rt.DB, rt.Table)
+		for _, want := range rt.Added {
+			if gt == nil || !slices.ContainsFunc(gt.Added, func(r state.Row) bool { return rowAlike(want, r, rt.Key) }) {
+				misses = append(misses, fmt.Sprintf("missing a row like the reference's in %s.%s: %s", rt.DB, rt.Table, rowKey(want, rt.Key)))
+			}
+		}
+		if gt != nil && len(gt.Added) > len(rt.Added) {
+			misses = append(misses, fmt.Sprintf("%d extra row(s) in %s.%s", len(gt.Added)-len(rt.Added), rt.DB, rt.Table))
+		}
+	}
+	for _, rf := range j.ref.Files {
+		if rf.Change == state.Deleted || rf.Kind != "file" {
+			continue
+		}
+		ok, why := fileAlike(filepath.Join(j.Ref, world.HomeDir, rf.Path), filepath.Join(dir, world.HomeDir, rf.Path))
+		if !ok {
+			misses = append(misses, fmt.Sprintf("home/%s: %s", rf.Path, why))
+		}
+	}
+	evidence := []string{"offline replay judge: compared the rollout's state diff with the reference completion's"}
+	if len(misses) == 0 {
+		return gate.Completed, append(evidence, "every change of the reference is present and nothing extra in its tables"), nil
+	}
+	return gate.Failed, append(evidence, misses...), nil
+}
+
+func findTable(d *state.Diff, db, table string) *state.TableDiff {
+	for i := range d.Tables {
+		if d.Tables[i].DB == db && d.Tables[i].Table == table {
+			return &d.Tables[i]
+		}
+	}
+	return nil
+}
+
+// rowAlike: equal key columns and numbers; text carries the same
+// identifiers and numbers.
+func rowAlike(want, got state.Row, key []string) bool {
+	for col, wv := range want {
+		if col == "id" {
+			continue // derived ids are not content
+		}
+		gv := got[col]
+		switch w := wv.(type) {
+		case string:
+			g, ok := gv.(string)
+			if !ok {
+				return false
+			}
+			if slices.Contains(key, col) {
+				if w != g {
+					return false
+				}
+				continue
+			}
+			for _, tok := range tokenRE.FindAllString(w, -1) {
+				if !strings.Contains(g, tok) {
+					return false
+				}
+			}
+		default:
+			if fmt.Sprint(wv) != fmt.Sprint(gv) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func rowKey(r state.Row, key []string) string {
+	parts := []string{}
+	for _, k := range key {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, r[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// fileAlike compares a file the reference wrote with the rollout's: CSV by
+// parsed rows, other text by the identifiers and numbers it carries.
+func fileAlike(ref, got string) (bool, string) {
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		return false, err.Error()
+	}
+	have, err := os.ReadFile(got)
+	if err != nil {
+		return false, "absent"
+	}
+	if strings.HasSuffix(ref, ".csv") {
+		wr, err1 := csv.NewReader(strings.NewReader(string(want))).ReadAll()
+		gr, err2 := csv.NewReader(strings.NewReader(string(have))).ReadAll()
+		if err1 != nil || err2 != nil {
+			return false, "not CSV"
+		}
+		if !slices.EqualFunc(wr, gr, func(a, b []string) bool { return slices.Equal(a, b) }) {
+			return false, fmt.Sprintf("rows differ from the reference's (%d vs %d rows)", len(gr), len(wr))
+		}
+		return true, ""
+	}
+	for _, tok := range tokenRE.FindAllString(string(want), -1) {
+		if !strings.Contains(string(have), tok) {
+			return false, fmt.Sprintf("lacks %q", tok)
+		}
+	}
+	return true, ""
+}
