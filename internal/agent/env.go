@@ -21,6 +21,7 @@ type Browser interface {
 	SetValue(ctx context.Context, selector, value string) error
 	Text(ctx context.Context, selector string) (string, error)
 	ImageBytes(ctx context.Context, selector string) ([]byte, error)
+	HTML(ctx context.Context) (string, error)
 }
 
 // Shell runs a command in the sandboxed shell.
@@ -90,6 +91,14 @@ func (e *Env) Read(ctx context.Context, selector string) (string, error) {
 	txt, err := e.Browser.Text(ctx, selector)
 	e.record(GUI, "browser.read", map[string]any{"selector": selector}, start, txt, err)
 	return txt, err
+}
+
+// Page returns the current page's HTML.
+func (e *Env) Page(ctx context.Context) (string, error) {
+	start := time.Now()
+	html, err := e.Browser.HTML(ctx)
+	e.record(GUI, "browser.html", nil, start, html, err)
+	return html, err
 }
 
 // LookAt fetches an image shown on the page and describes it with the

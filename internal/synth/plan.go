@@ -50,20 +50,16 @@ func Rank(rows []SpecRow) []SpecRow {
 	return out
 }
 
-// Stocked returns the eligible models the persona already stocks: every
-// eligible model ranked above the two look-alike candidates (so that the
-// shortlist, which leaves stocked models out, starts with the tie).
+// Stocked returns the eligible models the persona already stocks: the best
+// eligible model other than the two look-alike candidates, so that the
+// shortlist, which leaves stocked models out, needs the inventory too.
 func Stocked(rows []SpecRow, candidates [2]string) []SpecRow {
-	var out []SpecRow
 	for _, r := range Rank(rows) {
-		if r.SKU == candidates[0] || r.SKU == candidates[1] {
-			break
-		}
-		if Eligible(r) {
-			out = append(out, r)
+		if Eligible(r) && r.SKU != candidates[0] && r.SKU != candidates[1] {
+			return []SpecRow{r}
 		}
 	}
-	return out
+	return nil
 }
 
 // Shortlist is the expected shortlist: eligible, not stocked, ranked.

@@ -1,0 +1,318 @@
+package browser
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// DefaultExecPath is the Chromium binary New starts unless told otherwise.
+const DefaultExecPath = "/usr/bin/chromium"
+
+// Defaults of Options.
+const (
+	DefaultTimeout      = 15 * time.Second
+	DefaultStartTimeout = 30 * time.Second
+	DefaultWidth        = 1280
+	DefaultHeight       = 900
+	// navSettle is how long Click and Submit wait for a navigation to start.
+	navSettle = 250 * time.Millisecond
+)
+
+// Log attribute keys.
+const (
+	LogURL      = "url"
+	LogSelector = "selector"
+	LogElapsed  = "elapsed"
+)
+
+// ErrUnavailable is wrapped by Available and New when Chromium is missing.
+var ErrUnavailable = errors.New("chromium is not available")
+
+// Options configure a Browser. The zero value is valid.
+type Options struct {
+	// ExecPath is the Chromium binary; empty means DefaultExecPath.
+	ExecPath string
+	// Timeout bounds each method call; zero means DefaultTimeout.
+	Timeout time.Duration
+	// StartTimeout bounds starting Chromium; zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Width and Height are the window size; zero means 1280x900.
+	Width, Height int
+	// Logger receives lifecycle messages. Nil discards.
+	Logger *slog.Logger
+}
+
+// Available reports whether Chromium is present at DefaultExecPath.
+func Available() error { return available(DefaultExecPath) }
+
+func available(path string) error {
+	if _, err := exec.LookPath(path); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Browser is one headless Chromium process with one tab. Its methods are
+// safe for concurrent use but run one at a time.
+type Browser struct {
+	opts       Options
+	log        *slog.Logger
+	profile    string
+	tab        context.Context // chromedp context of the tab
+	cancelTab  context.CancelFunc
+	cancelProc context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// New starts Chromium headless with a fresh profile directory. The browser
+// stops when Close is called or when ctx ends.
+func New(ctx context.Context, opts Options) (*Browser, error) {
+	opts.ExecPath = cmp.Or(opts.ExecPath, DefaultExecPath)
+	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	opts.StartTimeout = cmp.Or(opts.StartTimeout, DefaultStartTimeout)
+	opts.Width = cmp.Or(opts.Width, DefaultWidth)
+	opts.Height = cmp.Or(opts.Height, DefaultHeight)
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	if err := available(opts.ExecPath); err != nil {
+		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	profile, err := os.MkdirTemp("", "wildawm-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	flags := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(opts.ExecPath),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(opts.Width, opts.Height),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	procCtx, cancelProc := chromedp.NewExecAllocator(ctx, flags...)
+	tab, cancelTab := chromedp.NewContext(procCtx)
+	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc}
+
+	// The first Do starts the process and binds it to tab, so the start
+	// timeout cancels through a timer, not a derived context.
+	start := time.Now()
+	timer := time.AfterFunc(opts.StartTimeout, cancelTab)
+	err = chromedp.Do(tab)
+	stopped := timer.Stop()
+	if err != nil {
+		b.shutdown()
+		if !stopped {
+			err = fmt.Errorf("no answer within %v: %w", opts.StartTimeout, err)
+		}
+		return nil, fmt.Errorf("start browser %s: %w", opts.ExecPath, err)
+	}
+	log.Debug("browser started", LogElapsed, time.Since(start))
+	return b, nil
+}
+
+// Close stops Chromium and removes its profile directory. It is safe to call
+// more than once.
+func (b *Browser) Close(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	done := make(chan error, 1)
+	go func() { done <- b.shutdown() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("close browser: %w", ctx.Err())
+	}
+}
+
+func (b *Browser) shutdown() error {
+	b.cancelTab()  // kills the process the tab started and waits for it
+	b.cancelProc() // waits for the allocator's goroutines
+	if err := os.RemoveAll(b.profile); err != nil {
+		return fmt.Errorf("close browser: remove profile: %w", err)
+	}
+	return nil
+}
+
+// run runs fn on the tab under the per-call timeout and the caller's ctx.
+func (b *Browser) run(ctx context.Context, op string, fn func(tctx context.Context) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("%s: browser is closed", op)
+	}
+	tctx, cancel := context.WithTimeout(b.tab, b.opts.Timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	if err := fn(tctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("%s: not done within %v (is the element on the page?): %w", op, b.opts.Timeout, err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", op, ctx.Err())
+		}
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// Navigate loads url and waits for its load event.
+func (b *Browser) Navigate(ctx context.Context, url string) error {
+	return b.run(ctx, fmt.Sprintf("navigate to %s", url), func(tctx context.Context) error {
+		return chromedp.Do(tctx, chromedp.Navigate(url))
+	})
+}
+
+// Click clicks the first element matching selector. If the click starts a
+// navigation, Click waits for the new page to load.
+func (b *Browser) Click(ctx context.Context, selector string) error {
+	return b.run(ctx, fmt.Sprintf("click %s", selector), func(tctx context.Context) error {
+		return waitNavigation(tctx, chromedp.Click(chromedp.CSS(selector)))
+	})
+}
+
+// Submit submits the form of the first element matching selector and waits
+// for the resulting page to load.
+func (b *Browser) Submit(ctx context.Context, selector string) error {
+	return b.run(ctx, fmt.Sprintf("submit %s", selector), func(tctx context.Context) error {
+		return waitNavigation(tctx, chromedp.Submit(chromedp.CSS(selector)))
+	})
+}
+
+// SetValue sets the value of the input matching selector, replacing any.
+func (b *Browser) SetValue(ctx context.Context, selector, text string) error {
+	return b.run(ctx, fmt.Sprintf("set value of %s", selector), func(tctx context.Context) error {
+		return chromedp.Do(tctx, chromedp.SetValue(chromedp.CSS(selector), text))
+	})
+}
+
+// Type focuses the element matching selector and types text as key events,
+// appending to its value. "\n" presses Enter.
+func (b *Browser) Type(ctx context.Context, selector, text string) error {
+	return b.run(ctx, fmt.Sprintf("type into %s", selector), func(tctx context.Context) error {
+		return waitNavigation(tctx, chromedp.SendKeys(chromedp.CSS(selector), text))
+	})
+}
+
+// Text returns the visible text of the first element matching selector.
+func (b *Browser) Text(ctx context.Context, selector string) (string, error) {
+	var s string
+	err := b.run(ctx, fmt.Sprintf("text of %s", selector), func(tctx context.Context) (err error) {
+		s, err = chromedp.Run(tctx, chromedp.Text(chromedp.CSS(selector)))
+		return err
+	})
+	return s, err
+}
+
+// URL returns the address of the current page.
+func (b *Browser) URL(ctx context.Context) (string, error) {
+	var s string
+	err := b.run(ctx, "read the url", func(tctx context.Context) (err error) {
+		s, err = chromedp.Run(tctx, chromedp.Location())
+		return err
+	})
+	return s, err
+}
+
+// HTML returns the current document's outer HTML.
+func (b *Browser) HTML(ctx context.Context) (string, error) {
+	var s string
+	err := b.run(ctx, "read the html", func(tctx context.Context) (err error) {
+		s, err = chromedp.Run(tctx, chromedp.OuterHTML(chromedp.CSS("html")))
+		return err
+	})
+	return s, err
+}
+
+// Screenshot returns a PNG of the viewport.
+func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
+	var png []byte
+	err := b.run(ctx, "screenshot", func(tctx context.Context) (err error) {
+		png, err = chromedp.Run(tctx, chromedp.CaptureScreenshot())
+		return err
+	})
+	return png, err
+}
+
+// ImageBytes returns the bytes of the <img> matching selector exactly as the
+// page loaded them (from the page's resource cache, not a new request).
+func (b *Browser) ImageBytes(ctx context.Context, selector string) ([]byte, error) {
+	var out []byte
+	err := b.run(ctx, fmt.Sprintf("image bytes of %s", selector), func(tctx context.Context) error {
+		if err := chromedp.Do(tctx, chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
+			return err
+		}
+		src, err := chromedp.Run(tctx, chromedp.PollFunction[string](`(sel) => {
+			const el = document.querySelector(sel);
+			if (!el) throw new Error("no element " + sel);
+			if (!(el instanceof HTMLImageElement)) throw new Error(sel + " is a <" + el.tagName.toLowerCase() + ">, not an <img>");
+			if (!el.complete) return false;
+			if (el.naturalWidth === 0) throw new Error("the image " + el.currentSrc + " did not load");
+			return el.currentSrc;
+		}`, chromedp.WithPollingArgs(selector)))
+		if err != nil {
+			return err
+		}
+		tree, err := chromedp.Call(tctx, page.GetFrameTree, cdp.Empty{})
+		if err != nil {
+			return err
+		}
+		res, err := chromedp.Call(tctx, page.GetResourceContent, page.GetResourceContentParams{FrameID: tree.FrameTree.Frame.ID, URL: src})
+		if err != nil {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		out = res.Content
+		return nil
+	})
+	return out, err
+}
+
+// waitNavigation runs trigger; if the page starts loading a new document
+// within navSettle, it waits for that document's load event.
+func waitNavigation(ctx context.Context, trigger chromedp.Action[chromedp.Void]) error {
+	lctx, lcancel := context.WithCancel(ctx)
+	defer lcancel()
+	sctx, scancel := context.WithCancel(ctx)
+	defer scancel()
+	loaded := chromedp.Events(lctx, page.LoadEventFired)
+	started := chromedp.Events(sctx, page.FrameStartedLoading)
+	if err := chromedp.Do(ctx, trigger); err != nil {
+		return err
+	}
+	timer := time.AfterFunc(navSettle, scancel)
+	defer timer.Stop()
+	nav := false
+	for _, err := range started {
+		nav = err == nil
+		break
+	}
+	if !nav {
+		return ctx.Err() // nil: the trigger did not navigate
+	}
+	for _, err := range loaded {
+		return err
+	}
+	return ctx.Err()
+}

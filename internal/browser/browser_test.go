@@ -1,0 +1,155 @@
+package browser_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/browser"
+	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+func newBrowser(t *testing.T) *browser.Browser {
+	t.Helper()
+	if err := browser.Available(); err != nil {
+		t.Skipf("skipping: %v (install Debian's chromium at %s)", err, browser.DefaultExecPath)
+	}
+	start := time.Now()
+	b, err := browser.New(t.Context(), browser.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("chromium start: %v", time.Since(start))
+	t.Cleanup(func() {
+		if err := b.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+func TestShopEndToEnd(t *testing.T) {
+	b := newBrowser(t)
+	ctx := t.Context()
+	catDir := catalog.WriteTest(t)
+	w := shop.MakeTestWorld(t, filepath.Join(t.TempDir(), "world"))
+	site, err := shop.New(shop.Options{CatalogDir: catDir, WorldDir: w, Clock: world.FixedClock(time.Date(2026, 3, 4, 18, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	srv := httptest.NewServer(site.Handler())
+	defer srv.Close()
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	must(b.Navigate(ctx, srv.URL+"/login"))
+	t.Logf("first navigation: %v", time.Since(start))
+	must(b.SetValue(ctx, "#login-username", shop.TestUser))
+	must(b.Type(ctx, "#login-password", shop.TestPassword))
+	must(b.Click(ctx, "#login-submit"))
+	if txt, err := b.Text(ctx, "#user"); err != nil || !strings.Contains(txt, shop.TestUser) {
+		t.Fatalf("after login: %q, %v", txt, err)
+	}
+
+	must(b.SetValue(ctx, "#search-input", "rack surge"))
+	start = time.Now()
+	must(b.Click(ctx, "#search-button"))
+	t.Logf("search (click + load): %v", time.Since(start))
+	if u, err := b.URL(ctx); err != nil || !strings.HasSuffix(u, "/search?q=rack+surge") {
+		t.Fatalf("url after search = %q, %v", u, err)
+	}
+	must(b.Click(ctx, `.product-card[data-sku="`+catalog.CandidateWhite+`"] a`))
+	if txt, err := b.Text(ctx, "#product-title"); err != nil || txt != "RackGuard Pro 8-Outlet 1U Rack Surge Protector" {
+		t.Fatalf("title = %q, %v", txt, err)
+	}
+	start = time.Now()
+	img, err := b.ImageBytes(ctx, "#product-image")
+	must(err)
+	t.Logf("image bytes: %v", time.Since(start))
+	want, err := os.ReadFile(filepath.Join(catDir, "home", "images", catalog.CandidateWhite+".png"))
+	must(err)
+	if !bytes.Equal(img, want) {
+		t.Fatalf("ImageBytes: %d bytes, want the catalog's %d", len(img), len(want))
+	}
+
+	must(b.SetValue(ctx, "#qty", "2"))
+	must(b.Click(ctx, "#add-to-cart"))
+	if txt, err := b.Text(ctx, "#flash"); err != nil || !strings.Contains(txt, "Added 2") {
+		t.Errorf("flash = %q, %v", txt, err)
+	}
+	html, err := b.HTML(ctx)
+	must(err)
+	if !strings.Contains(html, `class="cart-item" data-sku="RG8-1001"`) {
+		t.Error("cart page lacks the item")
+	}
+	db, err := state.OpenDB(world.DBPath(w, shop.DBName), true)
+	must(err)
+	defer db.Close()
+	var user, sku string
+	var qty int
+	must(db.QueryRowContext(ctx, `SELECT username, sku, qty FROM cart_items`).Scan(&user, &sku, &qty))
+	if user != shop.TestUser || sku != catalog.CandidateWhite || qty != 2 {
+		t.Errorf("cart_items = (%s, %s, %d)", user, sku, qty)
+	}
+
+	png, err := b.Screenshot(ctx)
+	must(err)
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Error("screenshot is not a PNG")
+	}
+	start = time.Now()
+	for range 5 {
+		must(b.Navigate(ctx, srv.URL+"/p/"+catalog.CandidateBlack))
+	}
+	t.Logf("product page navigation (mean of 5): %v", time.Since(start)/5)
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := b.Text(short, "#no-such-element"); err == nil || !strings.Contains(err.Error(), "#no-such-element") {
+		t.Errorf("missing element: %v", err)
+	}
+	if err := b.Navigate(ctx, "http://127.0.0.1:1/"); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("unreachable url: %v", err)
+	}
+}
+
+func TestCloseRemovesProfile(t *testing.T) {
+	if err := browser.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "wildawm-chromium-*"))
+	b, err := browser.New(t.Context(), browser.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Navigate(t.Context(), "about:blank"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(t.Context()); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := b.Navigate(t.Context(), "about:blank"); err == nil {
+		t.Error("Navigate after Close succeeded")
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "wildawm-chromium-*"))
+	if len(after) > len(before) {
+		t.Errorf("profile directories left: %v", after)
+	}
+}

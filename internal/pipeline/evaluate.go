@@ -1,0 +1,229 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Rolled is one finished rollout with its verdicts.
+type Rolled struct {
+	Result *rollout.Result
+	Verify *verify.Result
+	Gate   gate.Rollout
+}
+
+// RunRollouts runs the specs one after another, each in a fresh instance,
+// and saves each trajectory under Dir/rollouts.
+func (p *Prepared) RunRollouts(ctx context.Context, specs []rollout.Spec) ([]*rollout.Result, error) {
+	dir := filepath.Join(p.Opts.Dir, "rollouts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []*rollout.Result
+	for _, s := range specs {
+		res, err := p.Env.Run(ctx, p.Task, s)
+		if err != nil {
+			return nil, fmt.Errorf("rollout %s: %w", s.ID, err)
+		}
+		if err := res.Trajectory.Save(filepath.Join(dir, s.ID+".json")); err != nil {
+			return nil, err
+		}
+		p.Timings.Rollouts[s.ID] = res.Wall
+		hint := "no hint"
+		if s.Hint {
+			hint = "hint"
+		}
+		p.Opts.progress("rollout %s (%s, %s): %s, %d steps, interfaces %v, %s", s.ID, s.Policy.Name(), hint,
+			res.Trajectory.Outcome, len(res.Trajectory.Steps), res.Trajectory.InterfacesUsed(), res.Wall.Round(time.Millisecond))
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Judge computes V, the replay judge's and the inspector's verdicts for each
+// rollout of t (whose verifier is at verifierDir).
+func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, rj *judge.ReplayJudge, results []*rollout.Result) ([]Rolled, error) {
+	insp := &judge.Inspector{Env: p.Env, Task: t}
+	var out []Rolled
+	for _, r := range results {
+		t0 := time.Now()
+		vr, err := p.Env.Verify(ctx, t, verifierDir, r.Final, r.Trajectory.Answer)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", r.Spec.ID, err)
+		}
+		p.Timings.Verify += time.Since(t0)
+		t0 = time.Now()
+		final, err := p.Env.Materializer.Lower(ctx, r.Final)
+		if err != nil {
+			return nil, err
+		}
+		vllm, ev1, err := rj.Judge(ctx, final)
+		if err != nil {
+			return nil, err
+		}
+		vagent, ev2, err := insp.Judge(ctx, r.Final, "")
+		if err != nil {
+			return nil, err
+		}
+		p.Timings.Judges += time.Since(t0)
+		g := gate.Rollout{ID: r.Spec.ID, Policy: r.Spec.Policy.Name(), Hint: r.Spec.Hint, V: vr.V, VLLM: vllm, VAgent: vagent,
+			InterfacesUsed: r.Trajectory.InterfacesUsed(),
+			Evidence: map[string]string{
+				"final":      r.Final.String(),
+				"trajectory": filepath.Join("rollouts", r.Spec.ID+".json"),
+				"verifier":   fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total),
+				"v_llm":      joinEvidence(ev1),
+				"v_agent":    joinEvidence(ev2),
+			}}
+		out = append(out, Rolled{Result: r, Verify: vr, Gate: g})
+		p.Opts.progress("judged %s: V=%d (%d/%d), replay judge %s, inspector %s", r.Spec.ID, vr.V, vr.Passed, vr.Total, vllm, vagent)
+	}
+	return out, nil
+}
+
+func joinEvidence(ev []string) string {
+	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
+// Gates runs the counterfactual probe and the five gates. duringProbe, if
+// set, runs between the probe's judgments (tests use it to edit a verifier
+// script mid-probe).
+func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, rolled []Rolled, duringProbe func()) (*gate.Report, error) {
+	t0 := time.Now()
+	initial, err := p.Env.Verify(ctx, t, verifierDir, t.Provenance.Snapshot, "")
+	if err != nil {
+		return nil, fmt.Errorf("initial verification: %w", err)
+	}
+	insp := &judge.Inspector{Env: p.Env, Task: t}
+	finals := map[string]world.ID{}
+	rollouts := make([]gate.Rollout, len(rolled))
+	for i, r := range rolled {
+		rollouts[i] = r.Gate
+		finals[r.Gate.ID] = r.Result.Final
+	}
+	probeJudge := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+		if duringProbe != nil {
+			duringProbe()
+		}
+		v, _, err := insp.Judge(ctx, finals[r.ID], pressure)
+		return v, err
+	})
+	probe, err := gate.Probe(ctx, probeJudge, rollouts, gate.DigestFS(os.DirFS(verifierDir)))
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	rep, err := gate.Evaluate(gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: initial.V, Rollouts: rollouts, Probe: probe}, gate.Config{})
+	if err != nil {
+		return nil, err
+	}
+	p.Timings.Gates = time.Since(t0)
+	return rep, nil
+}
+
+// Summary is what a full run produced.
+type Summary struct {
+	WorldHash  world.ID           `json:"world_hash"`
+	W0         world.ID           `json:"w0_snapshot"`
+	TaskID     string             `json:"task_id"`
+	Reference  world.ID           `json:"reference_final"`
+	ReferenceV int                `json:"reference_v"`
+	Report     *gate.Report       `json:"report"`
+	Rolled     []Rolled           `json:"-"`
+	Timings    Timings            `json:"timings"`
+	Steps      map[string]Latency `json:"step_latency_by_interface"`
+	Wall       time.Duration      `json:"wall_ns"`
+	Dir        string             `json:"dir"`
+}
+
+// Latency summarises step durations of one interface.
+type Latency struct {
+	Steps int     `json:"steps"`
+	P50MS float64 `json:"p50_ms"`
+	MaxMS float64 `json:"max_ms"`
+}
+
+// Run is the whole pipeline with the default ensemble; it writes
+// Dir/gate-report.json and Dir/summary.json.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	start := time.Now()
+	p, err := Prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	ref, refTraj, err := p.Reference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	refV, err := p.Env.Verify(ctx, p.Task, p.VerifierDir, ref, p.Task.Answer)
+	if err != nil {
+		return nil, err
+	}
+	opts.progress("reference completion: %d steps, V=%d", len(refTraj.Steps), refV.V)
+	rj, err := p.ReplayJudge(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	results, err := p.RunRollouts(ctx, rollout.Ensemble())
+	if err != nil {
+		return nil, err
+	}
+	rolled, err := p.Judge(ctx, p.Task, p.VerifierDir, rj, results)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := p.Gates(ctx, p.Task, p.VerifierDir, rolled, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err := rep.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := world.WriteFileAtomic(filepath.Join(opts.Dir, "gate-report.json"), b, 0o644); err != nil {
+		return nil, err
+	}
+	trajs := []*agent.Trajectory{refTraj}
+	for _, r := range results {
+		trajs = append(trajs, r.Trajectory)
+	}
+	s := &Summary{WorldHash: p.Days[len(p.Days)-1].Hash, W0: p.W0(), TaskID: p.Task.ID, Reference: ref, ReferenceV: refV.V,
+		Report: rep, Rolled: rolled, Timings: p.Timings, Steps: latencies(trajs), Wall: time.Since(start), Dir: opts.Dir}
+	sb, _ := json.MarshalIndent(s, "", "  ")
+	if err := world.WriteFileAtomic(filepath.Join(opts.Dir, "summary.json"), append(sb, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func latencies(trajs []*agent.Trajectory) map[string]Latency {
+	by := map[string][]float64{}
+	for _, t := range trajs {
+		for _, s := range t.Steps {
+			by[s.Interface] = append(by[s.Interface], s.DurationMS)
+		}
+	}
+	out := map[string]Latency{}
+	for k, ds := range by {
+		sorted := append([]float64(nil), ds...)
+		for i := 1; i < len(sorted); i++ {
+			for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- {
+				sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+			}
+		}
+		out[k] = Latency{Steps: len(ds), P50MS: sorted[(len(sorted)-1)/2], MaxMS: sorted[len(sorted)-1]}
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/browser"
+	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/store"
+	"github.com/wildawm/wildawm/internal/synth"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Options configure a run. The zero value (with Dir) runs the case study.
+type Options struct {
+	// Dir holds everything: store, catalog, world days, task, rollouts,
+	// report.
+	Dir string
+	// Progress, if set, is told about each stage as it goes.
+	Progress func(format string, args ...any)
+}
+
+// Timings is the wall time of each stage.
+type Timings struct {
+	Catalog    time.Duration            `json:"catalog_ns"`
+	World      time.Duration            `json:"world_ns"`
+	Task       time.Duration            `json:"task_ns"`
+	Reference  time.Duration            `json:"reference_ns"`
+	Rollouts   map[string]time.Duration `json:"rollouts_ns"`
+	Verify     time.Duration            `json:"verify_ns"`
+	Judges     time.Duration            `json:"judges_ns"`
+	Gates      time.Duration            `json:"gates_ns"`
+}
+
+// Prepared is a built world and an authored task, ready for rollouts.
+type Prepared struct {
+	Opts        Options
+	Store       *store.Store
+	Env         *rollout.Env
+	Task        *task.Task
+	TaskDir     string
+	VerifierDir string
+	Days        []synth.GrownDay
+	CatalogHash world.ID
+	Timings     Timings
+}
+
+func (o *Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(format, args...)
+	}
+}
+
+// Prepare builds the catalog, grows the persona's world through the store
+// and authors the task.
+func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("pipeline: Options.Dir is required")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	st, err := store.Init(filepath.Join(opts.Dir, "store"))
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{Opts: opts, Store: st, Timings: Timings{Rollouts: map[string]time.Duration{}}}
+	gens := generator.Default()
+
+	// Catalog: rebuilt each run (deterministic, small), swapped in whole.
+	t0 := time.Now()
+	catDir := filepath.Join(opts.Dir, "catalog")
+	tmp := catDir + ".new"
+	os.RemoveAll(tmp)
+	if err := catalog.Write(ctx, tmp, gens); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	os.RemoveAll(catDir)
+	if err := os.Rename(tmp, catDir); err != nil {
+		return nil, err
+	}
+	catSum, err := state.Summarize(ctx, catDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Snapshot(ctx, catDir, store.Meta{Kind: store.KindCatalog, WorldHash: catSum.Hash, Persona: catalog.Persona}); err != nil {
+		return nil, err
+	}
+	p.CatalogHash = catSum.Hash
+	p.Timings.Catalog = time.Since(t0)
+	opts.progress("catalog: %d products, hash %s (%s)", len(catalog.Products()), catSum.Hash.Short(), p.Timings.Catalog.Round(time.Millisecond))
+
+	// World: the persona's days, each checked and stored.
+	t0 = time.Now()
+	persona := synth.CaseStudyPersona()
+	rows, filler := specRows(catalog.Products())
+	candidates := [2]string{catalog.CandidateWhite, catalog.CandidateBlack}
+	deltas, err := synth.Deltas(persona, synth.CaseStudyPlan(persona, rows, candidates, filler), synth.Skills(), catSum.Hash)
+	if err != nil {
+		return nil, err
+	}
+	days, err := synth.Grow(ctx, deltas, synth.GrowOptions{Store: st, Generators: gens, WorkDir: filepath.Join(opts.Dir, "world"), Progress: opts.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("world: %w", err)
+	}
+	p.Days = days
+	p.Timings.World = time.Since(t0)
+	w0 := days[len(days)-1]
+
+	// Task.
+	t0 = time.Now()
+	t, scripts, err := synth.CaseStudyTask(synth.TaskInput{Persona: persona, Day: w0.Day, Snapshot: w0.Snapshot, Catalog: catSum.Hash,
+		Rows: rows, Candidates: candidates, ShopUser: persona.Accounts[0].Username, ShopPass: persona.Accounts[0].Password})
+	if err != nil {
+		return nil, err
+	}
+	p.TaskDir = filepath.Join(opts.Dir, "task")
+	p.VerifierDir = filepath.Join(p.TaskDir, "verifier")
+	if err := writeTask(t, scripts, p.TaskDir); err != nil {
+		return nil, err
+	}
+	p.Task = t
+	p.Timings.Task = time.Since(t0)
+	opts.progress("task %s: %d sub-tasks over %v, %d verifier criteria", t.ID, len(t.Subtasks), t.Interfaces, len(t.Verifier.Criteria))
+
+	p.Env = &rollout.Env{
+		Store:        st,
+		Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(opts.Dir, "cache")},
+		CatalogDir:   catDir,
+		WorkDir:      filepath.Join(opts.Dir, "run"),
+		Self:         persona.Name,
+		NewBrowser: func(ctx context.Context) (rollout.Browser, error) {
+			return browser.New(ctx, browser.Options{})
+		},
+	}
+	return p, nil
+}
+
+// writeTask saves the task and its verifier directory, replacing old ones.
+func writeTask(t *task.Task, scripts map[string]string, dir string) error {
+	tmp := dir + ".new"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Join(tmp, "verifier", "scripts"), 0o755); err != nil {
+		return err
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(tmp, "verifier", "scripts", name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := verify.WriteSDK(filepath.Join(tmp, "verifier")); err != nil {
+		return err
+	}
+	if err := t.Save(tmp); err != nil {
+		return err
+	}
+	os.RemoveAll(dir)
+	return os.Rename(tmp, dir)
+}
+
+// specRows turns the catalog's surge protectors into spec-sheet rows, and
+// picks a cable as an earlier purchase.
+func specRows(ps []catalog.Product) ([]synth.SpecRow, synth.OrderItem) {
+	var rows []synth.SpecRow
+	var filler synth.OrderItem
+	for _, p := range ps {
+		if p.Category != catalog.CategorySurge {
+			if filler.SKU == "" && p.Category == "cables" {
+				filler = synth.OrderItem{SKU: p.SKU, Qty: 4, PriceCents: int(p.PriceCents)}
+			}
+			continue
+		}
+		j, _ := p.Specs.Int("joules")
+		o, _ := p.Specs.Int("outlets")
+		u, _ := p.Specs.Int("rack_units")
+		rows = append(rows, synth.SpecRow{SKU: p.SKU, Title: p.Title, Joules: int(j), Outlets: int(o), RackUnits: int(u), PriceCents: int(p.PriceCents)})
+	}
+	if filler.SKU == "" {
+		for _, p := range ps {
+			if p.Category != catalog.CategorySurge {
+				filler = synth.OrderItem{SKU: p.SKU, Qty: 1, PriceCents: int(p.PriceCents)}
+				break
+			}
+		}
+	}
+	return rows, filler
+}
+
+// W0 is the task's initial snapshot.
+func (p *Prepared) W0() world.ID { return p.Task.Provenance.Snapshot }
+
+// Reference runs the task's reference completion on a fresh W0 and returns
+// the final world's snapshot.
+func (p *Prepared) Reference(ctx context.Context) (world.ID, *agent.Trajectory, error) {
+	t0 := time.Now()
+	inst, err := p.Env.Start(ctx, p.W0(), "reference")
+	if err != nil {
+		return world.ID{}, nil, err
+	}
+	defer inst.Close(context.WithoutCancel(ctx))
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: p.Task.ID, Rollout: "reference", Policy: "reference-completion", Start: p.W0()}
+	sess, err := p.Env.Open(ctx, inst, traj)
+	if err != nil {
+		return world.ID{}, nil, err
+	}
+	for i, s := range p.Task.Reference {
+		if err := sess.Env.Do(ctx, s.Tool, s.Args); err != nil {
+			sess.Close(ctx)
+			return world.ID{}, traj, fmt.Errorf("reference step %d (%s): %w", i, s.Tool, err)
+		}
+	}
+	sess.Close(ctx)
+	traj.Outcome = "done"
+	final, err := rollout.SnapshotWorld(ctx, p.Store, inst.Dir(), p.W0())
+	p.Timings.Reference = time.Since(t0)
+	return final, traj, err
+}
+
+// ReplayJudge returns the replay judge for a reference final snapshot.
+func (p *Prepared) ReplayJudge(ctx context.Context, ref world.ID) (*judge.ReplayJudge, error) {
+	w0, err := p.Env.Materializer.Lower(ctx, p.W0())
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.Env.Materializer.Lower(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &judge.ReplayJudge{W0: w0, Ref: r}, nil
+}
