@@ -240,7 +240,12 @@ func (b *Browser) URL(ctx context.Context) (string, error) {
 func (b *Browser) HTML(ctx context.Context) (string, error) {
 	var s string
 	err := b.run(ctx, "read the html", func(tctx context.Context) (err error) {
-		s, err = chromedp.Run(tctx, chromedp.OuterHTML(chromedp.CSS("html")))
+		// Evaluate rather than query a node: a node id from a document that a
+		// navigation just replaced is stale ("No node with given id found").
+		s, err = chromedp.Run(tctx, chromedp.Evaluate[string](`document.readyState === "loading" ? "" : document.documentElement.outerHTML`))
+		if err == nil && s == "" {
+			err = errors.New("the page is still loading")
+		}
 		return err
 	})
 	return s, err

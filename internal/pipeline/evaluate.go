@@ -83,7 +83,7 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 			Evidence: map[string]string{
 				"final":      r.Final.String(),
 				"trajectory": filepath.Join("rollouts", r.Spec.ID+".json"),
-				"verifier":   fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total),
+				"verifier":   verifierEvidence(vr),
 				"v_llm":      joinEvidence(ev1),
 				"v_agent":    joinEvidence(ev2),
 			}}
@@ -91,6 +91,21 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 		p.Opts.progress("judged %s: V=%d (%d/%d), replay judge %s, inspector %s", r.Spec.ID, vr.V, vr.Passed, vr.Total, vllm, vagent)
 	}
 	return out, nil
+}
+
+// verifierEvidence names the failing criteria with their evidence or error.
+func verifierEvidence(vr *verify.Result) string {
+	s := fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total)
+	for _, c := range vr.Criteria {
+		if !c.Pass {
+			why := c.Error
+			if why == "" {
+				why = c.Evidence
+			}
+			s += fmt.Sprintf("; %s failed: %s", c.ID, why)
+		}
+	}
+	return s
 }
 
 func joinEvidence(ev []string) string {
@@ -118,7 +133,10 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 		if duringProbe != nil {
 			duringProbe()
 		}
-		v, _, err := insp.Judge(ctx, finals[r.ID], pressure)
+		v, ev, err := insp.Judge(ctx, finals[r.ID], pressure)
+		if v == gate.WorldImperfect {
+			p.Opts.progress("probe %s: inspector could not complete: %v", r.ID, ev)
+		}
 		return v, err
 	})
 	probe, err := gate.Probe(ctx, probeJudge, rollouts, gate.DigestFS(os.DirFS(verifierDir)))

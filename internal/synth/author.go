@@ -106,7 +106,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 	}
 	scripts := map[string]string{
 		"check_cart.py": fmt.Sprintf(`from _verify_sdk import db, result
-rows = db("shop").execute("SELECT sku, qty FROM cart_items WHERE username = ? ORDER BY sku", (%q,)).fetchall()
+rows = [tuple(r) for r in db("shop").execute("SELECT sku, qty FROM cart_items WHERE username = ? ORDER BY sku", (%q,))]
 result(rows == [(%q, %d)], "cart: %%r" %% (rows,))
 `, in.ShopUser, approved, ApprovedQty),
 		"check_shortlist.py": fmt.Sprintf(`import json

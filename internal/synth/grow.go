@@ -62,6 +62,9 @@ func Grow(ctx context.Context, deltas []*delta.Delta, opts GrowOptions) ([]Grown
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
+	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
 	var (
 		out        []GrownDay
 		parentDir  string

@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkEcho compares `echo hi` in the sandbox with a plain
+// exec.Command("/bin/sh", "-c", "echo hi"); each reports its p50.
+func BenchmarkEcho(b *testing.B) {
+	b.Run("sandbox", func(b *testing.B) {
+		requireSandbox(b)
+		opts := Options{Home: newHome(b, 0, 0)}
+		bench(b, func() error {
+			res, err := Run(context.Background(), opts, "echo hi")
+			if err == nil && string(res.Stdout) != "hi\n" {
+				b.Fatalf("stdout %q", res.Stdout)
+			}
+			return err
+		})
+	})
+	b.Run("exec", func(b *testing.B) {
+		bench(b, func() error {
+			out, err := exec.Command("/bin/sh", "-c", "echo hi").Output()
+			if err == nil && string(out) != "hi\n" {
+				b.Fatalf("stdout %q", out)
+			}
+			return err
+		})
+	})
+}
+
+// bench times each call of f and reports the median as p50-ms.
+func bench(b *testing.B, f func() error) {
+	var ds []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), "p50-ms")
+}

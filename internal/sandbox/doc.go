@@ -1,0 +1,73 @@
+// Package sandbox runs one shell command over a persona's home directory
+// inside a bubblewrap sandbox, for the agent's shell tool and for verifier
+// scripts. It imports internal/world (for Clock) and nothing else of the
+// project. It is not part of the deterministic core: Run reads the wall
+// clock to measure Duration.
+//
+// Glossary:
+//   - Options: what to run over (Home, ReadOnly mounts), as whom (UID, GID)
+//     and within which limits (Timeout, MaxOutput, MaxProcs); the zero value
+//     of every field means its default.
+//   - Mount: an extra read-only bind of a host directory or file.
+//   - Result: what a command did (output, exit code, TimedOut, Truncated).
+//     A command that fails or times out is a Result; an error means the
+//     sandbox itself could not run.
+//   - Available: whether this machine can run sandboxes, and what to install
+//     when it cannot.
+//   - PrepareHome: hand a home over to the sandbox uid (chown -R, never
+//     following symlinks).
+//
+// # How a command is run
+//
+// As root, Run drops privileges before bubblewrap so that the sandbox user
+// is never host root:
+//
+//	unshare --pid --fork --kill-child -- prlimit --nproc=N:N --core=0:0 -- \
+//	  setpriv --reuid=U --regid=G --clear-groups --inh-caps=-all --bounding-set=-all -- \
+//	  bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session \
+//	        --cap-drop ALL --ro-bind /usr /usr (+ /bin, /lib, ... and an /etc subset) \
+//	        --proc /proc --dev /dev --tmpfs /tmp --bind HOME /home/user \
+//	        --ro-bind HOST PATH ... --remount-ro / --chdir /home/user --clearenv ... \
+//	        -- /bin/sh -c 'printf . >&3; exec 3>&-; exec /bin/bash -c "$1"' ... COMMAND
+//
+// bwrap therefore runs unprivileged and relies on unprivileged user
+// namespaces (kernel.unprivileged_userns_clone=1 on Debian kernels that have
+// the knob, user.max_user_namespaces > 0). When the caller is not root it
+// cannot change uid: bwrap runs as the caller, UID/GID are ignored, and
+// unshare and setpriv are left out.
+//
+// The "." on fd 3 tells Run that bwrap's setup succeeded: a failure before
+// it is an error (SetupError), after it the command's exit code. unshare
+// gives bwrap's monitor a pid namespace of its own, so that the sandbox's
+// pid 1, which the monitor does not wait for, is reaped at once rather than
+// lazily by the host's init (zombies count against MaxProcs).
+//
+// Isolation: a fresh network namespace holding only lo; own pid, ipc, uts
+// and cgroup namespaces; no nested user namespaces; no capabilities;
+// everything read-only except /home/user and a private tmpfs /tmp (and
+// /dev/shm) that vanish with the sandbox; the environment is exactly HOME,
+// PATH, TZ, LANG (plus Options.Env). On timeout or cancellation the whole
+// process tree is killed: the process group Run started gets SIGKILL, and
+// with it the sandbox's pid namespace. Exit codes: a command killed by
+// signal N inside reports 128+N; ExitCode is -1 only when Run killed it.
+//
+// Limits: RLIMIT_NPROC is counted per real uid across the whole host, so
+// concurrent sandboxes sharing a UID share MaxProcs; give parallel worlds
+// distinct UIDs. When the caller is not root the sandbox runs as the caller,
+// whose own processes and threads would count against the limit, so no
+// process limit applies unless MaxProcs is set. Memory and disk use are not
+// limited (a 256 MiB /tmp aside).
+//
+// Because bwrap runs as the sandbox uid, it must be able to reach Home and
+// every ReadOnly host path: each ancestor directory needs the search (x)
+// bit for that uid. Run checks this and says which directory is missing it.
+//
+// # Frozen time
+//
+// When Options.Clock is set, libfaketime (Debian package libfaketime) is
+// preloaded: LD_PRELOAD=.../faketime/libfaketime.so.1,
+// FAKETIME="@YYYY-MM-DD hh:mm:ss" (the clock in UTC; TZ=UTC inside) and
+// FAKETIME_DONT_RESET=1, so `date`, python's time and every dynamically
+// linked program start at the world's instant and tick from there.
+// Statically linked programs (Go binaries) still see the real time.
+package sandbox

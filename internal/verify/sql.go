@@ -1,0 +1,336 @@
+package verify
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// SQL limits.
+const (
+	SQLTimeout = 10 * time.Second
+	MaxSQLRows = 1000
+)
+
+// readPragmas are the side-effect-free pragmas a query may read through
+// their table-valued functions (pragma_table_info(...) and so on).
+var readPragmas = []string{
+	"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+	"foreign_key_list", "database_list", "collation_list", "function_list", "pragma_list", "user_version",
+}
+
+// deniedFunctions are functions a verifier query may not call.
+var deniedFunctions = []string{"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+// checkSQL runs an sql criterion on the world at root.
+func checkSQL(ctx context.Context, root string, c *task.Criterion) CriterionResult {
+	want, err := task.ParseExpect(c.Expect)
+	if err != nil {
+		return CriterionResult{Error: fmt.Sprintf("expect: %v", err)}
+	}
+	cols, got, err := Query(ctx, world.DBPath(root, c.DB), c.Query)
+	if errors.Is(err, fs.ErrNotExist) {
+		return CriterionResult{Evidence: fmt.Sprintf("database %q does not exist in the %s world", c.DB, c.WorldOrDefault())}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return CriterionResult{Error: fmt.Sprintf("%s: %v", c.DB, ctx.Err())}
+		}
+		return CriterionResult{Error: fmt.Sprintf("%s: %v", c.DB, err)}
+	}
+	pass := sqlMatch(got, want)
+	ev := fmt.Sprintf("%s: %s -> %s", c.DB, strings.Join(cols, ", "), jsonText(got))
+	if !pass {
+		ev += "; expected " + jsonText(want)
+	}
+	return CriterionResult{Pass: pass, Evidence: ev}
+}
+
+// Query runs one read-only SELECT on the database at path and returns its
+// column names and rows with values normalised to int64, float64, string
+// (TEXT and BLOB) or nil. It refuses anything but a single SELECT (or WITH
+// ... SELECT) statement: the connection is opened read-only with
+// query_only set, and an authorizer denies every action but reading.
+// A missing database is an error wrapping fs.ErrNotExist.
+func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
+	q, err := singleSelect(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, SQLTimeout)
+	defer cancel()
+	db, err := state.OpenDB(path, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+		return nil, nil, err
+	}
+	err = conn.Raw(func(dc any) error {
+		r, ok := dc.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return errors.New("the SQLite driver has no authorizer: refusing to run a verifier query")
+		}
+		return r.RegisterAuthorizer(readOnlyAuthorizer)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, err := columns(ctx, conn, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Re-select every column as an expression (+cN) so the driver sees no
+	// declared type and never turns DATE/DATETIME text into time values.
+	names := make([]string, len(cols))
+	exprs := make([]string, len(cols))
+	for i := range cols {
+		names[i] = fmt.Sprintf("c%d", i)
+		exprs[i] = "+" + names[i]
+	}
+	wrapped := fmt.Sprintf("WITH wildawm_verify_q(%s) AS (\n%s\n) SELECT %s FROM wildawm_verify_q",
+		strings.Join(names, ", "), q, strings.Join(exprs, ", "))
+	rows, err := conn.QueryContext(ctx, wrapped)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		if len(out) == MaxSQLRows {
+			return nil, nil, fmt.Errorf("the query returned more than %d rows: aggregate or add LIMIT", MaxSQLRows)
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		for i, v := range vals {
+			if v, err = normValue(v); err != nil {
+				return nil, nil, fmt.Errorf("column %s: %w", cols[i], err)
+			}
+			vals[i] = v
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return cols, out, nil
+}
+
+func columns(ctx context.Context, conn *sql.Conn, q string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := rows.Columns()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && len(cols) == 0 {
+		err = errors.New("the statement returns no columns: want a SELECT")
+	}
+	return cols, err
+}
+
+func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthFunction:
+		if slices.Contains(deniedFunctions, strings.ToLower(arg2)) {
+			return sqlite.AuthorizerDeny
+		}
+		return sqlite.AuthorizerOK
+	case sqlite.AuthPragma:
+		if slices.Contains(readPragmas, strings.ToLower(arg1)) {
+			return sqlite.AuthorizerOK
+		}
+	}
+	return sqlite.AuthorizerDeny
+}
+
+func normValue(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, int64, float64, string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case bool:
+		if v {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	}
+	return nil, fmt.Errorf("unexpected value of type %T", v)
+}
+
+// sqlMatch compares query rows with an expect value (task.ParseExpect): a
+// scalar matches exactly one row of one column; an array matches the rows in
+// order, each row an array of values or a bare value for a one-column row.
+func sqlMatch(got [][]any, want any) bool {
+	rows, ok := want.([]any)
+	if !ok {
+		return len(got) == 1 && len(got[0]) == 1 && valueMatch(got[0][0], want)
+	}
+	if len(rows) != len(got) {
+		return false
+	}
+	for i, w := range rows {
+		wr, ok := w.([]any)
+		if !ok {
+			wr = []any{w}
+		}
+		if len(wr) != len(got[i]) {
+			return false
+		}
+		for j := range wr {
+			if !valueMatch(got[i][j], wr[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// valueMatch compares an SQLite value with an expected JSON value: numbers by
+// numeric value (3 matches 3.0), booleans as 1/0, strings exactly, null only
+// null.
+func valueMatch(got, want any) bool {
+	if b, ok := want.(bool); ok {
+		want = int64(0)
+		if b {
+			want = int64(1)
+		}
+	}
+	switch w := want.(type) {
+	case nil:
+		return got == nil
+	case string:
+		g, ok := got.(string)
+		return ok && g == w
+	case int64:
+		switch g := got.(type) {
+		case int64:
+			return g == w
+		case float64:
+			return g == float64(w) && math.Abs(g) < 1<<53
+		}
+	case float64:
+		switch g := got.(type) {
+		case int64:
+			return float64(g) == w && math.Abs(w) < 1<<53
+		case float64:
+			return g == w
+		}
+	}
+	return false
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// singleSelect checks that q is one SELECT or WITH statement and returns it
+// without a trailing ';'. Quotes and comments are honoured.
+func singleSelect(q string) (string, error) {
+	start := skipSpace(q, 0)
+	if start < 0 {
+		return "", errors.New("unterminated comment")
+	}
+	word := start
+	for word < len(q) && (q[word]|0x20 >= 'a' && q[word]|0x20 <= 'z') {
+		word++
+	}
+	switch strings.ToUpper(q[start:word]) {
+	case "SELECT", "WITH":
+	case "":
+		return "", errors.New("the query is empty: want a single SELECT statement")
+	default:
+		return "", fmt.Errorf("only a single SELECT statement may run, not %s", strings.ToUpper(q[start:word]))
+	}
+	for i := start; i < len(q); i++ {
+		switch ch := q[i]; {
+		case ch == '\'' || ch == '"' || ch == '`' || ch == '[':
+			end := byte(ch)
+			if ch == '[' {
+				end = ']'
+			}
+			j := strings.IndexByte(q[i+1:], end)
+			if j < 0 {
+				return "", fmt.Errorf("unterminated quote %c", ch)
+			}
+			i += j + 1
+		case ch == '-' && strings.HasPrefix(q[i:], "--"), ch == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := skipSpace(q, i)
+			if j < 0 {
+				return "", errors.New("unterminated comment")
+			}
+			i = j - 1
+		case ch == ';':
+			if j := skipSpace(q, i+1); j != len(q) {
+				return "", errors.New("only a single SELECT statement may run: remove the ';' and what follows")
+			}
+			return q[:i], nil
+		}
+	}
+	return q, nil
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// whitespace or inside a comment; -1 for an unterminated block comment. A
+// line comment runs to the end of its line.
+func skipSpace(q string, i int) int {
+	for i < len(q) {
+		switch {
+		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '\f' || q[i] == '\v':
+			i++
+		case strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return len(q)
+			}
+			i += j + 1
+		case strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return -1
+			}
+			i += j + 4
+		default:
+			return i
+		}
+	}
+	return i
+}
