@@ -25,9 +25,14 @@ import (
 
 // Options configure a run. The zero value (with Dir) runs the case study.
 type Options struct {
-	// Dir holds everything: store, catalog, world days, task, rollouts,
+	// Dir holds the results: store, catalog, world days, task, rollouts,
 	// report.
 	Dir string
+	// RunDir holds live instances and the snapshot cache. The sandboxed
+	// shell runs as an unprivileged uid, so every directory above it must
+	// be searchable by that uid (a home under /root is not); the default is
+	// a directory under the system temporary directory named after Dir.
+	RunDir string
 	// Progress, if set, is told about each stage as it goes.
 	Progress func(format string, args ...any)
 }
@@ -70,6 +75,19 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		return nil, errors.New("pipeline: Options.Dir is required")
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if opts.RunDir == "" {
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.RunDir = filepath.Join(os.TempDir(), "wildawm-run-"+world.Hash([]byte(abs)).Short())
+	}
+	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(opts.RunDir, 0o755); err != nil {
 		return nil, err
 	}
 	st, err := store.Init(filepath.Join(opts.Dir, "store"))
@@ -137,9 +155,9 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 
 	p.Env = &rollout.Env{
 		Store:        st,
-		Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(opts.Dir, "cache")},
+		Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(opts.RunDir, "cache")},
 		CatalogDir:   catDir,
-		WorkDir:      filepath.Join(opts.Dir, "run"),
+		WorkDir:      opts.RunDir,
 		Self:         persona.Name,
 		NewBrowser: func(ctx context.Context) (rollout.Browser, error) {
 			return browser.New(ctx, browser.Options{})

@@ -2,6 +2,7 @@ package reset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,4 +103,24 @@ func Choose(ctx context.Context, lower, probeDir string) Strategy {
 	}
 	in.Close(ctx)
 	return ov
+}
+
+// Remove removes an instance directory left behind by a process that died
+// without closing it: it unmounts an overlay at dir and a tmpfs at dir.rw
+// if they are still mounted, then removes both. Removing what does not
+// exist is not an error.
+func Remove(dir string) error {
+	var errs []error
+	for _, p := range []string{dir, dir + ".rw"} {
+		if isMountPoint(p) {
+			if err := unmount(p); err != nil {
+				errs = append(errs, fmt.Errorf("remove %s: %w", p, err))
+				continue
+			}
+		}
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -107,7 +107,8 @@ func (s *Session) Close(ctx context.Context) error {
 // Start starts a fresh instance of snapshot under the work directory.
 func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runtime.Instance, error) {
 	dir := filepath.Join(e.WorkDir, "instances", name)
-	if err := os.RemoveAll(dir); err != nil {
+	// A run killed half-way may have left this instance mounted.
+	if err := reset.Remove(dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -186,7 +187,20 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: verifierDir, Runner: SandboxRunner{}, Scratch: scratch})
+	// The scripts run as the sandbox uid, which may not reach the task's
+	// directory: verify a copy in the work directory.
+	vdir, err := os.MkdirTemp(scratch, "verifier-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(vdir)
+	if err := os.Chmod(vdir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := verify.CopyDir(ctx, verifierDir, filepath.Join(vdir, "v")); err != nil {
+		return nil, err
+	}
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{}, Scratch: scratch})
 }
 
 // SandboxRunner runs verifier scripts in internal/sandbox.
