@@ -22,6 +22,12 @@ var allowed = map[string][]string{
 	"delta":      {"world", "state"},
 	"reset":      {"world"},
 	"benchworld": {"world", "state", "delta"},
+	"task":       {"world"},
+	"verify":     {"world", "state", "task"},
+	"sandbox":    {"world"},
+	"gate":       {},
+	"vision":     {},
+	"catalog":    {"world", "state", "generator"},
 }
 
 func TestImportDirection(t *testing.T) {
@@ -62,7 +68,7 @@ func TestImportDirection(t *testing.T) {
 // TestCoreReadsNoClock checks that the deterministic core never calls
 // time.Now or the global math/rand source.
 func TestCoreReadsNoClock(t *testing.T) {
-	for _, pkg := range []string{"world", "state", "store", "delta", "generator", "benchworld"} {
+	for _, pkg := range []string{"world", "state", "store", "delta", "generator", "benchworld", "task", "verify", "gate", "vision", "catalog"} {
 		files, _ := filepath.Glob(filepath.Join("..", pkg, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
