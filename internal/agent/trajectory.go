@@ -32,13 +32,13 @@ type Step struct {
 
 // Trajectory is the record of one rollout.
 type Trajectory struct {
-	Version  int    `json:"version"`
-	TaskID   string `json:"task_id"`
-	Rollout  string `json:"rollout"`
-	Policy   string `json:"policy"`
-	Hint     bool   `json:"hint"`
-	Steps    []Step `json:"steps"`
-	Answer   string `json:"answer"`
+	Version int    `json:"version"`
+	TaskID  string `json:"task_id"`
+	Rollout string `json:"rollout"`
+	Policy  string `json:"policy"`
+	Hint    bool   `json:"hint"`
+	Steps   []Step `json:"steps"`
+	Answer  string `json:"answer"`
 	// Outcome is how the policy ended: "done", "stopped" (gave up early) or
 	// "error" (the harness failed; Error says why).
 	Outcome string   `json:"outcome"`

@@ -152,4 +152,3 @@ func (e *env) printDemo(s *pipeline.Summary, wall time.Duration) {
 	}
 	fmt.Fprintf(w, "\nfiles: %s/{gate-report.json,summary.json,task/,rollouts/,store/}\n", s.Dir)
 }
-

@@ -143,7 +143,7 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	rep, err := gate.Evaluate(gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: initial.V, Rollouts: rollouts, Probe: probe}, gate.Config{})
+	rep, err := gate.Evaluate(gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: initial.V, Rollouts: rollouts, Probe: probe}, p.Opts.Gates)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/judge"
 	"github.com/wildawm/wildawm/internal/reset"
@@ -35,18 +36,22 @@ type Options struct {
 	RunDir string
 	// Progress, if set, is told about each stage as it goes.
 	Progress func(format string, args ...any)
+	// Gates configures the gates; the zero value is the paper's (6
+	// rollouts, 3 hint-free, hard [0,1], medium [2,2]). It is validated
+	// before any work starts.
+	Gates gate.Config
 }
 
 // Timings is the wall time of each stage.
 type Timings struct {
-	Catalog    time.Duration            `json:"catalog_ns"`
-	World      time.Duration            `json:"world_ns"`
-	Task       time.Duration            `json:"task_ns"`
-	Reference  time.Duration            `json:"reference_ns"`
-	Rollouts   map[string]time.Duration `json:"rollouts_ns"`
-	Verify     time.Duration            `json:"verify_ns"`
-	Judges     time.Duration            `json:"judges_ns"`
-	Gates      time.Duration            `json:"gates_ns"`
+	Catalog   time.Duration            `json:"catalog_ns"`
+	World     time.Duration            `json:"world_ns"`
+	Task      time.Duration            `json:"task_ns"`
+	Reference time.Duration            `json:"reference_ns"`
+	Rollouts  map[string]time.Duration `json:"rollouts_ns"`
+	Verify    time.Duration            `json:"verify_ns"`
+	Judges    time.Duration            `json:"judges_ns"`
+	Gates     time.Duration            `json:"gates_ns"`
 }
 
 // Prepared is a built world and an authored task, ready for rollouts.
@@ -73,6 +78,9 @@ func (o *Options) progress(format string, args ...any) {
 func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("pipeline: Options.Dir is required")
+	}
+	if err := opts.Gates.Validate(); err != nil {
+		return nil, fmt.Errorf("pipeline: gate configuration: %w", err)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/state"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,5 +214,88 @@ wait:
 	}
 	if strings.TrimSpace(s.TaskID) == "" {
 		t.Fatal("no task")
+	}
+}
+
+func TestBadGateConfigStopsAtStartup(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Prepare(context.Background(), Options{Dir: dir, Gates: gate.Config{Levels: []gate.DifficultyLevel{{Name: "hard", Min: 0, Max: 1}, {Name: "medium", Min: 1, Max: 2}}}})
+	if err == nil || !strings.Contains(err.Error(), "gate configuration") {
+		t.Fatalf("overlapping levels accepted: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
+		t.Error("work started before the configuration was checked")
+	}
+}
+
+// TestRejectedActionsChangeNothing: actions the site, the service or the
+// shell reject are error observations and leave the world as it was.
+func TestRejectedActionsChangeNothing(t *testing.T) {
+	needTools(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := Prepare(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := p.Env.Start(ctx, p.W0(), "rejects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	before, err := state.Hash(ctx, inst.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion}
+	sess, err := p.Env.Open(ctx, inst, traj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx)
+	env := sess.Env
+	if _, err := env.CallTool(ctx, "send_message", map[string]any{"thread": "dm-nobody", "body": "hi"}); err == nil {
+		t.Error("send_message to an unknown thread succeeded")
+	}
+	if _, err := env.CallTool(ctx, "send_message", map[string]any{"to": "Priya Mehta", "thread": "dm-priya-mehta", "body": "x"}); err == nil {
+		t.Error("send_message with both thread and to succeeded")
+	}
+	if _, err := env.CallTool(ctx, "search_messages", map[string]any{"query": "'; DROP TABLE messages; --"}); err != nil {
+		t.Errorf("search with SQL-looking text: %v", err)
+	}
+	if _, err := env.Run(ctx, "exit 3"); err == nil {
+		t.Error("a failing command is not an error observation")
+	}
+	if _, err := env.Run(ctx, "rm -rf /usr/bin/python3 /etc/passwd"); err == nil {
+		t.Error("removing system files succeeded")
+	}
+	// Not logged in: adding to the cart is refused.
+	if err := env.Open(ctx, "/p/RG8-1001"); err != nil {
+		t.Fatal(err)
+	}
+	env.Fill(ctx, "#qty", "500")
+	env.Click(ctx, "#add-to-cart")
+	if err := policy.Login(ctx, env, "alex.rivera", "wrong password"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Open(ctx, "/p/NO-SUCH-SKU"); err != nil {
+		t.Fatal(err)
+	}
+	errors := 0
+	for _, s := range traj.Steps {
+		if s.Error != "" {
+			errors++
+		}
+	}
+	if errors < 4 {
+		t.Errorf("want the rejected MCP and shell actions recorded as errors, got %d: %+v", errors, traj.Steps)
+	}
+	after, err := state.Hash(ctx, inst.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		d, _ := state.Compare(ctx, p.Env.Materializer.CacheDir+"/"+p.W0().String(), inst.Dir())
+		t.Fatalf("rejected actions changed the world: %s", d.First())
 	}
 }

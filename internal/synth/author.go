@@ -99,7 +99,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 				Expect: json.RawMessage(`1`)},
 			{ID: "dm-script", Kind: "script", Description: "a new DM to the install assistant, checked against W0", Script: "scripts/check_dm.py"},
 		}},
-		Answer: fmt.Sprintf("Ordered %d x %s", ApprovedQty, approved),
+		Answer:     fmt.Sprintf("Ordered %d x %s", ApprovedQty, approved),
 		Provenance: task.Provenance{Persona: in.Persona.ID, Day: in.Day, Snapshot: in.Snapshot, Catalog: in.Catalog},
 		Rationale: fmt.Sprintf("Image-decisive: %s and %s tie on every listed spec and price; only the photo shows the white body and display panel the approval asks for. "+
 			"Stocked eligible models (%s) must be left out of the shortlist. The quantity is only in the approval.", in.Candidates[0], in.Candidates[1], skus(stocked)),

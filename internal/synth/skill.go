@@ -17,7 +17,7 @@ type Skill struct {
 	Description string   `json:"description"`
 	// Constraints are the consistency rules the event keeps, in words (the
 	// text form model-driven stages read).
-	Constraints []string `json:"constraints"`
+	Constraints []string                         `json:"constraints"`
 	Emit        func(b *Builder, p Params) error `json:"-"`
 }
 
@@ -65,7 +65,7 @@ func (b *Builder) Begin(day int, clock string) {
 // Delta returns the day's delta.
 func (b *Builder) Delta() *delta.Delta { return b.d }
 
-func (b *Builder) op(o delta.Op)        { b.d.Ops = append(b.d.Ops, o) }
+func (b *Builder) op(o delta.Op)         { b.d.Ops = append(b.d.Ops, o) }
 func (b *Builder) producesFile(p string) { b.d.Produces.Files = append(b.d.Produces.Files, p) }
 func (b *Builder) producesRow(db, table string, key map[string]any) {
 	b.d.Produces.Rows = append(b.d.Produces.Rows, world.RowRef{DB: db, Table: table, Key: key})
