@@ -31,7 +31,12 @@ type Options struct {
 	SandboxUID, SandboxGID int
 	// ShellTimeout bounds one shell command; 0 means 60 s.
 	ShellTimeout time.Duration
-	Logger       *slog.Logger
+	// SessionTimeout closes idle MCP sessions; 0 keeps them.
+	SessionTimeout time.Duration
+	// NoListen serves the instance only through Handler (a Manager mounts
+	// hundreds in one listener); by default Start opens two loopback ports.
+	NoListen bool
+	Logger   *slog.Logger
 }
 
 // Instance is one live world.
@@ -71,6 +76,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err := in.prepare(); err != nil {
 		inst.Close(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if opts.NoListen {
+		return in, nil
 	}
 	shopLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -115,7 +123,7 @@ func (in *Instance) prepare() error {
 	if err != nil {
 		return err
 	}
-	svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger})
+	svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
 	if err != nil {
 		return err
 	}
@@ -138,6 +146,12 @@ func (in *Instance) serveMCP(w http.ResponseWriter, r *http.Request) {
 	in.mu.Unlock()
 	h.ServeHTTP(w, r)
 }
+
+// ShopHandler serves the instance's shop website.
+func (in *Instance) ShopHandler() http.Handler { return http.HandlerFunc(in.serveShop) }
+
+// MCPHandler serves the instance's messages service (streamable HTTP).
+func (in *Instance) MCPHandler() http.Handler { return http.HandlerFunc(in.serveMCP) }
 
 // Dir is the instance's world directory (orchestrator only).
 func (in *Instance) Dir() string { return in.inst.Dir() }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,6 +36,9 @@ type Options struct {
 	Self string
 	// Logger receives internal failures; nil discards.
 	Logger *slog.Logger
+	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
+	// keeps them until the client ends them.
+	SessionTimeout time.Duration
 }
 
 // Service serves one world's messages database over MCP.
@@ -43,6 +47,8 @@ type Service struct {
 	clock world.Clock
 	self  string
 	log   *slog.Logger
+	// sessionTimeout closes idle streamable-HTTP sessions.
+	sessionTimeout time.Duration
 	// writeMu serializes this process's write transactions; BEGIN IMMEDIATE
 	// serializes them against other processes.
 	writeMu sync.Mutex
@@ -59,7 +65,7 @@ func New(opts Options) (*Service, error) {
 	case opts.Self == "":
 		return nil, errors.New("messages: Options.Self is required")
 	}
-	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger}
+	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger, sessionTimeout: opts.SessionTimeout}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -97,7 +103,7 @@ func (s *Service) Server() *mcp.Server {
 // requests that arrive on a loopback address must name a loopback Host.
 func (s *Service) HTTPHandler() http.Handler {
 	srv := s.Server()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: s.log})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.sessionTimeout})
 }
 
 // RunStdio serves one session over stdin/stdout until the client disconnects

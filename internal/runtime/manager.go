@@ -1,0 +1,367 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/store"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// ErrNoInstance is returned for an unknown instance id.
+var ErrNoInstance = errors.New("no such instance")
+
+// ManagerOptions configure a Manager. Zero values mean defaults.
+type ManagerOptions struct {
+	Store        *store.Store
+	Materializer *reset.Materializer
+	CatalogDir   string
+	// WorkDir holds the instance directories.
+	WorkDir string
+	// Self is the persona's name as a message sender.
+	Self string
+	// IdleTimeout reclaims instances nobody used for this long (30 min).
+	IdleTimeout time.Duration
+	// SessionTimeout closes idle MCP sessions (10 min).
+	SessionTimeout time.Duration
+	// ShellTimeout bounds one agent shell command (60 s).
+	ShellTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Manager hosts many instances in one process: they share the catalog, the
+// application code and the snapshot cache, and hold only their own state.
+// The manager reads the wall clock for idle reclaim only; instances' worlds
+// read their frozen clocks.
+type Manager struct {
+	opts ManagerOptions
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	insts map[string]*managed
+	next  int
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type managed struct {
+	id       string
+	snapshot world.ID
+	inst     *Instance
+	lastUsed atomic.Int64 // unix nanoseconds
+	// rw: requests hold it shared; reset, snapshot and destroy exclusive.
+	rw      sync.RWMutex
+	closed  bool
+	crashes atomic.Int64
+}
+
+// NewManager returns a manager; Close tears everything down.
+func NewManager(opts ManagerOptions) *Manager {
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = 30 * time.Minute
+	}
+	if opts.SessionTimeout == 0 {
+		opts.SessionTimeout = 10 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, stop: make(chan struct{})}
+	m.wg.Add(1)
+	go m.reaper()
+	return m
+}
+
+// Info describes an instance.
+type Info struct {
+	ID       string   `json:"id"`
+	Snapshot world.ID `json:"snapshot"`
+	// ShopHost is the Host the shop answers to on the agent listener.
+	ShopHost string `json:"shop_host"`
+	// MCPPath is the path of the messages service on the agent listener.
+	MCPPath string `json:"mcp_path"`
+	// ShellPath is the path of the agent shell endpoint.
+	ShellPath string    `json:"shell_path"`
+	IdleFor   string    `json:"idle_for"`
+	Clock     time.Time `json:"clock"`
+}
+
+func (mi *managed) info() Info {
+	return Info{ID: mi.id, Snapshot: mi.snapshot, ShopHost: mi.id + ".localhost", MCPPath: "/i/" + mi.id + "/mcp",
+		ShellPath: "/i/" + mi.id + "/shell", Clock: mi.inst.Clock().Now(),
+		IdleFor: time.Since(time.Unix(0, mi.lastUsed.Load())).Round(time.Second).String()}
+}
+
+// Create starts an instance of snapshot.
+func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
+	m.mu.Lock()
+	m.next++
+	id := fmt.Sprintf("i%d", m.next)
+	m.mu.Unlock()
+	dir := filepath.Join(m.opts.WorkDir, id)
+	if err := reset.Remove(dir); err != nil {
+		return Info{}, err
+	}
+	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
+		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log})
+	if err != nil {
+		return Info{}, err
+	}
+	mi := &managed{id: id, snapshot: snapshot, inst: inst}
+	mi.lastUsed.Store(time.Now().UnixNano())
+	m.mu.Lock()
+	m.insts[id] = mi
+	m.mu.Unlock()
+	return mi.info(), nil
+}
+
+func (m *Manager) get(id string) (*managed, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mi, ok := m.insts[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoInstance, id)
+	}
+	return mi, nil
+}
+
+// Instance returns the live instance id (for in-process orchestration).
+func (m *Manager) Instance(id string) (*Instance, error) {
+	mi, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return mi.inst, nil
+}
+
+// List describes every instance, by id.
+func (m *Manager) List() []Info {
+	m.mu.Lock()
+	out := make([]Info, 0, len(m.insts))
+	for _, mi := range m.insts {
+		out = append(out, mi.info())
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Reset returns instance id to its snapshot.
+func (m *Manager) Reset(ctx context.Context, id string) error {
+	mi, err := m.get(id)
+	if err != nil {
+		return err
+	}
+	mi.rw.Lock()
+	defer mi.rw.Unlock()
+	mi.lastUsed.Store(time.Now().UnixNano())
+	return mi.inst.Reset(ctx)
+}
+
+// Snapshot stores instance id's current state as a child of its snapshot.
+func (m *Manager) Snapshot(ctx context.Context, id string) (world.ID, error) {
+	mi, err := m.get(id)
+	if err != nil {
+		return world.ID{}, err
+	}
+	mi.rw.Lock()
+	defer mi.rw.Unlock()
+	sum, err := state.Summarize(ctx, mi.inst.Dir())
+	if err != nil {
+		return world.ID{}, err
+	}
+	man, err := world.ReadManifest(mi.inst.Dir())
+	if err != nil {
+		return world.ID{}, err
+	}
+	return m.opts.Store.Snapshot(ctx, mi.inst.Dir(), store.Meta{Kind: store.KindWorld, Parent: mi.snapshot, WorldHash: sum.Hash, Persona: man.Persona, Day: man.Day, Catalog: man.Catalog})
+}
+
+// Diff compares instance id's current state with its snapshot.
+func (m *Manager) Diff(ctx context.Context, id string) (*state.Diff, error) {
+	mi, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	lower, err := m.opts.Materializer.Lower(ctx, mi.snapshot)
+	if err != nil {
+		return nil, err
+	}
+	mi.rw.Lock()
+	defer mi.rw.Unlock()
+	return state.Compare(ctx, lower, mi.inst.Dir())
+}
+
+// Destroy closes and removes instance id.
+func (m *Manager) Destroy(ctx context.Context, id string) error {
+	m.mu.Lock()
+	mi, ok := m.insts[id]
+	delete(m.insts, id)
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNoInstance, id)
+	}
+	mi.rw.Lock()
+	defer mi.rw.Unlock()
+	mi.closed = true
+	return mi.inst.Close(ctx)
+}
+
+// Close tears down every instance and stops the reaper.
+func (m *Manager) Close(ctx context.Context) error {
+	close(m.stop)
+	m.wg.Wait()
+	var errs []error
+	for _, info := range m.List() {
+		if err := m.Destroy(ctx, info.ID); err != nil && !errors.Is(err, ErrNoInstance) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) reaper() {
+	defer m.wg.Done()
+	tick := time.NewTicker(min(m.opts.IdleTimeout/4, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+			m.reclaimIdle(time.Now())
+		}
+	}
+}
+
+// reclaimIdle destroys instances idle since before now - IdleTimeout.
+func (m *Manager) reclaimIdle(now time.Time) int {
+	n := 0
+	for _, info := range m.List() {
+		mi, err := m.get(info.ID)
+		if err != nil || now.Sub(time.Unix(0, mi.lastUsed.Load())) < m.opts.IdleTimeout {
+			continue
+		}
+		if err := m.Destroy(context.Background(), info.ID); err == nil {
+			m.log.Info("reclaimed idle instance", "instance", info.ID)
+			n++
+		}
+	}
+	return n
+}
+
+// AgentHandler is the agent-facing listener: the shop of instance ID on
+// Host ID.localhost, its MCP service at /i/ID/mcp and its shell at
+// /i/ID/shell (POST {"command": "..."}). Nothing else is served: no control,
+// no store, no verifier, no other instance.
+func (m *Manager) AgentHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+			host = host[:i]
+		}
+		if id, ok := strings.CutSuffix(host, ".localhost"); ok && validID(id) {
+			m.serve(w, r, id, func(mi *managed) http.Handler { return mi.inst.ShopHandler() })
+			return
+		}
+		rest, ok := strings.CutPrefix(r.URL.Path, "/i/")
+		id, sub, _ := strings.Cut(rest, "/")
+		if !ok || !validID(id) {
+			http.NotFound(w, r)
+			return
+		}
+		switch sub {
+		case "mcp":
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/mcp"
+			m.serve(w, r2, id, func(mi *managed) http.Handler { return mi.inst.MCPHandler() })
+		case "shell":
+			m.serve(w, r, id, func(mi *managed) http.Handler { return shellHandler(mi.inst) })
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+func validID(id string) bool {
+	if len(id) < 2 || len(id) > 12 || id[0] != 'i' {
+		return false
+	}
+	for _, c := range id[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// serve runs h for instance id, isolating a panic to that request.
+func (m *Manager) serve(w http.ResponseWriter, r *http.Request, id string, h func(*managed) http.Handler) {
+	mi, err := m.get(id)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	mi.rw.RLock()
+	defer mi.rw.RUnlock()
+	if mi.closed {
+		http.NotFound(w, r)
+		return
+	}
+	mi.lastUsed.Store(time.Now().UnixNano())
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			mi.crashes.Add(1)
+			m.log.Error("instance handler panicked", "instance", id, "panic", fmt.Sprint(v))
+			http.Error(w, "internal error in this instance", http.StatusInternalServerError)
+		}
+	}()
+	h(mi).ServeHTTP(w, r)
+}
+
+// MaxShellBody bounds a shell request.
+const MaxShellBody = 64 << 10
+
+func shellHandler(in *Instance) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "POST a JSON object {\"command\": \"...\"}", http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			Command string `json:"command"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxShellBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil || req.Command == "" {
+			http.Error(w, `want a JSON object {"command": "..."} of at most 64 KiB`, http.StatusBadRequest)
+			return
+		}
+		res, err := in.Shell(r.Context(), req.Command)
+		if err != nil {
+			http.Error(w, "the shell could not run: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"stdout": string(res.Stdout), "stderr": string(res.Stderr),
+			"exit_code": res.ExitCode, "timed_out": res.TimedOut, "truncated": res.Truncated})
+	})
+}
+
