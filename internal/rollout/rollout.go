@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,20 @@ type Env struct {
 	NewBrowser func(ctx context.Context) (Browser, error)
 	// Timeout bounds one rollout (default 5 minutes).
 	Timeout time.Duration
+	// FirstUID is the first of the unprivileged uids given to instances'
+	// shells, one per instance, so that one instance's processes never count
+	// against another's process limit (default 200000).
+	FirstUID int
+	uids     atomic.Int64
+}
+
+// nextUID returns a fresh sandbox uid.
+func (e *Env) nextUID() int {
+	base := e.FirstUID
+	if base == 0 {
+		base = 200000
+	}
+	return base + int(e.uids.Add(1))
 }
 
 // Spec is one rollout to run.
@@ -114,7 +129,8 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self})
+	uid := e.nextUID()
+	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid})
 }
 
 // Run runs one rollout of t in a fresh instance of its initial world and
@@ -200,22 +216,23 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err := verify.CopyDir(ctx, verifierDir, filepath.Join(vdir, "v")); err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{}, Scratch: scratch})
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID()}, Scratch: scratch})
 }
 
-// SandboxRunner runs verifier scripts in internal/sandbox.
-type SandboxRunner struct{}
+// SandboxRunner runs verifier scripts in internal/sandbox as UID (0 means
+// the sandbox's default unprivileged uid).
+type SandboxRunner struct{ UID int }
 
 // Run implements verify.Runner.
-func (SandboxRunner) Run(ctx context.Context, home string, mounts []verify.Mount, env map[string]string, command string, timeout time.Duration) (verify.RunResult, error) {
+func (r SandboxRunner) Run(ctx context.Context, home string, mounts []verify.Mount, env map[string]string, command string, timeout time.Duration) (verify.RunResult, error) {
 	ro := make([]sandbox.Mount, len(mounts))
 	for i, m := range mounts {
 		ro[i] = sandbox.Mount{Host: m.Host, Path: m.Path}
 	}
-	if err := sandbox.PrepareHome(home, 0, 0); err != nil {
+	if err := sandbox.PrepareHome(home, r.UID, r.UID); err != nil {
 		return verify.RunResult{}, err
 	}
-	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout}, command)
+	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout, UID: r.UID, GID: r.UID}, command)
 	if err != nil {
 		return verify.RunResult{}, err
 	}

@@ -38,7 +38,11 @@ type ManagerOptions struct {
 	SessionTimeout time.Duration
 	// ShellTimeout bounds one agent shell command (60 s).
 	ShellTimeout time.Duration
-	Logger       *slog.Logger
+	// FirstUID is the first unprivileged uid given to instances' shells,
+	// one per instance (default 300000): a fork bomb in one instance hits
+	// only its own process limit.
+	FirstUID int
+	Logger   *slog.Logger
 }
 
 // Manager hosts many instances in one process: they share the catalog, the
@@ -79,6 +83,9 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.FirstUID == 0 {
+		opts.FirstUID = 300000
+	}
 	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.reaper()
@@ -110,13 +117,15 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	m.mu.Lock()
 	m.next++
 	id := fmt.Sprintf("i%d", m.next)
+	uid := m.opts.FirstUID + m.next
 	m.mu.Unlock()
 	dir := filepath.Join(m.opts.WorkDir, id)
 	if err := reset.Remove(dir); err != nil {
 		return Info{}, err
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
-		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log})
+		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log,
+		SandboxUID: uid, SandboxGID: uid})
 	if err != nil {
 		return Info{}, err
 	}
@@ -364,4 +373,3 @@ func shellHandler(in *Instance) http.Handler {
 			"exit_code": res.ExitCode, "timed_out": res.TimedOut, "truncated": res.Truncated})
 	})
 }
-

@@ -1,0 +1,216 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Limits of the site checks.
+const (
+	httpTimeout  = 30 * time.Second
+	maxPageBytes = 4 << 20
+)
+
+var (
+	tagRE  = regexp.MustCompile(`<[a-zA-Z][^>]*>`)
+	attrRE = regexp.MustCompile(`([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*"([^"]*)"`)
+	userRE = regexp.MustCompile(`<span id="user">([^<]*)</span>`)
+)
+
+// element is an HTML start tag's attributes.
+type element map[string]string
+
+func (e element) hasClass(c string) bool { return slices.Contains(strings.Fields(e["class"]), c) }
+
+// elements returns the start tags of page, each as its attributes.
+func elements(page string) []element {
+	var out []element
+	for _, tag := range tagRE.FindAllString(page, -1) {
+		e := element{}
+		for _, m := range attrRE.FindAllStringSubmatch(tag, -1) {
+			e[strings.ToLower(m[1])] = html.UnescapeString(m[2])
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// fetched is one page after redirects.
+type fetched struct {
+	status int
+	path   string // the final URL's path
+	body   string
+}
+
+// browser is a cookie-keeping HTTP client on one site.
+type browser struct {
+	base   string
+	client *http.Client
+}
+
+func newBrowser(base string) *browser {
+	jar, _ := cookiejar.New(nil) // nil options: cannot fail
+	return &browser{base: base, client: &http.Client{Jar: jar, Timeout: httpTimeout}}
+}
+
+func (b *browser) do(ctx context.Context, method, path string, form url.Values) (*fetched, error) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	page, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes))
+	if err != nil {
+		return nil, err
+	}
+	return &fetched{status: resp.StatusCode, path: resp.Request.URL.Path, body: string(page)}, nil
+}
+
+// checkShop logs in on the instance's shop as user and renders the order
+// history and the cart. Failures are problems of ra; the error is only
+// ctx's.
+func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, pass string, ra *Account) error {
+	b := newBrowser(inst.ShopURL)
+	fail := func(err error, format string, args ...any) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			args = append(args, err)
+			format += ": %v"
+		}
+		c.accountProblem(ra, format, args...)
+		return nil
+	}
+	form, err := b.do(ctx, http.MethodGet, "/login", nil)
+	if err != nil || form.status != http.StatusOK {
+		return fail(err, "GET /login on the shop failed%s", statusNote(form))
+	}
+	csrf := ""
+	for _, e := range elements(form.body) {
+		if e["name"] == "csrf_token" {
+			csrf = e["value"]
+			break
+		}
+	}
+	if csrf == "" {
+		return fail(nil, "the shop's login form has no csrf_token; fix the shop's login template")
+	}
+	home, err := b.do(ctx, http.MethodPost, "/login", url.Values{"username": {user}, "password": {pass}, "csrf_token": {csrf}})
+	if err != nil || home.status != http.StatusOK {
+		return fail(err, "the shop refused the login with the password from %s%s; fix the account in accounts.json or the note", ra.CredentialsFoundIn, statusNote(home))
+	}
+	m := userRE.FindStringSubmatch(home.body)
+	if m == nil || html.UnescapeString(m[1]) != "Signed in as "+user {
+		return fail(nil, "after logging in the shop does not show #user signed in as %s", user)
+	}
+	ra.LoggedIn = true
+
+	db, err := state.OpenDB(world.DBPath(inst.Dir(), shop.DBName), true)
+	if err != nil {
+		return fail(err, "cannot read db/%s%s", shop.DBName, world.DBExt)
+	}
+	defer db.Close()
+	var want []string
+	rows, err := db.QueryContext(ctx, `SELECT order_no FROM orders WHERE username = ? ORDER BY order_no`, user)
+	if err != nil {
+		return fail(err, "cannot read the orders of %s in db/%s%s", user, shop.DBName, world.DBExt)
+	}
+	for rows.Next() {
+		var no string
+		if err := rows.Scan(&no); err != nil {
+			rows.Close()
+			return fail(err, "cannot read the orders of %s", user)
+		}
+		want = append(want, no)
+	}
+	if err := rows.Close(); err != nil {
+		return fail(err, "cannot read the orders of %s", user)
+	}
+	var inCart int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM cart_items WHERE username = ?`, user).Scan(&inCart); err != nil {
+		return fail(err, "cannot read the cart of %s in db/%s%s", user, shop.DBName, world.DBExt)
+	}
+
+	historyOK := true
+	orders, err := b.do(ctx, http.MethodGet, "/orders", nil)
+	switch {
+	case err != nil || orders.status != http.StatusOK:
+		historyOK = false
+		if err := fail(err, "GET /orders failed%s; fix the orders of %s in db/%s%s", statusNote(orders), user, shop.DBName, world.DBExt); err != nil {
+			return err
+		}
+	case orders.path != "/orders":
+		historyOK = false
+		c.accountProblem(ra, "GET /orders went to %s: the session was lost", orders.path)
+	default:
+		var got []string
+		for _, e := range elements(orders.body) {
+			if e.hasClass("order") {
+				got = append(got, e["data-order-no"])
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			historyOK = false
+			c.accountProblem(ra, "/orders lists %d orders %v but db/%s%s holds %d for %s %v; fix the orders and order_items rows", len(got), got, shop.DBName, world.DBExt, len(want), user, want)
+		}
+	}
+	cart, err := b.do(ctx, http.MethodGet, "/cart", nil)
+	switch {
+	case err != nil || cart.status != http.StatusOK:
+		historyOK = false
+		if err := fail(err, "GET /cart failed%s; fix the cart_items of %s in db/%s%s", statusNote(cart), user, shop.DBName, world.DBExt); err != nil {
+			return err
+		}
+	case cart.path != "/cart":
+		historyOK = false
+		c.accountProblem(ra, "GET /cart went to %s: the session was lost", cart.path)
+	default:
+		n := 0
+		for _, e := range elements(cart.body) {
+			if e.hasClass("cart-item") {
+				n++
+			}
+		}
+		if n != inCart {
+			historyOK = false
+			c.accountProblem(ra, "/cart lists %d items but db/%s%s holds %d for %s; fix the cart_items rows", n, shop.DBName, world.DBExt, inCart, user)
+		}
+	}
+	ra.HistoryOK = historyOK
+	return nil
+}
+
+// statusNote describes an unexpected status, if there was a response.
+func statusNote(f *fetched) string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (status %d)", f.status)
+}
