@@ -12,9 +12,9 @@ import (
 
 // Limits of the credential search.
 const (
-	maxFiles      = 20       // files mentioning a username that are read
+	maxFiles      = 20        // files mentioning a username that are read
 	maxFileBytes  = 256 << 10 // bytes read of one file
-	maxCandidates = 200      // passwords tried per account
+	maxCandidates = 200       // passwords tried per account
 )
 
 // shellFunc runs a command in the instance's sandboxed shell, in home.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,6 +122,9 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	m.mu.Unlock()
 	dir := filepath.Join(m.opts.WorkDir, id)
 	if err := reset.Remove(dir); err != nil {
+		return Info{}, err
+	}
+	if err := os.MkdirAll(m.opts.WorkDir, 0o755); err != nil {
 		return Info{}, err
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,

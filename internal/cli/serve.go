@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+func (e *env) serveCmd() *cobra.Command {
+	var (
+		listen, control, catalogDir, runDir, tokenFile, self string
+		idle                                                time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Host live instances of stored worlds for agents, with a control API for the orchestrator",
+		Long: `Serve instances of stored world snapshots, hundreds per process.
+
+Agent listener (--listen): the shop of instance ID answers on Host ID.localhost
+(any port), its messages MCP service at /i/ID/mcp (streamable HTTP) and its
+sandboxed shell at POST /i/ID/shell {"command": "..."}. Nothing else.
+
+Control listener (--control, a unix socket by default so that no browser or
+sandbox can reach it): create, reset, snapshot, diff, destroy, list, health,
+with "Authorization: Bearer TOKEN"; the token is written to --token-file
+(mode 0600). See docs/runtime.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := e.openStore(false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if catalogDir == "" {
+				catalogDir = filepath.Join(filepath.Dir(e.storeDir), "catalog")
+			}
+			if !isWorldDir(catalogDir) {
+				return fmt.Errorf("--catalog %s is not a catalog directory (the demo writes DIR/catalog beside DIR/store)", catalogDir)
+			}
+			if runDir == "" {
+				runDir = filepath.Join(os.TempDir(), "wildawm-serve-"+world.Hash([]byte(e.storeDir)).Short())
+			}
+			if err := os.MkdirAll(runDir, 0o755); err != nil {
+				return err
+			}
+			if err := os.Chmod(runDir, 0o755); err != nil {
+				return err
+			}
+			token, err := newToken()
+			if err != nil {
+				return err
+			}
+			if tokenFile == "" {
+				tokenFile = filepath.Join(runDir, "control.token")
+			}
+			if err := world.WriteFileAtomic(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+				return err
+			}
+			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache")},
+				CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"), Self: self, IdleTimeout: idle})
+			defer m.Close(context.WithoutCancel(ctx))
+
+			agentLn, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen %s: %w", listen, err)
+			}
+			ctlLn, ctlAddr, err := listenControl(control, runDir)
+			if err != nil {
+				agentLn.Close()
+				return err
+			}
+			servers := []*http.Server{
+				{Handler: m.AgentHandler(), ReadHeaderTimeout: 10 * time.Second},
+				{Handler: m.ControlHandler(token), ReadHeaderTimeout: 10 * time.Second},
+			}
+			errc := make(chan error, 2)
+			go func() { errc <- servers[0].Serve(agentLn) }()
+			go func() { errc <- servers[1].Serve(ctlLn) }()
+			e.progress("agents:  http://%s  (shop: Host ID.localhost; MCP: /i/ID/mcp; shell: POST /i/ID/shell)", agentLn.Addr())
+			e.progress("control: %s  (bearer token in %s)", ctlAddr, tokenFile)
+			select {
+			case <-ctx.Done():
+			case err = <-errc:
+			}
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			for _, s := range servers {
+				s.Shutdown(sctx)
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			return err
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8470", "agent listener address")
+	c.Flags().StringVar(&control, "control", "", "control listener: unix:PATH (default unix:RUN-DIR/control.sock) or HOST:PORT")
+	c.Flags().StringVar(&catalogDir, "catalog", "", "catalog directory (default: DIR/catalog beside the store)")
+	c.Flags().StringVar(&runDir, "run-dir", "", "instances and snapshot cache (must be searchable by unprivileged uids)")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "where to write the control bearer token (default RUN-DIR/control.token)")
+	c.Flags().StringVar(&self, "self", "Alex Rivera", "the persona's name as a message sender")
+	c.Flags().DurationVar(&idle, "idle", 30*time.Minute, "reclaim instances idle this long")
+	return c
+}
+
+func listenControl(spec, runDir string) (net.Listener, string, error) {
+	if spec == "" {
+		spec = "unix:" + filepath.Join(runDir, "control.sock")
+	}
+	if path, ok := strings.CutPrefix(spec, "unix:"); ok {
+		os.Remove(path)
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, "", fmt.Errorf("--control %s: %w", spec, err)
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			ln.Close()
+			return nil, "", err
+		}
+		return ln, spec, nil
+	}
+	ln, err := net.Listen("tcp", spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("--control %s: %w", spec, err)
+	}
+	return ln, "http://" + ln.Addr().String(), nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,202 @@
+package health_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/health"
+	"github.com/wildawm/wildawm/internal/pipeline"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+func needTools(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("instances mount overlayfs and the sandbox drops from root: run as root (CI does)")
+	}
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap and libfaketime): %v", err)
+	}
+}
+
+const logins = "notes/logins.md"
+
+// TestCheck builds the case-study world, checks that W0 is healthy, then
+// breaks copies of it and checks that each break is reported.
+func TestCheck(t *testing.T) {
+	needTools(t)
+	ctx := context.Background()
+	// The sandbox uid must be able to reach the instances: keep them under
+	// a searchable directory of the system's temporary directory.
+	runDir, err := os.MkdirTemp("", "wildawm-health-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runDir) })
+	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir(), RunDir: runDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := p.W0()
+
+	rep, err := health.Check(ctx, p.Env, w0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || len(rep.Problems) != 0 {
+		t.Fatalf("W0 is not healthy:\n%s", encode(t, rep))
+	}
+	if len(rep.Accounts) != 1 {
+		t.Fatalf("accounts %+v, want the persona's one shop account", rep.Accounts)
+	}
+	a := rep.Accounts[0]
+	if a.Site != "shop" || a.CredentialsFoundIn != logins+":1" || !a.LoggedIn || !a.HistoryOK {
+		t.Errorf("shop account: %+v", a)
+	}
+	if len(rep.Services) != 1 || rep.Services[0].Name != "messages" || !rep.Services[0].OK || !slices.Contains(rep.Services[0].Tools, "list_threads") {
+		t.Errorf("services: %+v", rep.Services)
+	}
+	user := a.Username
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "healthy") {
+		t.Errorf("text report %q, %v", text.String(), err)
+	}
+
+	// broken snapshots a copy of W0 changed by edit.
+	broken := func(t *testing.T, edit func(dir string)) *health.Report {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "w")
+		if err := p.Store.Checkout(ctx, w0, dir); err != nil {
+			t.Fatal(err)
+		}
+		edit(dir)
+		id, err := rollout.SnapshotWorld(ctx, p.Store, dir, w0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := health.Check(ctx, p.Env, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.OK {
+			t.Fatalf("a broken world is healthy:\n%s", encode(t, rep))
+		}
+		t.Logf("problems: %q", rep.Problems)
+		return rep
+	}
+	editNote := func(t *testing.T, dir string, edit func(string) string) {
+		t.Helper()
+		path := filepath.Join(dir, world.HomeDir, logins)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(edit(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	account := func(t *testing.T, rep *health.Report, site string) health.Account {
+		t.Helper()
+		for _, a := range rep.Accounts {
+			if a.Site == site {
+				return a
+			}
+		}
+		t.Fatalf("no %s account in %+v", site, rep.Accounts)
+		return health.Account{}
+	}
+	hasProblem := func(t *testing.T, rep *health.Report, parts ...string) {
+		t.Helper()
+		for _, p := range rep.Problems {
+			if !slices.ContainsFunc(parts, func(s string) bool { return !strings.Contains(p, s) }) {
+				return
+			}
+		}
+		t.Errorf("no problem mentions %q: %q", parts, rep.Problems)
+	}
+
+	t.Run("logins note removed", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			if err := os.Remove(filepath.Join(dir, world.HomeDir, logins)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		a := account(t, rep, "shop")
+		if a.CredentialsFoundIn != "" || a.LoggedIn || a.HistoryOK {
+			t.Errorf("shop account: %+v", a)
+		}
+		hasProblem(t, rep, "account shop/"+user, "not discoverable")
+	})
+	t.Run("wrong password in the note", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			editNote(t, dir, func(s string) string {
+				return strings.Replace(s, "password `", "password `wrong-", 1)
+			})
+		})
+		a := account(t, rep, "shop")
+		if a.CredentialsFoundIn != "" || a.LoggedIn {
+			t.Errorf("shop account: %+v", a)
+		}
+		hasProblem(t, rep, "account shop/"+user, logins, "no password next to it matches")
+	})
+	t.Run("messages table missing", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			db, err := state.OpenDB(world.DBPath(dir, "messages"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`DROP TABLE participants`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "messages" })
+		if i < 0 || rep.Services[i].OK {
+			t.Fatalf("services: %+v", rep.Services)
+		}
+		hasProblem(t, rep, "service messages", "does not load", "participants")
+	})
+	t.Run("account without a site server", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			accts, err := world.ReadAccounts(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			accts = append(accts, world.Account{Site: "recipes", Username: "alex.cooks", PasswordHash: world.HashPassword("recipes", "alex.cooks", "test", "basil-77")})
+			if err := world.WriteAccounts(dir, accts); err != nil {
+				t.Fatal(err)
+			}
+			editNote(t, dir, func(s string) string { return s + "- recipes: user `alex.cooks`, password `basil-77`\n" })
+		})
+		r := account(t, rep, "recipes")
+		if r.CredentialsFoundIn != logins+":2" || r.LoggedIn {
+			t.Errorf("recipes account: %+v", r)
+		}
+		hasProblem(t, rep, "account recipes/alex.cooks", "no site server for recipes")
+		if s := account(t, rep, "shop"); !s.OK() {
+			t.Errorf("the shop account broke too: %+v", s)
+		}
+		if len(rep.Problems) != 1 {
+			t.Errorf("problems %q, want only the recipes one", rep.Problems)
+		}
+	})
+}
+
+func encode(t *testing.T, rep *health.Report) string {
+	t.Helper()
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
