@@ -24,7 +24,7 @@
 //     site and service on a scratch copy of the world, one by one, to name
 //     the one that fails.
 //
-// It imports internal/rollout, internal/runtime, internal/reset,
+// It imports internal/rollout, internal/runtime, internal/sandbox,
 // internal/site/shop, internal/service/messages, internal/state and
 // internal/world.
 package health

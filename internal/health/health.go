@@ -254,20 +254,24 @@ func (c *checker) checkAccount(ctx context.Context, inst *runtime.Instance, a wo
 	if err != nil {
 		return err
 	}
+	served := a.Site == shop.SiteName
+	noLogin := ""
+	if served {
+		noLogin = ", so the account cannot log in"
+	}
 	switch {
 	case cred.found():
 		ra.CredentialsFoundIn = cred.where
 	case len(cred.mentions) == 0:
-		c.accountProblem(ra, "the credentials are not discoverable in the workspace: no file in home mentions the username; fix: write the username and password into a notes file (e.g. home/notes/logins.md)")
+		c.accountProblem(ra, "the credentials are not discoverable in the workspace: no file in home mentions the username%s; fix: write the username and password into a notes file (e.g. home/notes/logins.md)", noLogin)
 	default:
-		c.accountProblem(ra, "%s mentions the username but no password next to it matches the stored hash; fix: correct the password in the note (or the account in accounts.json)", strings.Join(cred.mentions, ", "))
+		c.accountProblem(ra, "%s mentions the username but no password next to it matches the stored hash%s; fix: correct the password in the note (or the account in accounts.json)", strings.Join(cred.mentions, ", "), noLogin)
 	}
-	if a.Site != shop.SiteName {
+	if !served {
 		c.accountProblem(ra, "no site server for %s; fix: add the site's server (an overlay) or remove the account from accounts.json", a.Site)
 		return nil
 	}
 	if !cred.found() {
-		c.accountProblem(ra, "cannot log in on %s: no valid password was found in the workspace", a.Site)
 		return nil
 	}
 	return c.checkShop(ctx, inst, a.Username, cred.password, ra)
@@ -329,7 +333,8 @@ func (c *checker) diagnose(ctx context.Context, name string, bootErr error) erro
 	site, err := shop.New(shop.Options{CatalogDir: c.env.CatalogDir, WorldDir: ri.Dir(), Clock: world.FixedClock(t)})
 	if err != nil {
 		found = true
-		c.worldProblem("the shop site does not load: %v; fix the catalog directory or db/%s%s", err, shop.DBName, world.DBExt)
+		msg := strings.ReplaceAll(err.Error(), ri.Dir()+string(filepath.Separator), "")
+		c.worldProblem("the shop site does not load, so the world does not boot: %s; fix the catalog directory or db/%s%s", msg, shop.DBName, world.DBExt)
 	} else {
 		site.Close()
 	}
@@ -347,7 +352,9 @@ func (c *checker) diagnose(ctx context.Context, name string, bootErr error) erro
 		default:
 			if err := p.load(ri.Dir(), world.FixedClock(t), c.env.Self); err != nil {
 				found = true
-				c.serviceProblem(&s, "does not load, so the world does not boot: %v; fix db/%s%s so that it has the service's tables and columns (docs/services/%s.md)", err, name, world.DBExt, name)
+				// Name the database as it is in the world, not in the scratch copy.
+				msg := strings.ReplaceAll(err.Error(), ri.Dir()+string(filepath.Separator), "")
+				c.serviceProblem(&s, "does not load, so the world does not boot: %s; fix db/%s%s so that it has the service's tables and columns (docs/services/%s.md)", msg, name, world.DBExt, name)
 			} else {
 				s.Error = "not checked: the world does not boot"
 			}

@@ -123,6 +123,13 @@ func TestCheck(t *testing.T) {
 		t.Errorf("no problem mentions %q: %q", parts, rep.Problems)
 	}
 
+	t.Cleanup(func() {
+		left, _ := os.ReadDir(filepath.Join(runDir, "instances"))
+		for _, e := range left {
+			t.Errorf("instance %s left behind", e.Name())
+		}
+	})
+
 	t.Run("logins note removed", func(t *testing.T) {
 		rep := broken(t, func(dir string) {
 			if err := os.Remove(filepath.Join(dir, world.HomeDir, logins)); err != nil {
@@ -164,7 +171,37 @@ func TestCheck(t *testing.T) {
 		if i < 0 || rep.Services[i].OK {
 			t.Fatalf("services: %+v", rep.Services)
 		}
-		hasProblem(t, rep, "service messages", "does not load", "participants")
+		hasProblem(t, rep, "service messages", "does not load", "db/messages.sqlite", "participants")
+		for _, p := range rep.Problems {
+			if strings.Contains(p, runDir) {
+				t.Errorf("a problem names the scratch copy: %q", p)
+			}
+		}
+		if a := account(t, rep, "shop"); a.LoggedIn || !strings.Contains(a.Error, "not checked") {
+			t.Errorf("shop account of a world that does not boot: %+v", a)
+		}
+	})
+	t.Run("service without a server", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			db, err := state.OpenDB(world.DBPath(dir, "calendar"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`CREATE TABLE events (id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE)`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "calendar" })
+		if i < 0 || rep.Services[i].OK {
+			t.Fatalf("services: %+v", rep.Services)
+		}
+		hasProblem(t, rep, "service calendar", "no MCP server")
+		if len(rep.Problems) != 1 {
+			t.Errorf("problems %q, want only the calendar one", rep.Problems)
+		}
 	})
 	t.Run("account without a site server", func(t *testing.T) {
 		rep := broken(t, func(dir string) {
