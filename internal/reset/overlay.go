@@ -116,6 +116,7 @@ type overlayInstance struct {
 	rootMode             os.FileMode
 	tmpfsOpts, ovlOpts   string
 	mode                 OverlayReset
+	noMetacopy           bool // the kernel refused metacopy=on
 
 	mu             sync.Mutex
 	tmpfsUp, ovlUp bool
@@ -145,7 +146,20 @@ func (in *overlayInstance) makeUpper() error {
 	return nil
 }
 
+// mountOverlay mounts the overlay, with metacopy=on where the kernel has
+// it: a chown or chmod then copies up only metadata, not file content (the
+// runtime chowns every home for its sandbox uid after each reset).
 func (in *overlayInstance) mountOverlay() error {
+	if !in.noMetacopy {
+		err := unix.Mount("overlay", in.dir, "overlay", 0, in.ovlOpts+",metacopy=on")
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("overlay: mount overlay at %s: %w", in.dir, mountErr(err))
+		}
+		in.noMetacopy = true
+	}
 	if err := unix.Mount("overlay", in.dir, "overlay", 0, in.ovlOpts); err != nil {
 		return fmt.Errorf("overlay: mount overlay at %s: %w", in.dir, mountErr(err))
 	}

@@ -46,8 +46,10 @@ type Instance struct {
 	clock world.Clock
 
 	mu      sync.Mutex
-	shopH   http.Handler // rebuilt on every reset: sessions never survive one
-	mcpH    http.Handler
+	site    *shop.Site
+	svc     *messages.Service
+	shopH   http.Handler
+	mcpH    http.Handler // rebuilt on every reset: MCP sessions never survive one
 	servers []*http.Server
 
 	ShopURL string // the shop website, for the browser
@@ -104,8 +106,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	return in, nil
 }
 
-// prepare reads the clock, lets the sandbox uid write home and (re)builds
-// the site and service, which drops every session.
+// prepare reads the clock, lets the sandbox uid write home and builds the
+// site and service on the first call; later calls (resets) only drop every
+// web and MCP session, so a reset costs no template parsing or catalog
+// opening.
 func (in *Instance) prepare() error {
 	m, err := world.ReadManifest(in.inst.Dir())
 	if err != nil {
@@ -115,20 +119,29 @@ func (in *Instance) prepare() error {
 	if err != nil {
 		return err
 	}
+	if in.clock != nil && in.clock.Now() != t {
+		return fmt.Errorf("prepare instance: the world's clock changed from %s to %s", in.clock.Now(), t)
+	}
 	in.clock = world.FixedClock(t)
 	if err := sandbox.PrepareHome(filepath.Join(in.inst.Dir(), world.HomeDir), in.opts.SandboxUID, in.opts.SandboxGID); err != nil {
 		return fmt.Errorf("prepare home: %w", err)
 	}
-	site, err := shop.New(shop.Options{CatalogDir: in.opts.CatalogDir, WorldDir: in.inst.Dir(), Clock: in.clock, Logger: in.opts.Logger})
-	if err != nil {
-		return err
-	}
-	svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
-	if err != nil {
-		return err
+	if in.site == nil {
+		site, err := shop.New(shop.Options{CatalogDir: in.opts.CatalogDir, WorldDir: in.inst.Dir(), Clock: in.clock, Logger: in.opts.Logger})
+		if err != nil {
+			return err
+		}
+		svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
+		if err != nil {
+			site.Close()
+			return err
+		}
+		in.site, in.svc = site, svc
+	} else {
+		in.site.ClearSessions()
 	}
 	in.mu.Lock()
-	in.shopH, in.mcpH = site.Handler(), svc.HTTPHandler()
+	in.shopH, in.mcpH = in.site.Handler(), in.svc.HTTPHandler()
 	in.mu.Unlock()
 	return nil
 }
@@ -183,6 +196,9 @@ func (in *Instance) Close(ctx context.Context) error {
 	var errs []error
 	for _, s := range in.servers {
 		errs = append(errs, s.Close())
+	}
+	if in.site != nil {
+		errs = append(errs, in.site.Close())
 	}
 	errs = append(errs, in.inst.Close(context.WithoutCancel(ctx)))
 	return errors.Join(errs...)

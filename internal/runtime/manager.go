@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,9 +57,10 @@ type Manager struct {
 	opts ManagerOptions
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	insts map[string]*managed
-	next  int
+	mu      sync.Mutex
+	insts   map[string]*managed
+	byToken map[string]*managed
+	next    int
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -64,12 +68,15 @@ type Manager struct {
 
 type managed struct {
 	id       string
+	token    string // the agent's unguessable address of this instance
 	snapshot world.ID
 	inst     *Instance
 	lastUsed atomic.Int64 // unix nanoseconds
-	// rw: requests hold it shared; reset, snapshot and destroy exclusive.
-	rw      sync.RWMutex
-	closed  bool
+	// ops serialises the control operations (reset, snapshot, diff,
+	// destroy). Agent requests do not take it: a streaming MCP request may
+	// stay open indefinitely and must not block a reset.
+	ops     sync.Mutex
+	closed  atomic.Bool
 	crashes atomic.Int64
 }
 
@@ -87,16 +94,19 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.FirstUID == 0 {
 		opts.FirstUID = 300000
 	}
-	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, stop: make(chan struct{})}
+	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.reaper()
 	return m
 }
 
-// Info describes an instance.
+// Info describes an instance. ID names it on the control API; Token is
+// its unguessable address on the agent listener, given only to the agent
+// that works in it.
 type Info struct {
 	ID       string   `json:"id"`
 	Snapshot world.ID `json:"snapshot"`
+	Token    string   `json:"token"`
 	// ShopHost is the Host the shop answers to on the agent listener.
 	ShopHost string `json:"shop_host"`
 	// MCPPath is the path of the messages service on the agent listener.
@@ -108,9 +118,18 @@ type Info struct {
 }
 
 func (mi *managed) info() Info {
-	return Info{ID: mi.id, Snapshot: mi.snapshot, ShopHost: mi.id + ".localhost", MCPPath: "/i/" + mi.id + "/mcp",
-		ShellPath: "/i/" + mi.id + "/shell", Clock: mi.inst.Clock().Now(),
+	return Info{ID: mi.id, Snapshot: mi.snapshot, Token: mi.token, ShopHost: mi.token + ".localhost", MCPPath: "/i/" + mi.token + "/mcp",
+		ShellPath: "/i/" + mi.token + "/shell", Clock: mi.inst.Clock().Now(),
 		IdleFor: time.Since(time.Unix(0, mi.lastUsed.Load())).Round(time.Second).String()}
+}
+
+// newToken returns 128 random bits in lowercase hex (a valid DNS label).
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // Create starts an instance of snapshot.
@@ -133,10 +152,16 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	mi := &managed{id: id, snapshot: snapshot, inst: inst}
+	token, err := newToken()
+	if err != nil {
+		inst.Close(ctx)
+		return Info{}, err
+	}
+	mi := &managed{id: id, token: token, snapshot: snapshot, inst: inst}
 	mi.lastUsed.Store(time.Now().UnixNano())
 	m.mu.Lock()
 	m.insts[id] = mi
+	m.byToken[token] = mi
 	m.mu.Unlock()
 	return mi.info(), nil
 }
@@ -178,8 +203,8 @@ func (m *Manager) Reset(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	mi.rw.Lock()
-	defer mi.rw.Unlock()
+	mi.ops.Lock()
+	defer mi.ops.Unlock()
 	mi.lastUsed.Store(time.Now().UnixNano())
 	return mi.inst.Reset(ctx)
 }
@@ -190,8 +215,8 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (world.ID, error) {
 	if err != nil {
 		return world.ID{}, err
 	}
-	mi.rw.Lock()
-	defer mi.rw.Unlock()
+	mi.ops.Lock()
+	defer mi.ops.Unlock()
 	sum, err := state.Summarize(ctx, mi.inst.Dir())
 	if err != nil {
 		return world.ID{}, err
@@ -213,8 +238,8 @@ func (m *Manager) Diff(ctx context.Context, id string) (*state.Diff, error) {
 	if err != nil {
 		return nil, err
 	}
-	mi.rw.Lock()
-	defer mi.rw.Unlock()
+	mi.ops.Lock()
+	defer mi.ops.Unlock()
 	return state.Compare(ctx, lower, mi.inst.Dir())
 }
 
@@ -223,13 +248,16 @@ func (m *Manager) Destroy(ctx context.Context, id string) error {
 	m.mu.Lock()
 	mi, ok := m.insts[id]
 	delete(m.insts, id)
+	if ok {
+		delete(m.byToken, mi.token)
+	}
 	m.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoInstance, id)
 	}
-	mi.rw.Lock()
-	defer mi.rw.Unlock()
-	mi.closed = true
+	mi.ops.Lock()
+	defer mi.ops.Unlock()
+	mi.closed.Store(true)
 	return mi.inst.Close(ctx)
 }
 
@@ -276,23 +304,25 @@ func (m *Manager) reclaimIdle(now time.Time) int {
 	return n
 }
 
-// AgentHandler is the agent-facing listener: the shop of instance ID on
-// Host ID.localhost, its MCP service at /i/ID/mcp and its shell at
-// /i/ID/shell (POST {"command": "..."}). Nothing else is served: no control,
-// no store, no verifier, no other instance.
+// AgentHandler is the agent-facing listener: the shop of the instance
+// whose token is TOKEN on Host TOKEN.localhost, its MCP service at
+// /i/TOKEN/mcp and its shell at /i/TOKEN/shell (POST {"command": "..."}).
+// Tokens are 128 random bits handed out by the control API only, so an
+// agent can address its own instance and no other. Nothing else is served:
+// no control, no store, no verifier.
 func (m *Manager) AgentHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 			host = host[:i]
 		}
-		if id, ok := strings.CutSuffix(host, ".localhost"); ok && validID(id) {
+		if id, ok := strings.CutSuffix(host, ".localhost"); ok && validToken(id) {
 			m.serve(w, r, id, func(mi *managed) http.Handler { return mi.inst.ShopHandler() })
 			return
 		}
 		rest, ok := strings.CutPrefix(r.URL.Path, "/i/")
 		id, sub, _ := strings.Cut(rest, "/")
-		if !ok || !validID(id) {
+		if !ok || !validToken(id) {
 			http.NotFound(w, r)
 			return
 		}
@@ -309,31 +339,39 @@ func (m *Manager) AgentHandler() http.Handler {
 	})
 }
 
-func validID(id string) bool {
-	if len(id) < 2 || len(id) > 12 || id[0] != 'i' {
+func validToken(t string) bool {
+	if len(t) != 32 {
 		return false
 	}
-	for _, c := range id[1:] {
-		if c < '0' || c > '9' {
+	for _, c := range t {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 			return false
 		}
 	}
 	return true
 }
 
-// serve runs h for instance id, isolating a panic to that request.
-func (m *Manager) serve(w http.ResponseWriter, r *http.Request, id string, h func(*managed) http.Handler) {
-	mi, err := m.get(id)
-	if err != nil {
+// byAgentToken finds the instance whose token equals t, comparing in
+// constant time.
+func (m *Manager) byAgentToken(t string) *managed {
+	m.mu.Lock()
+	mi := m.byToken[t]
+	m.mu.Unlock()
+	if mi == nil || subtle.ConstantTimeCompare([]byte(mi.token), []byte(t)) != 1 {
+		return nil
+	}
+	return mi
+}
+
+// serve runs h for the instance addressed by token, isolating a panic to
+// that request.
+func (m *Manager) serve(w http.ResponseWriter, r *http.Request, token string, h func(*managed) http.Handler) {
+	mi := m.byAgentToken(token)
+	if mi == nil || mi.closed.Load() {
 		http.NotFound(w, r)
 		return
 	}
-	mi.rw.RLock()
-	defer mi.rw.RUnlock()
-	if mi.closed {
-		http.NotFound(w, r)
-		return
-	}
+	id := mi.id
 	mi.lastUsed.Store(time.Now().UnixNano())
 	defer func() {
 		if v := recover(); v != nil {

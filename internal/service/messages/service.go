@@ -49,6 +49,8 @@ type Service struct {
 	log   *slog.Logger
 	// sessionTimeout closes idle streamable-HTTP sessions.
 	sessionTimeout time.Duration
+	srvOnce        sync.Once
+	srv            *mcp.Server
 	// writeMu serializes this process's write transactions; BEGIN IMMEDIATE
 	// serializes them against other processes.
 	writeMu sync.Mutex
@@ -102,7 +104,10 @@ func (s *Service) Server() *mcp.Server {
 // server for all sessions. The SDK's default DNS-rebinding protection stays on:
 // requests that arrive on a loopback address must name a loopback Host.
 func (s *Service) HTTPHandler() http.Handler {
-	srv := s.Server()
+	// One server serves every handler of this service: building one infers
+	// the tools' JSON schemas, which costs more than a reset.
+	s.srvOnce.Do(func() { s.srv = s.Server() })
+	srv := s.srv
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.sessionTimeout})
 }
 

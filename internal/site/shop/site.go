@@ -496,3 +496,7 @@ func wrapInternal(err error) error {
 	}
 	return nil
 }
+
+// ClearSessions logs everybody out; the runtime calls it when the world
+// under the site is reset.
+func (s *Site) ClearSessions() { s.sessions.Clear() }

@@ -153,3 +153,11 @@ func (s *Sessions) drop(r *http.Request) {
 	delete(s.m, c.Value)
 	// order keeps the stale token; eviction of a missing key is a no-op.
 }
+
+// Clear ends every session (an instance reset: nobody stays logged in).
+func (s *Sessions) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m = make(map[string]*entry)
+	s.order = nil
+}

@@ -1,0 +1,41 @@
+package loadtest_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/loadtest"
+	"github.com/wildawm/wildawm/internal/pipeline"
+	"github.com/wildawm/wildawm/internal/sandbox"
+)
+
+// TestNoLostStates drives a few instances with concurrent resets, MCP calls
+// and shell commands, then checks every final state against a replay.
+func TestNoLostStates(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("instances mount overlayfs: run as root (CI does)")
+	}
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("the sandbox cannot run here: %v", err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
+		RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: 8, Workers: 4, Duration: 4 * time.Second, Seed: 1, Progress: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", rep)
+	if rep.Lost != 0 || len(rep.Failures) != 0 {
+		t.Fatalf("lost or corrupted states: %d; failures: %v", rep.Lost, rep.Failures)
+	}
+	if rep.Checked != 8 || rep.Resets == 0 || rep.ToolCalls == 0 || rep.ShellCalls == 0 {
+		t.Fatalf("the load did not exercise everything: %+v", rep)
+	}
+}
