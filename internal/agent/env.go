@@ -57,14 +57,24 @@ func (e *Env) record(iface, tool string, args map[string]any, start time.Time, o
 	e.Traj.Steps = append(e.Traj.Steps, s)
 }
 
-// Open navigates the browser to a path of the shop (or an absolute URL).
+// Open navigates the browser to a path of the instance's website ("/p/X"),
+// or to an absolute URL on the same origin. Anything else (another host or
+// port, file:, data:, javascript:) is refused: the agent's browser reaches
+// its own instance only.
 func (e *Env) Open(ctx context.Context, path string) error {
 	start := time.Now()
 	url := path
-	if strings.HasPrefix(path, "/") {
+	var err error
+	switch {
+	case strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//"):
 		url = e.BaseURL + path
+	case strings.HasPrefix(path, e.BaseURL+"/") || path == e.BaseURL:
+	default:
+		err = fmt.Errorf("refused: %q is not on this instance's website (%s); open a path such as /login", path, e.BaseURL)
 	}
-	err := e.Browser.Navigate(ctx, url)
+	if err == nil {
+		err = e.Browser.Navigate(ctx, url)
+	}
 	e.record(GUI, "browser.open", map[string]any{"url": path}, start, "", err)
 	return err
 }

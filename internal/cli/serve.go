@@ -23,7 +23,7 @@ import (
 func (e *env) serveCmd() *cobra.Command {
 	var (
 		listen, control, catalogDir, runDir, tokenFile, self string
-		idle                                                time.Duration
+		idle                                                 time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "serve",

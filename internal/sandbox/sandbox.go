@@ -29,7 +29,12 @@ const (
 	DefaultTimeout   = 30 * time.Second
 	DefaultMaxOutput = 1 << 20 // per stream
 	DefaultMaxProcs  = 256     // RLIMIT_NPROC of the sandbox uid
-	tmpSize          = 256 << 20
+	// DefaultMaxMemory is RLIMIT_AS of every sandboxed process (2 GiB).
+	DefaultMaxMemory = 2 << 30
+	// devShmSize bounds /dev/shm (bwrap's /dev tmpfs is otherwise half of
+	// RAM and writable by the sandbox user).
+	devShmSize = 64 << 20
+	tmpSize    = 256 << 20
 )
 
 // Options says what a command runs over and within which limits. The zero
@@ -41,6 +46,7 @@ type Options struct {
 	Timeout   time.Duration     // default 30s; wall-time limit, then the whole process tree is killed
 	MaxOutput int               // default 1 MiB per stream; excess dropped, Result.Truncated set
 	MaxProcs  int               // default 256 (as root); RLIMIT_NPROC of the sandbox uid (host-wide, see doc)
+	MaxMemory int64             // default 2 GiB; RLIMIT_AS of each sandboxed process (no cgroup: tmpfs pages are bounded by the tmpfs sizes)
 	Env       map[string]string // extra environment; may override the defaults
 	Clock     world.Clock       // optional frozen time, via libfaketime (see doc)
 }
@@ -192,8 +198,8 @@ func (o Options) withDefaults() (Options, error) {
 	if err := checkDir(o.Home); err != nil {
 		return o, err
 	}
-	if o.UID < 0 || o.GID < 0 || o.Timeout < 0 || o.MaxOutput < 0 || o.MaxProcs < 0 {
-		return o, errors.New("sandbox: negative UID, GID, Timeout, MaxOutput or MaxProcs")
+	if o.UID < 0 || o.GID < 0 || o.Timeout < 0 || o.MaxOutput < 0 || o.MaxProcs < 0 || o.MaxMemory < 0 {
+		return o, errors.New("sandbox: negative UID, GID, Timeout, MaxOutput, MaxProcs or MaxMemory")
 	}
 	o = o.withIDDefaults()
 	if o.Timeout == 0 {
@@ -296,6 +302,14 @@ func (o Options) argv(command string) ([]string, error) {
 		n := strconv.Itoa(procs)
 		a = append(a, "--nproc="+n+":"+n)
 	}
+	mem := o.MaxMemory
+	if mem == 0 {
+		mem = DefaultMaxMemory
+	}
+	if mem > 0 {
+		n := strconv.FormatInt(mem, 10)
+		a = append(a, "--as="+n+":"+n)
+	}
 	a = append(a, "--")
 	if switchUser {
 		a = append(a, tools.setpriv,
@@ -311,6 +325,8 @@ func (o Options) argv(command string) ([]string, error) {
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
+		"--size", strconv.Itoa(devShmSize), "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
 		"--size", strconv.Itoa(tmpSize), "--tmpfs", "/tmp",
 		"--bind", o.Home, HomePath,
 	)
