@@ -94,25 +94,28 @@ func managerAttacks(f *fixture) []attack {
 	return []attack{
 		{
 			name: "another instance through the agent listener", category: "control",
-			action:  "as the agent of instance i1 on the shared agent listener: POST /i/i2/shell, GET / with Host i2.localhost, list_threads on /i/i2/mcp",
-			contain: "refused: an agent reaches only the instance it was given",
-			hole:    "runtime.Manager.AgentHandler routes by instance id alone (sequential, guessable i1, i2, ...) with no per-instance credential: give each instance an unguessable capability (crypto/rand, 128 bits) returned only by the control API and required on every agent request (path /i/TOKEN/..., Host TOKEN.localhost), compared in constant time",
+			action:  "as the agent of instance i1 on the shared agent listener, address i2 by what an agent can know or guess (its control id i2, a forged token, i1's token with a flipped digit): POST /i/X/shell, GET / with Host X.localhost, list_threads on /i/X/mcp",
+			contain: "refused: instances are addressed by 128-bit tokens only the control API hands out",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				var reached []string
-				st, body, err := f.agentShell(ctx, f.mg.vic.ShellPath, "id -u")
-				if err != nil {
-					return "", err
-				}
-				if st == http.StatusOK && strings.Contains(body, `"stdout"`) {
-					reached = append(reached, "shell ("+strings.TrimSpace(body)+")")
-				}
-				req, _ := http.NewRequestWithContext(ctx, "GET", f.mg.agentURL+"/", nil)
-				req.Host = f.mg.vic.ShopHost
-				if st, _, err := f.do(req); err == nil && st == http.StatusOK {
-					reached = append(reached, "shop")
-				}
-				if _, err := listThreads(ctx, f.mg.agentURL+f.mg.vic.MCPPath); err == nil {
-					reached = append(reached, "mcp")
+				own := f.mg.att.Token
+				flipped := own[:len(own)-1] + string("0123456789abcdef"[(strings.IndexByte("0123456789abcdef", own[len(own)-1])+1)%16])
+				for _, x := range []string{f.mg.vic.ID, "00000000000000000000000000000000", flipped} {
+					st, body, err := f.agentShell(ctx, "/i/"+x+"/shell", "id -u")
+					if err != nil {
+						return "", err
+					}
+					if st == http.StatusOK && strings.Contains(body, `"stdout"`) {
+						reached = append(reached, "shell via "+x+" ("+strings.TrimSpace(body)+")")
+					}
+					req, _ := http.NewRequestWithContext(ctx, "GET", f.mg.agentURL+"/", nil)
+					req.Host = x + ".localhost"
+					if st, _, err := f.do(req); err == nil && st == http.StatusOK {
+						reached = append(reached, "shop via "+x)
+					}
+					if _, err := listThreads(ctx, f.mg.agentURL+"/i/"+x+"/mcp"); err == nil {
+						reached = append(reached, "mcp via "+x)
+					}
 				}
 				if len(reached) > 0 {
 					return "", fmt.Errorf("i1's agent reached i2's %s", strings.Join(reached, ", "))

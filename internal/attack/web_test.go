@@ -385,14 +385,12 @@ func openInBrowser(ctx context.Context, f *fixture, u string) (string, error) {
 
 func browserAttacks(f *fixture) []attack {
 	_ = f
-	const fix = "agent.Env.Open passes any absolute URL to a root Chromium (--no-sandbox) with full network and file access: accept only paths on BaseURL, and make internal/browser block every request outside the instance origin (Fetch interception), run it unprivileged"
 	return []attack{
 		{
 			name: "open B's shop in A's browser", category: "browser",
 			action:  "from a rollout session on A, agent.Env.Open(B's ShopURL + \"/login\")",
 			contain: "refused: the agent's browser reaches only its own instance",
 			needs:   "chromium",
-			hole:    fix,
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				txt, err := openInBrowser(ctx, f, f.b.ShopURL+"/login")
 				if err == nil && txt != "" {
@@ -406,7 +404,6 @@ func browserAttacks(f *fixture) []attack {
 			action:  "from a rollout session on A, agent.Env.Open(\"file://\" + the task's verifier scripts directory)",
 			contain: "refused: no file:// URL is opened",
 			needs:   "chromium",
-			hole:    fix,
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				txt, err := openInBrowser(ctx, f, "file://"+f.p.VerifierDir+"/scripts/")
 				if err == nil && txt != "" {

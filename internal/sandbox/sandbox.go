@@ -29,8 +29,8 @@ const (
 	DefaultTimeout   = 30 * time.Second
 	DefaultMaxOutput = 1 << 20 // per stream
 	DefaultMaxProcs  = 256     // RLIMIT_NPROC of the sandbox uid
-	// DefaultMaxMemory is RLIMIT_AS of every sandboxed process (2 GiB).
-	DefaultMaxMemory = 2 << 30
+	// DefaultMaxMemory is RLIMIT_AS of every sandboxed process (1 GiB).
+	DefaultMaxMemory = 1 << 30
 	// devShmSize bounds /dev/shm (bwrap's /dev tmpfs is otherwise half of
 	// RAM and writable by the sandbox user).
 	devShmSize = 64 << 20
@@ -46,7 +46,7 @@ type Options struct {
 	Timeout   time.Duration     // default 30s; wall-time limit, then the whole process tree is killed
 	MaxOutput int               // default 1 MiB per stream; excess dropped, Result.Truncated set
 	MaxProcs  int               // default 256 (as root); RLIMIT_NPROC of the sandbox uid (host-wide, see doc)
-	MaxMemory int64             // default 2 GiB; RLIMIT_AS of each sandboxed process (no cgroup: tmpfs pages are bounded by the tmpfs sizes)
+	MaxMemory int64             // default 1 GiB; RLIMIT_AS of each sandboxed process (no cgroup: tmpfs pages are bounded by the tmpfs sizes)
 	Env       map[string]string // extra environment; may override the defaults
 	Clock     world.Clock       // optional frozen time, via libfaketime (see doc)
 }
