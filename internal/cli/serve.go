@@ -24,6 +24,7 @@ func (e *env) serveCmd() *cobra.Command {
 	var (
 		listen, control, catalogDir, runDir, tokenFile, self string
 		idle                                                 time.Duration
+		unsafeShell                                          bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -72,7 +73,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 				return err
 			}
 			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache")},
-				CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"), Self: self, IdleTimeout: idle})
+				CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"), Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell})
 			defer m.Close(context.WithoutCancel(ctx))
 
 			agentLn, err := net.Listen("tcp", listen)
@@ -115,6 +116,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 	c.Flags().StringVar(&tokenFile, "token-file", "", "where to write the control bearer token (default RUN-DIR/control.token)")
 	c.Flags().StringVar(&self, "self", "Alex Rivera", "the persona's name as a message sender")
 	c.Flags().DurationVar(&idle, "idle", 30*time.Minute, "reclaim instances idle this long")
+	c.Flags().BoolVar(&unsafeShell, "unsafe-shell", false, "without bubblewrap, run agents' shell commands unsandboxed (refused otherwise)")
 	return c
 }
 

@@ -1,12 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -36,7 +38,11 @@ type Options struct {
 	// NoListen serves the instance only through Handler (a Manager mounts
 	// hundreds in one listener); by default Start opens two loopback ports.
 	NoListen bool
-	Logger   *slog.Logger
+	// UnsafeShell runs shell commands without the sandbox when bubblewrap
+	// cannot run here. Without it such commands are refused: an agent's
+	// commands are untrusted.
+	UnsafeShell bool
+	Logger      *slog.Logger
 }
 
 // Instance is one live world.
@@ -44,6 +50,8 @@ type Instance struct {
 	opts  Options
 	inst  reset.Instance
 	clock world.Clock
+	// sandboxAvailable replaces sandbox.Available in tests.
+	sandboxAvailable func() error
 
 	mu      sync.Mutex
 	site    *shop.Site
@@ -172,15 +180,55 @@ func (in *Instance) Dir() string { return in.inst.Dir() }
 // Clock is the instance's frozen clock.
 func (in *Instance) Clock() world.Clock { return in.clock }
 
+// ErrNoSandbox is returned by Shell when the sandbox cannot run here and
+// the instance was not started with UnsafeShell.
+var ErrNoSandbox = errors.New("the sandboxed shell cannot run here (bubblewrap missing or user namespaces blocked); untrusted commands are refused: install bubblewrap, or start with --unsafe-shell to run them unsandboxed at your own risk")
+
 // Shell runs command in the sandboxed shell over the instance's home.
 func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result, error) {
+	home := filepath.Join(in.inst.Dir(), world.HomeDir)
+	available := sandbox.Available
+	if in.sandboxAvailable != nil {
+		available = in.sandboxAvailable
+	}
+	if err := available(); err != nil {
+		if !in.opts.UnsafeShell {
+			return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
+		}
+		return unsafeShell(ctx, home, command, in.opts.ShellTimeout)
+	}
 	return sandbox.Run(ctx, sandbox.Options{
-		Home:    filepath.Join(in.inst.Dir(), world.HomeDir),
+		Home:    home,
 		UID:     in.opts.SandboxUID,
 		GID:     in.opts.SandboxGID,
 		Timeout: in.opts.ShellTimeout,
 		Clock:   in.clock,
 	}, command)
+}
+
+// unsafeShell runs command with bash in home, with a timeout and nothing
+// else: only for trusted commands on machines without bubblewrap.
+func unsafeShell(ctx context.Context, home, command string, timeout time.Duration) (*sandbox.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
+	cmd.Dir = home
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "TZ=UTC", "LANG=C.UTF-8"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	res := &sandbox.Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		res.TimedOut, res.ExitCode = true, -1
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	case err != nil:
+		return nil, err
+	}
+	return res, nil
 }
 
 // Reset returns the instance to its snapshot and drops every session.

@@ -42,6 +42,9 @@ type ManagerOptions struct {
 	SessionTimeout time.Duration
 	// ShellTimeout bounds one agent shell command (60 s).
 	ShellTimeout time.Duration
+	// UnsafeShell runs agents' commands unsandboxed when bubblewrap cannot
+	// run (see Options.UnsafeShell).
+	UnsafeShell bool
 	// FirstUID is the first unprivileged uid given to instances' shells,
 	// one per instance (default 300000): a fork bomb in one instance hits
 	// only its own process limit.
@@ -148,7 +151,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
 		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log,
-		SandboxUID: uid, SandboxGID: uid})
+		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell})
 	if err != nil {
 		return Info{}, err
 	}
@@ -283,13 +286,14 @@ func (m *Manager) reaper() {
 		case <-m.stop:
 			return
 		case <-tick.C:
-			m.reclaimIdle(time.Now())
+			m.ReclaimIdle(time.Now())
 		}
 	}
 }
 
-// reclaimIdle destroys instances idle since before now - IdleTimeout.
-func (m *Manager) reclaimIdle(now time.Time) int {
+// ReclaimIdle destroys the instances idle since before now - IdleTimeout
+// and returns how many; the manager calls it periodically.
+func (m *Manager) ReclaimIdle(now time.Time) int {
 	n := 0
 	for _, info := range m.List() {
 		mi, err := m.get(info.ID)

@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPanicStaysInItsRequest(t *testing.T) {
+	m := &Manager{log: slog.New(slog.DiscardHandler), insts: map[string]*managed{}, byToken: map[string]*managed{}}
+	tok := strings.Repeat("ab", 16)
+	mi := &managed{id: "i1", token: tok}
+	m.insts["i1"], m.byToken[tok] = mi, mi
+	rec := httptest.NewRecorder()
+	m.serve(rec, httptest.NewRequest("GET", "/", nil), tok, func(*managed) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	})
+	if rec.Code != http.StatusInternalServerError || mi.crashes.Load() != 1 {
+		t.Fatalf("code %d, crashes %d", rec.Code, mi.crashes.Load())
+	}
+	rec = httptest.NewRecorder()
+	m.serve(rec, httptest.NewRequest("GET", "/", nil), strings.Repeat("cd", 16), nil)
+	if rec.Code != http.StatusNotFound {
+		t.Fatalf("unknown token: %d", rec.Code)
+	}
+}
+
+func TestUnsafeShellOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "home"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := &Instance{opts: Options{ShellTimeout: 2 * time.Second}, sandboxAvailable: func() error { return errors.New("no bwrap") }}
+	in.inst = &fakeInstance{dir: dir}
+	if _, err := in.Shell(context.Background(), "echo hi"); !errors.Is(err, ErrNoSandbox) {
+		t.Fatalf("without the sandbox and without UnsafeShell: %v", err)
+	}
+	in.opts.UnsafeShell = true
+	res, err := in.Shell(context.Background(), "echo hi; exit 3")
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "hi" || res.ExitCode != 3 {
+		t.Fatalf("unsafe shell: %v %+v", err, res)
+	}
+	res, err = in.Shell(context.Background(), "sleep 10")
+	if err != nil || !res.TimedOut {
+		t.Fatalf("unsafe shell timeout: %v %+v", err, res)
+	}
+}
+
+// fakeInstance is a reset.Instance over a plain directory.
+type fakeInstance struct{ dir string }
+
+func (f *fakeInstance) Dir() string                 { return f.dir }
+func (f *fakeInstance) Reset(context.Context) error { return nil }
+func (f *fakeInstance) Close(context.Context) error { return nil }

@@ -1,0 +1,149 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/pipeline"
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/sandbox"
+)
+
+// TestManagerLifecycle: create, serve, reset, snapshot, diff, destroy,
+// idle reclaim and shutdown, through the control API and the agent listener.
+func TestManagerLifecycle(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("instances mount overlayfs: run as root (CI does)")
+	}
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("the sandbox cannot run here: %v", err)
+	}
+	ctx := context.Background()
+	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(p.Env.WorkDir, "managed")
+	m := runtime.NewManager(runtime.ManagerOptions{Store: p.Store, Materializer: &reset.Materializer{Store: p.Store, CacheDir: filepath.Join(p.Env.WorkDir, "cache")},
+		CatalogDir: p.Env.CatalogDir, WorkDir: work, Self: p.Env.Self, IdleTimeout: time.Hour})
+	agent := httptest.NewServer(m.AgentHandler())
+	defer agent.Close()
+	const token = "s3cret"
+	ctl := httptest.NewServer(m.ControlHandler(token))
+	defer ctl.Close()
+
+	call := func(method, path, body string, auth bool) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ctl.URL+path, strings.NewReader(body))
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	if code, _ := call("GET", "/instances", "", false); code != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", code)
+	}
+	if code, b := call("POST", "/instances", `{"snapshot": "nope"}`, true); code != http.StatusBadRequest || !strings.Contains(string(b), "snapshot") {
+		t.Fatalf("bad snapshot: %d %s", code, b)
+	}
+	var infos []runtime.Info
+	for range 3 {
+		code, b := call("POST", "/instances", `{"snapshot": "`+p.W0().String()+`"}`, true)
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, b)
+		}
+		var info runtime.Info
+		json.Unmarshal(b, &info)
+		infos = append(infos, info)
+	}
+	shell := func(info runtime.Info, cmd string) string {
+		t.Helper()
+		resp, err := http.Post(agent.URL+info.ShellPath, "application/json", strings.NewReader(`{"command": `+strconvQuote(cmd)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Stdout string }
+		json.NewDecoder(resp.Body).Decode(&out)
+		return out.Stdout
+	}
+	// The shop answers on each instance's own host; an unknown token does not.
+	for _, host := range []string{infos[0].ShopHost, strings.Repeat("0", 32) + ".localhost"} {
+		req, _ := http.NewRequest("GET", agent.URL+"/login", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[bool]int{true: 200, false: 404}[host == infos[0].ShopHost]; resp.StatusCode != want {
+			t.Errorf("GET /login on %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	// A write shows in the diff; reset removes it; instances are separate.
+	shell(infos[0], "echo hello > new.txt")
+	if got := shell(infos[1], "ls new.txt 2>&1"); !strings.Contains(got, "No such file") {
+		t.Errorf("instance 2 sees instance 1's file: %q", got)
+	}
+	code, b := call("GET", "/instances/"+infos[0].ID+"/diff", "", true)
+	if code != 200 || !strings.Contains(string(b), `"new.txt"`) {
+		t.Fatalf("diff: %d %s", code, b)
+	}
+	code, b = call("POST", "/instances/"+infos[0].ID+"/snapshot", "", true)
+	var snap struct{ Snapshot string }
+	json.Unmarshal(b, &snap)
+	if code != 200 || len(snap.Snapshot) != 64 {
+		t.Fatalf("snapshot: %d %s", code, b)
+	}
+	if code, _ := call("POST", "/instances/"+infos[0].ID+"/reset", "", true); code != 200 {
+		t.Fatalf("reset: %d", code)
+	}
+	if _, b := call("GET", "/instances/"+infos[0].ID+"/diff", "", true); strings.Contains(string(b), "new.txt") {
+		t.Fatalf("reset left the file: %s", b)
+	}
+	if code, _ := call("DELETE", "/instances/"+infos[2].ID, "", true); code != 200 {
+		t.Fatalf("destroy: %d", code)
+	}
+	if code, _ := call("POST", "/instances/"+infos[2].ID+"/reset", "", true); code != http.StatusNotFound {
+		t.Fatalf("reset of a destroyed instance: %d", code)
+	}
+	if got := len(m.List()); got != 2 {
+		t.Fatalf("%d instances, want 2", got)
+	}
+	// Idle instances are reclaimed; a fresh one is not.
+	if n := m.ReclaimIdle(time.Now()); n != 0 {
+		t.Fatalf("reclaimed %d fresh instances", n)
+	}
+	if n := m.ReclaimIdle(time.Now().Add(2 * time.Hour)); n != 2 || len(m.List()) != 0 {
+		t.Fatalf("reclaimed %d idle instances, %d left", n, len(m.List()))
+	}
+	call("POST", "/instances", `{"snapshot": "`+p.W0().String()+`"}`, true)
+	// Shutdown tears every instance down: nothing stays mounted.
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), work) {
+		t.Fatalf("mounts left after Close:\n%s", mounts)
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
