@@ -352,6 +352,7 @@ func (e *env) benchRuntimeCmd() *cobra.Command {
 		instances int
 		workers   int
 		duration  time.Duration
+		noShell   bool
 	)
 	c := &cobra.Command{
 		Use:   "runtime",
@@ -379,7 +380,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 				return err
 			}
 			rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
-				RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, Progress: e.progress})
+				RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell, Progress: e.progress})
 			if err != nil {
 				return err
 			}
@@ -396,5 +397,6 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().IntVar(&instances, "instances", 256, "live instances")
 	c.Flags().IntVar(&workers, "workers", 8, "concurrent clients")
 	c.Flags().DurationVar(&duration, "duration", 30*time.Second, "load duration")
+	c.Flags().BoolVar(&noShell, "no-shell", false, "leave shell commands out of the load (resets and MCP calls only)")
 	return c
 }

@@ -43,7 +43,9 @@ type Options struct {
 	Workers    int           // default 8
 	Duration   time.Duration // default 20 s
 	Seed       uint64
-	Progress   func(format string, args ...any)
+	// NoShell leaves shell commands out of the load (resets 20%, MCP 80%).
+	NoShell  bool
+	Progress func(format string, args ...any)
 }
 
 // Report holds the figures.
@@ -62,6 +64,7 @@ type Report struct {
 	ToolP99MS       float64  `json:"tool_p99_ms"`
 	ShellCalls      int      `json:"shell_calls"`
 	ShellP50MS      float64  `json:"shell_p50_ms"`
+	ShellQuietP50MS float64  `json:"shell_quiet_p50_ms"` // one at a time after the load, all instances still mounted
 	PlainShellP50MS float64  `json:"plain_shell_p50_ms"`
 	Checked         int      `json:"checked"`
 	Lost            int      `json:"lost_or_corrupted"`
@@ -177,7 +180,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					mu.Lock()
 					resets = append(resets, d)
 					mu.Unlock()
-				case k < 7:
+				case k < 7 || o.NoShell:
 					body := fmt.Sprintf("load %d-%d", w, n)
 					t0 := time.Now()
 					var res *mcp.CallToolResult
@@ -284,6 +287,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		in.Close(ctx)
 	}
 	rep.CopyNewP50MS = pct(copies, 0.5)
+	var quiet []float64
+	for range 30 {
+		t0 := time.Now()
+		if err := shell(ctx, base, targets[0].token, "echo hi >> /dev/null"); err != nil {
+			return nil, err
+		}
+		quiet = append(quiet, ms(time.Since(t0)))
+	}
+	rep.ShellQuietP50MS = pct(quiet, 0.5)
 	var plain []float64
 	for range 50 {
 		t0 := time.Now()
