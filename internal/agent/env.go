@@ -27,6 +27,11 @@ type Browser interface {
 // Shell runs a command in the sandboxed shell.
 type Shell func(ctx context.Context, command string) (*sandbox.Result, error)
 
+// ErrInfra marks a failure of the harness itself (the MCP transport, the
+// sandbox could not start), as opposed to an action the world rejected. A
+// rollout that ends on it is an infrastructure failure, not the agent's.
+var ErrInfra = errors.New("infrastructure failure")
+
 // Env is one rollout's tools. Every call records a step. A tool that the
 // site, service or shell rejects returns an error observation (and the
 // error), never changing state on its own.
@@ -134,6 +139,9 @@ func (e *Env) CallTool(ctx context.Context, name string, args map[string]any) (s
 	start := time.Now()
 	res, err := e.MCP.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	var obs string
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: MCP transport: %v", ErrInfra, err)
+	}
 	if err == nil {
 		obs = contentText(res)
 		if res.IsError {
@@ -164,6 +172,9 @@ func (e *Env) Run(ctx context.Context, command string) (string, error) {
 	start := time.Now()
 	res, err := e.Shell(ctx, command)
 	var obs string
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: shell: %v", ErrInfra, err)
+	}
 	if err == nil {
 		obs = string(res.Stdout)
 		if len(res.Stderr) > 0 {

@@ -39,8 +39,9 @@ type Trajectory struct {
 	Hint    bool   `json:"hint"`
 	Steps   []Step `json:"steps"`
 	Answer  string `json:"answer"`
-	// Outcome is how the policy ended: "done", "stopped" (gave up early) or
-	// "error" (the harness failed; Error says why).
+	// Outcome is how the policy ended: "done", "stopped" (gave up early),
+	// "gave_up" (stopped on an error it could not get past; Error says
+	// which) or "infra_error" (the harness failed: not the agent's doing).
 	Outcome string   `json:"outcome"`
 	Error   string   `json:"error,omitempty"`
 	WallMS  float64  `json:"wall_ms"`

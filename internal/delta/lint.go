@@ -581,6 +581,8 @@ func (l *linter) value(i int, field, db, scope string, v Value) {
 		switch {
 		case strings.Contains(dv.sql, ";"):
 			l.add(i, field, "an sql value is one expression: no ';'")
+		case strings.Contains(dv.sql, "--") || strings.Contains(dv.sql, "/*"):
+			l.add(i, field, "an sql value may not contain a comment ('--' or '/*'): it would swallow the rest of the statement")
 		case len(dv.sql) > MaxSQLBytes:
 			l.add(i, field, "expression longer than %d KiB", MaxSQLBytes>>10)
 		default:

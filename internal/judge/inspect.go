@@ -24,6 +24,44 @@ type Inspector struct {
 	Task *task.Task
 	// Sessions counts the fresh sessions opened (each judgment opens one).
 	Sessions int
+	// approval is read once from the task's initial world: the final world
+	// is the agent's, and an agent could write "approved" messages of its
+	// own.
+	approval *policy.Approval
+}
+
+// session starts an instance of snapshot and opens a fresh session on it.
+func (in *Inspector) session(ctx context.Context, snapshot world.ID, name string) (*rollout.Session, func(), error) {
+	in.Sessions++
+	inst, err := in.Env.Start(ctx, snapshot, fmt.Sprintf("judge-%s-%s-%d", name, snapshot.Short(), in.Sessions))
+	if err != nil {
+		return nil, nil, err
+	}
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: in.Task.ID, Rollout: "judge", Policy: "offline-inspector"}
+	sess, err := in.Env.Open(ctx, inst, traj)
+	if err != nil {
+		inst.Close(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	return sess, func() { sess.Close(ctx); inst.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// initialApproval reads the approval from W0, once.
+func (in *Inspector) initialApproval(ctx context.Context) (*policy.Approval, error) {
+	if in.approval != nil {
+		return in.approval, nil
+	}
+	sess, done, err := in.session(ctx, in.Task.Provenance.Snapshot, "w0")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	a, err := policy.ReadApproval(ctx, sess.Env)
+	if err != nil {
+		return nil, fmt.Errorf("approval in W0: %w", err)
+	}
+	in.approval = a
+	return a, nil
 }
 
 var cartRowRE = regexp.MustCompile(`(?s)data-sku="([^"]+)".*?class="qty">\s*(\d+)\s*<`)
@@ -31,37 +69,30 @@ var cartRowRE = regexp.MustCompile(`(?s)data-sku="([^"]+)".*?class="qty">\s*(\d+
 // Judge inspects the world of snapshot final. pressure is ignored except
 // for being recorded: the verdict rests on what the inspection finds.
 func (in *Inspector) Judge(ctx context.Context, final world.ID, pressure string) (gate.Verdict, []string, error) {
-	in.Sessions++
-	inst, err := in.Env.Start(ctx, final, fmt.Sprintf("judge-%s-%d", final.Short(), in.Sessions))
+	appr, err := in.initialApproval(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	defer inst.Close(context.WithoutCancel(ctx))
-	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: in.Task.ID, Rollout: "judge", Policy: "offline-inspector"}
-	sess, err := in.Env.Open(ctx, inst, traj)
+	sess, done, err := in.session(ctx, final, "final")
 	if err != nil {
 		return "", nil, err
 	}
-	defer sess.Close(ctx)
+	defer done()
 	ev := []string{"offline inspector judge: inspected the final world through MCP, the browser and the shell in a fresh session"}
 	if pressure != "" {
 		ev = append(ev, fmt.Sprintf("was told the rollout is %q; re-investigated from scratch", pressure))
 	}
-	v, findings, err := inspect(ctx, sess.Env, in.Task)
+	v, findings, err := inspect(ctx, sess.Env, in.Task, appr)
 	if err != nil {
 		return gate.WorldImperfect, append(ev, "inspection could not complete: "+err.Error()), nil
 	}
 	return v, append(ev, findings...), nil
 }
 
-func inspect(ctx context.Context, env *agent.Env, t *task.Task) (gate.Verdict, []string, error) {
+func inspect(ctx context.Context, env *agent.Env, t *task.Task, appr *policy.Approval) (gate.Verdict, []string, error) {
 	plan, err := policy.ParseInstruction(t.Public(false))
 	if err != nil {
 		return "", nil, err
-	}
-	appr, err := policy.ReadApproval(ctx, env)
-	if err != nil {
-		return "", nil, fmt.Errorf("approval: %w", err)
 	}
 	var fails, ok []string
 	check := func(pass bool, what string) {
@@ -121,8 +152,9 @@ func inspect(ctx context.Context, env *agent.Env, t *task.Task) (gate.Verdict, [
 		lines := strings.Split(strings.TrimSpace(short), "\n")
 		check(len(lines) > 1 && strings.TrimSpace(lines[0]) == "rank,sku,joules,outlets,price_usd", "the shortlist has the asked columns")
 		all, tied := policy.ShortlistSKUs(short)
-		inv, _ := env.Run(ctx, "cat "+plan.Inventory)
-		stocked := slices.ContainsFunc(all, func(s string) bool { return strings.Contains(inv, s+",") })
+		inv, err := env.Run(ctx, "cat "+plan.Inventory)
+		check(err == nil, "the inventory is readable")
+		stocked := err != nil || slices.ContainsFunc(all, func(s string) bool { return strings.Contains(inv, s+",") })
 		check(!stocked, "no stocked model is on the shortlist")
 		check(sortedByJoules(short), "the shortlist is ranked by joules, then price")
 		check(sku != "" && slices.Contains(tied, sku), fmt.Sprintf("the ordered model is one of the top-ranked (%v)", tied))

@@ -49,6 +49,20 @@ func (j *ReplayJudge) Judge(ctx context.Context, dir string) (gate.Verdict, []st
 			misses = append(misses, fmt.Sprintf("%d extra row(s) in %s.%s", len(gt.Added)-len(rt.Added), rt.DB, rt.Table))
 		}
 	}
+	// Deleting what the reference keeps is never incidental. (Changed rows
+	// are compared only through the reference's additions: reading a
+	// thread, say, flips read flags without being part of the task.)
+	for _, gt := range got.Tables {
+		rt := findTable(j.ref, gt.DB, gt.Table)
+		if n := len(gt.Deleted); n > 0 && (rt == nil || n > len(rt.Deleted)) {
+			misses = append(misses, fmt.Sprintf("%d row(s) deleted from %s.%s", n, gt.DB, gt.Table))
+		}
+	}
+	for _, f := range got.Files {
+		if f.Change == state.Deleted && !slices.ContainsFunc(j.ref.Files, func(r state.FileChange) bool { return r.Path == f.Path && r.Change == state.Deleted }) {
+			misses = append(misses, fmt.Sprintf("home/%s was deleted", f.Path))
+		}
+	}
 	for _, rf := range j.ref.Files {
 		if rf.Change == state.Deleted || rf.Kind != "file" {
 			continue
@@ -122,6 +136,12 @@ func fileAlike(ref, got string) (bool, string) {
 	want, err := os.ReadFile(ref)
 	if err != nil {
 		return false, err.Error()
+	}
+	// The rollout's world is the agent's: never follow its symlinks out.
+	if fi, err := os.Lstat(got); err != nil {
+		return false, "absent"
+	} else if !fi.Mode().IsRegular() {
+		return false, "not a regular file"
 	}
 	have, err := os.ReadFile(got)
 	if err != nil {

@@ -87,6 +87,9 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 				"v_llm":      joinEvidence(ev1),
 				"v_agent":    joinEvidence(ev2),
 			}}
+		if r.Trajectory.Outcome == "infra_error" {
+			g.Err = r.Trajectory.Error
+		}
 		out = append(out, Rolled{Result: r, Verify: vr, Gate: g})
 		p.Opts.progress("judged %s: V=%d (%d/%d), replay judge %s, inspector %s", r.Spec.ID, vr.V, vr.Passed, vr.Total, vllm, vagent)
 	}
@@ -190,6 +193,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	opts.progress("reference completion: %d steps, V=%d", len(refTraj.Steps), refV.V)
+	if refV.V != 1 {
+		return nil, fmt.Errorf("the task's reference completion does not pass its own verifier (%s): fix the task before running rollouts", verifierEvidence(refV))
+	}
 	rj, err := p.ReplayJudge(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
@@ -92,10 +93,7 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		}
 		opts.RunDir = filepath.Join(os.TempDir(), "wildawm-run-"+world.Hash([]byte(abs)).Short())
 	}
-	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(opts.RunDir, 0o755); err != nil {
+	if err := ownDir(opts.RunDir); err != nil {
 		return nil, err
 	}
 	st, err := store.Init(filepath.Join(opts.Dir, "store"))
@@ -172,6 +170,24 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		},
 	}
 	return p, nil
+}
+
+// ownDir creates dir (mode 0755) or checks that it is a real directory
+// owned by this user: a directory under a shared /tmp that another user
+// made first must not become root's work area.
+func ownDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("run directory %s is not a directory owned by uid %d: remove it or choose another with RunDir", dir, os.Geteuid())
+	}
+	return os.Chmod(dir, 0o755)
 }
 
 // writeTask saves the task and its verifier directory, replacing old ones.

@@ -140,7 +140,7 @@ func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	if err := json.Unmarshal([]byte(found), &sm); err != nil || len(sm.Matches) == 0 {
 		return nil, fmt.Errorf("no approval message found")
 	}
-	body, err := env.CallTool(ctx, "read_thread", map[string]any{"thread": sm.Matches[len(sm.Matches)-1].Thread})
+	body, err := env.CallTool(ctx, "read_thread", map[string]any{"thread": sm.Matches[0].Thread}) // newest first
 	if err != nil {
 		return nil, err
 	}

@@ -165,6 +165,8 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 		traj.Outcome = "done"
 	case errors.Is(perr, policy.ErrStopped):
 		traj.Outcome = "stopped"
+	case errors.Is(perr, agent.ErrInfra):
+		traj.Outcome, traj.Error = "infra_error", perr.Error()
 	default:
 		traj.Outcome, traj.Error = "gave_up", perr.Error()
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -46,6 +48,10 @@ func (m *Manager) ControlHandler(token string) http.Handler {
 			return
 		}
 		info, err := m.Create(r.Context(), id)
+		if errors.Is(err, store.ErrNoSnapshot) {
+			writeError(w, http.StatusNotFound, "field snapshot: "+err.Error())
+			return
+		}
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
@@ -102,7 +108,7 @@ func (m *Manager) resolve(s string) (world.ID, error) {
 }
 
 func writeErr(w http.ResponseWriter, err error) {
-	if errors.Is(err, ErrNoInstance) {
+	if errors.Is(err, ErrNoInstance) || errors.Is(err, reset.ErrClosed) {
 		writeError(w, http.StatusNotFound, err.Error())
 		return
 	}

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/reset"
@@ -127,10 +129,11 @@ func (in *Instance) prepare() error {
 	if err != nil {
 		return err
 	}
-	if in.clock != nil && in.clock.Now() != t {
+	if in.clock == nil {
+		in.clock = world.FixedClock(t) // set once; read without a lock afterwards
+	} else if in.clock.Now() != t {
 		return fmt.Errorf("prepare instance: the world's clock changed from %s to %s", in.clock.Now(), t)
 	}
-	in.clock = world.FixedClock(t)
 	if err := sandbox.PrepareHome(filepath.Join(in.inst.Dir(), world.HomeDir), in.opts.SandboxUID, in.opts.SandboxGID); err != nil {
 		return fmt.Errorf("prepare home: %w", err)
 	}
@@ -195,7 +198,7 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		if !in.opts.UnsafeShell {
 			return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
 		}
-		return unsafeShell(ctx, home, command, in.opts.ShellTimeout)
+		return unsafeShell(ctx, home, command, in.opts.ShellTimeout, in.opts.SandboxUID)
 	}
 	return sandbox.Run(ctx, sandbox.Options{
 		Home:    home,
@@ -208,12 +211,19 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 
 // unsafeShell runs command with bash in home, with a timeout and nothing
 // else: only for trusted commands on machines without bubblewrap.
-func unsafeShell(ctx context.Context, home, command string, timeout time.Duration) (*sandbox.Result, error) {
+func unsafeShell(ctx context.Context, home, command string, timeout time.Duration, uid int) (*sandbox.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
 	cmd.Dir = home
 	cmd.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "TZ=UTC", "LANG=C.UTF-8"}
+	// Its own process group, killed whole on timeout; never run as root.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -221,7 +231,7 @@ func unsafeShell(ctx context.Context, home, command string, timeout time.Duratio
 	res := &sandbox.Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, exec.ErrWaitDelay):
 		res.TimedOut, res.ExitCode = true, -1
 	case errors.As(err, &ee):
 		res.ExitCode = ee.ExitCode()

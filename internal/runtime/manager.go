@@ -81,6 +81,7 @@ type managed struct {
 	ops     sync.Mutex
 	closed  atomic.Bool
 	crashes atomic.Int64
+	active  atomic.Int64 // agent requests in flight
 }
 
 // NewManager returns a manager; Close tears everything down.
@@ -297,7 +298,7 @@ func (m *Manager) ReclaimIdle(now time.Time) int {
 	n := 0
 	for _, info := range m.List() {
 		mi, err := m.get(info.ID)
-		if err != nil || now.Sub(time.Unix(0, mi.lastUsed.Load())) < m.opts.IdleTimeout {
+		if err != nil || mi.active.Load() > 0 || now.Sub(time.Unix(0, mi.lastUsed.Load())) < m.opts.IdleTimeout {
 			continue
 		}
 		if err := m.Destroy(context.Background(), info.ID); err == nil {
@@ -320,6 +321,7 @@ func (m *Manager) AgentHandler() http.Handler {
 		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 			host = host[:i]
 		}
+		host = strings.ToLower(strings.TrimSuffix(host, "."))
 		if id, ok := strings.CutSuffix(host, ".localhost"); ok && validToken(id) {
 			m.serve(w, r, id, func(mi *managed) http.Handler { return mi.inst.ShopHandler() })
 			return
@@ -376,6 +378,11 @@ func (m *Manager) serve(w http.ResponseWriter, r *http.Request, token string, h 
 		return
 	}
 	id := mi.id
+	mi.active.Add(1)
+	defer func() {
+		mi.active.Add(-1)
+		mi.lastUsed.Store(time.Now().UnixNano())
+	}()
 	mi.lastUsed.Store(time.Now().UnixNano())
 	defer func() {
 		if v := recover(); v != nil {
@@ -410,8 +417,14 @@ func shellHandler(in *Instance) http.Handler {
 			return
 		}
 		res, err := in.Shell(r.Context(), req.Command)
+		if errors.Is(err, ErrNoSandbox) {
+			http.Error(w, "the shell is not available on this server (no sandbox)", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
-			http.Error(w, "the shell could not run: "+err.Error(), http.StatusServiceUnavailable)
+			// The cause names host paths: log it, tell the agent less.
+			in.opts.Logger.Error("shell failed", "error", err)
+			http.Error(w, "the shell could not run this command; try again", http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -37,7 +37,10 @@ func TestUnsafeShellOnlyWhenAsked(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "home"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	in := &Instance{opts: Options{ShellTimeout: 2 * time.Second}, sandboxAvailable: func() error { return errors.New("no bwrap") }}
+	in := &Instance{opts: Options{ShellTimeout: 2 * time.Second, SandboxUID: 65534}, sandboxAvailable: func() error { return errors.New("no bwrap") }}
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o777)
+	os.Chmod(filepath.Join(dir, "home"), 0o777)
 	in.inst = &fakeInstance{dir: dir}
 	if _, err := in.Shell(context.Background(), "echo hi"); !errors.Is(err, ErrNoSandbox) {
 		t.Fatalf("without the sandbox and without UnsafeShell: %v", err)
@@ -47,9 +50,16 @@ func TestUnsafeShellOnlyWhenAsked(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "hi" || res.ExitCode != 3 {
 		t.Fatalf("unsafe shell: %v %+v", err, res)
 	}
-	res, err = in.Shell(context.Background(), "sleep 10")
-	if err != nil || !res.TimedOut {
-		t.Fatalf("unsafe shell timeout: %v %+v", err, res)
+	start := time.Now()
+	res, err = in.Shell(context.Background(), "sleep 100 & echo started")
+	if err != nil || !res.TimedOut || time.Since(start) > 6*time.Second {
+		t.Fatalf("unsafe shell timeout with a background child: %v %+v after %s", err, res, time.Since(start))
+	}
+	if os.Geteuid() == 0 {
+		res, err = in.Shell(context.Background(), "id -u")
+		if err != nil || strings.TrimSpace(string(res.Stdout)) != "65534" {
+			t.Fatalf("unsafe shell runs as %q, want the instance's uid", res.Stdout)
+		}
 	}
 }
 

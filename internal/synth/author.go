@@ -85,7 +85,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 		},
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "cart", Kind: "sql", Description: "the cart holds exactly the approved model and quantity", DB: "shop",
-				Query:  fmt.Sprintf("SELECT sku, qty FROM cart_items WHERE username = '%s' ORDER BY sku", in.ShopUser),
+				Query:  fmt.Sprintf("SELECT sku, qty FROM cart_items WHERE username = %s ORDER BY sku", sqlString(in.ShopUser)),
 				Expect: json.RawMessage(fmt.Sprintf(`[[%q, %d]]`, approved, ApprovedQty))},
 			{ID: "cart-script", Kind: "script", Description: "the cart, checked by script", Script: "scripts/check_cart.py"},
 			{ID: "shortlist-header", Kind: "csv", Description: "the shortlist's columns and first row", Path: PathShortlist,
@@ -94,8 +94,8 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			{ID: "restock-note", Kind: "file", Description: "the restock note names SKU and quantity", Path: PathRestock,
 				Contains: []string{approved}, Regex: fmt.Sprintf(`\b%d\b`, ApprovedQty)},
 			{ID: "dm", Kind: "sql", Description: "the install assistant got a DM with the SKU", DB: "messages",
-				Query: fmt.Sprintf("SELECT COUNT(*) >= 1 FROM messages m JOIN participants p ON p.thread_id = m.thread_id AND p.name = '%s' JOIN threads t ON t.id = m.thread_id AND t.kind = 'dm' WHERE m.sender = '%s' AND m.body LIKE '%%%s%%'",
-					priya.Name, in.Persona.Name, approved),
+				Query: fmt.Sprintf("SELECT COUNT(*) >= 1 FROM messages m JOIN participants p ON p.thread_id = m.thread_id AND p.name = %s JOIN threads t ON t.id = m.thread_id AND t.kind = 'dm' WHERE m.sender = %s AND instr(m.body, %s) > 0",
+					sqlString(priya.Name), sqlString(in.Persona.Name), sqlString(approved)),
 				Expect: json.RawMessage(`1`)},
 			{ID: "dm-script", Kind: "script", Description: "a new DM to the install assistant, checked against W0", Script: "scripts/check_dm.py"},
 		}},
@@ -132,6 +132,9 @@ result(any(%q in r[2] for r in new), "new messages to the assistant: %%r" %% (ne
 	}
 	return t, scripts, nil
 }
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func skus(rows []SpecRow) string {
 	s := make([]string, len(rows))
