@@ -314,7 +314,7 @@ mknod vda b 253 0 2>/dev/null && echo MKNOD-b; mknod /tmp/mem c 1 1 2>/dev/null 
 		{
 			name: "memory bomb", category: "resources",
 			action:  "python3 allocates and touches 1.5 GiB",
-			contain: "refused (MemoryError) by the per-process address-space limit (1 GiB); a per-sandbox cgroup limit is still to come",
+			contain: "refused (MemoryError) by the per-process address-space limit (1 GiB); the run's own memory cgroup (1 GiB, counting its tmpfs pages) bounds the sum of its processes",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				res, err := run(ctx, f.a, `python3 -c 'b = b"x" * (1536 << 20); print("allocated", len(b))'`)
 				if err != nil {

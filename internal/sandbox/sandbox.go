@@ -61,6 +61,11 @@ type Result struct {
 	TimedOut       bool
 	Truncated      bool // Stdout or Stderr exceeded MaxOutput
 	Duration       time.Duration
+	// Cgroup is set when the run was limited by cgroups of its own (memory
+	// including its tmpfs pages, processes), not only by rlimits.
+	Cgroup bool
+	// OOMKilled is set when the memory limit killed a process of the run.
+	OOMKilled bool
 }
 
 // ErrNoFaketime is returned by Run when Options.Clock is set but libfaketime
@@ -92,6 +97,20 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	}
 	defer ready.Close()
 
+	// As root the run gets cgroups of its own (memory, processes) where the
+	// machine has them: the chain waits at a gate (fd 4) until it has been
+	// moved in, so nothing it starts escapes.
+	var gate, gateW *os.File
+	if _, _, switchUser := o.ids(); switchUser {
+		if gate, gateW, err = os.Pipe(); err != nil {
+			readyW.Close()
+			return nil, fmt.Errorf("sandbox: gate pipe: %w", err)
+		}
+		defer gate.Close()
+		defer gateW.Close()
+		argv = append([]string{"/bin/sh", "-c", gateScript, "gate"}, argv...)
+	}
+
 	stdout := &capWriter{max: o.MaxOutput}
 	stderr := &capWriter{max: o.MaxOutput}
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
@@ -100,6 +119,9 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.ExtraFiles = []*os.File{readyW} // fd 3: see readyScript
+	if gate != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, gate) // fd 4: see gateScript
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// unshare, its child and bwrap's monitor share this process
@@ -118,6 +140,33 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		return nil, fmt.Errorf("sandbox: start %s: %w", argv[0], err)
 	}
 	readyW.Close()
+	var cg *runCgroup
+	if gate != nil {
+		gate.Close()
+		mem := o.MaxMemory
+		if mem == 0 {
+			mem = DefaultMaxMemory
+		}
+		procs := o.MaxProcs
+		if procs == 0 {
+			procs = DefaultMaxProcs
+		}
+		cg, err = newRunCgroup("run-"+strconv.Itoa(cmd.Process.Pid), mem, procs)
+		if err == nil && cg != nil {
+			err = cg.add(cmd.Process.Pid)
+		}
+		if err != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			cg.remove()
+			return nil, err
+		}
+		// Removing a cgroup waits until its last process is reaped: do it
+		// in the background rather than on the command's latency.
+		defer func() { go cg.remove() }()
+		gateW.Write([]byte("go\n"))
+		gateW.Close()
+	}
 	readyc := make(chan bool, 1)
 	go func() {
 		var b [1]byte
@@ -132,6 +181,8 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		ExitCode:  cmd.ProcessState.ExitCode(),
 		Truncated: stdout.truncated || stderr.truncated,
 		Duration:  time.Since(start),
+		Cgroup:    cg != nil,
+		OOMKilled: cg.oomKilled(),
 	}
 	var started bool
 	select {
@@ -184,6 +235,9 @@ func (e *SetupError) Error() string {
 // prlimit's or setpriv's), not the command's: bwrap exits 1 on setup
 // errors, which cannot otherwise be told apart from a command's own exit 1.
 const readyScript = `printf . >&3; exec 3>&-; exec "$0" -c "$1"`
+
+// gateScript holds the whole chain until Run has put it into its cgroups.
+const gateScript = `read -r _ <&4; exec 4<&-; exec "$@"`
 
 // withDefaults validates opts and fills in defaults.
 func (o Options) withDefaults() (Options, error) {
