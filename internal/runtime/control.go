@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/store"
@@ -21,6 +22,7 @@ import (
 //	GET    /instances                                 -> [Info]
 //	POST   /instances/ID/reset                        -> {}
 //	POST   /instances/ID/snapshot                     -> {"snapshot": ID}
+//	POST   /instances/ID/clock      {"clock": RFC3339}  -> {"clock": ...}
 //	GET    /instances/ID/diff                         -> state.Diff (JSON)
 //	DELETE /instances/ID                              -> {}
 //	GET    /health                                    -> {"ok": true, "instances": N}
@@ -72,6 +74,30 @@ func (m *Manager) ControlHandler(token string) http.Handler {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"snapshot": id})
+	})
+	mux.HandleFunc("POST /instances/{id}/clock", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Clock string `json:"clock"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, http.StatusBadRequest, `want {"clock": "2026-03-07T09:00:00Z"}: `+err.Error())
+			return
+		}
+		t, err := time.Parse(time.RFC3339, req.Clock)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "field clock: not RFC 3339 (e.g. \"2026-03-07T09:00:00Z\")")
+			return
+		}
+		if err := m.StepClock(r.PathValue("id"), t); errors.Is(err, ErrNoInstance) {
+			writeErr(w, err)
+			return
+		} else if err != nil {
+			writeError(w, http.StatusConflict, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"clock": t.UTC()})
 	})
 	mux.HandleFunc("GET /instances/{id}/diff", func(w http.ResponseWriter, r *http.Request) {
 		d, err := m.Diff(r.Context(), r.PathValue("id"))

@@ -51,7 +51,7 @@ type Options struct {
 type Instance struct {
 	opts  Options
 	inst  reset.Instance
-	clock world.Clock
+	clock *Clock
 	// sandboxAvailable replaces sandbox.Available in tests.
 	sandboxAvailable func() error
 
@@ -130,10 +130,9 @@ func (in *Instance) prepare() error {
 		return err
 	}
 	if in.clock == nil {
-		in.clock = world.FixedClock(t) // set once; read without a lock afterwards
-	} else if in.clock.Now() != t {
-		return fmt.Errorf("prepare instance: the world's clock changed from %s to %s", in.clock.Now(), t)
+		in.clock = &Clock{}
 	}
+	in.clock.set(t) // a reset returns the clock to the world's day
 	if err := sandbox.PrepareHome(filepath.Join(in.inst.Dir(), world.HomeDir), in.opts.SandboxUID, in.opts.SandboxGID); err != nil {
 		return fmt.Errorf("prepare home: %w", err)
 	}
@@ -180,8 +179,21 @@ func (in *Instance) MCPHandler() http.Handler { return http.HandlerFunc(in.serve
 // Dir is the instance's world directory (orchestrator only).
 func (in *Instance) Dir() string { return in.inst.Dir() }
 
-// Clock is the instance's frozen clock.
+// Clock is the instance's clock: frozen at the world's day until the
+// runtime steps it.
 func (in *Instance) Clock() world.Clock { return in.clock }
+
+// StepClock moves the instance's clock to t, which must not be before its
+// current time. The sites, services and shell read the new time from then
+// on; a reset returns it to the world's day. Steps are part of what an
+// orchestrator replays: the same actions and steps give the same hash.
+func (in *Instance) StepClock(t time.Time) error {
+	if now := in.clock.Now(); t.Before(now) {
+		return fmt.Errorf("step clock: %s is before the instance's time %s: the clock only moves forward", t.UTC().Format(time.RFC3339), now.Format(time.RFC3339))
+	}
+	in.clock.set(t)
+	return nil
+}
 
 // ErrNoSandbox is returned by Shell when the sandbox cannot run here and
 // the instance was not started with UnsafeShell.

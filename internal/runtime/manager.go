@@ -213,6 +213,17 @@ func (m *Manager) Reset(ctx context.Context, id string) error {
 	return mi.inst.Reset(ctx)
 }
 
+// StepClock moves instance id's clock forward to t.
+func (m *Manager) StepClock(id string, t time.Time) error {
+	mi, err := m.get(id)
+	if err != nil {
+		return err
+	}
+	mi.ops.Lock()
+	defer mi.ops.Unlock()
+	return mi.inst.StepClock(t)
+}
+
 // Snapshot stores instance id's current state as a child of its snapshot.
 func (m *Manager) Snapshot(ctx context.Context, id string) (world.ID, error) {
 	mi, err := m.get(id)

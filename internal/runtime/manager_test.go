@@ -125,6 +125,25 @@ func TestManagerLifecycle(t *testing.T) {
 	if got := len(m.List()); got != 2 {
 		t.Fatalf("%d instances, want 2", got)
 	}
+	// The clock: frozen at the world's day, stepped forward by the control
+	// API, never backward, and back to the world's day on reset.
+	day := strings.TrimSpace(shell(infos[0], "date -u +%FT%TZ"))
+	if day != infos[0].Clock.Format(time.RFC3339) {
+		t.Fatalf("shell date %q, instance clock %s", day, infos[0].Clock)
+	}
+	if code, b := call("POST", "/instances/"+infos[0].ID+"/clock", `{"clock": "2026-03-09T08:30:00Z"}`, true); code != 200 {
+		t.Fatalf("step clock: %d %s", code, b)
+	}
+	if got := strings.TrimSpace(shell(infos[0], "date -u +%FT%TZ")); got != "2026-03-09T08:30:00Z" {
+		t.Errorf("after the step the shell says %q", got)
+	}
+	if code, _ := call("POST", "/instances/"+infos[0].ID+"/clock", `{"clock": "2026-03-01T00:00:00Z"}`, true); code != http.StatusConflict {
+		t.Errorf("a step backwards: %d, want 409", code)
+	}
+	call("POST", "/instances/"+infos[0].ID+"/reset", "", true)
+	if got := strings.TrimSpace(shell(infos[0], "date -u +%FT%TZ")); got != day {
+		t.Errorf("after reset the shell says %q, want %q", got, day)
+	}
 	// Idle instances are reclaimed; a fresh one is not.
 	if n := m.ReclaimIdle(time.Now()); n != 0 {
 		t.Fatalf("reclaimed %d fresh instances", n)
