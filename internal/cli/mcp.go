@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+func (e *env) mcpCmd() *cobra.Command {
+	c := &cobra.Command{Use: "mcp", Short: "Serve a world's MCP services to external agent harnesses"}
+	var worldDir, name, self string
+	serve := &cobra.Command{
+		Use:   "serve --world DIR --service NAME",
+		Short: "Serve one MCP service of a world over stdio (for agent harnesses that launch MCP servers)",
+		Long: `Serve the MCP service NAME over the world at DIR on stdin/stdout. The service
+reads and writes DIR/db/NAME.sqlite in place with the world's frozen clock (its
+manifest's clock): point it at a copy or an instance, not at a stored state.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if worldDir == "" || name == "" {
+				return fmt.Errorf("give --world DIR and --service NAME")
+			}
+			spec, err := service.Lookup(name)
+			if err != nil {
+				return err
+			}
+			m, err := world.ReadManifest(worldDir)
+			if err != nil {
+				return err
+			}
+			t, err := m.Time()
+			if err != nil {
+				return err
+			}
+			if self == "" {
+				self = m.Persona
+				if accts, err := world.ReadAccounts(worldDir); err == nil && len(accts) > 0 && accts[0].Display != "" {
+					self = accts[0].Display
+				}
+			}
+			svc, err := spec.Open(service.Options{WorldDir: worldDir, Clock: world.FixedClock(t), Self: self})
+			if err != nil {
+				return err
+			}
+			return svc.RunStdio(cmd.Context())
+		},
+	}
+	serve.Flags().StringVar(&worldDir, "world", "", "the world directory")
+	serve.Flags().StringVar(&name, "service", "", "the service: messages, ...")
+	serve.Flags().StringVar(&self, "self", "", "the persona's name in the service (default: the first account's display name)")
+	c.AddCommand(serve)
+	return c
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// TestMain lets the test binary act as the wildawm command for
+// subprocess tests (the stdio MCP server).
+func TestMain(m *testing.M) {
+	if os.Getenv("WILDAWM_CLI_MAIN") == "1" {
+		if err := Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestMCPServeStdio(t *testing.T) {
+	dir := state.MakeTestWorld(t, t.TempDir(), state.TestWorld{})
+	messages.MakeTestDB(t, world.DBPath(dir, "messages"))
+	before, err := state.Hash(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf)
+	cmd.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) < 4 {
+		t.Fatalf("tools/list over stdio: %v %v", err, tools)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("list_threads over stdio: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"thread": "no-such-thread"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("a bad call over stdio is a tool error: %v %+v", err, res)
+	}
+	cs.Close()
+	if after, _ := state.Hash(context.Background(), dir); after != before {
+		t.Error("read-only calls and a rejected call changed the world")
+	}
+	if _, _, err := run(t, filepath.Join(t.TempDir(), "s"), "mcp", "serve", "--world", dir, "--service", "nope"); err == nil || !strings.Contains(err.Error(), "known: messages") {
+		t.Errorf("unknown service: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+// Package service is the registry of the persona's MCP services: each
+// service is its own package (internal/service/NAME) with its state in the
+// world's db/NAME.sqlite; this package lists them for the runtime and the
+// CLI, built by a plain function (no init-time registration).
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Service is what every MCP service offers.
+type Service interface {
+	Server() *mcp.Server
+	HTTPHandler() http.Handler
+	RunStdio(ctx context.Context) error
+}
+
+// Options open a service over one world.
+type Options struct {
+	// WorldDir is the world directory; the service uses db/NAME.sqlite
+	// (and home/ where it references files).
+	WorldDir string
+	Clock    world.Clock
+	// Self is the persona's name as the service shows it (a sender, an
+	// organizer).
+	Self           string
+	Logger         *slog.Logger
+	SessionTimeout time.Duration
+}
+
+// Spec describes one service.
+type Spec struct {
+	Name   string
+	Schema func() []string
+	Open   func(Options) (Service, error)
+}
+
+// All returns every service, by name.
+func All() []Spec {
+	return []Spec{
+		{Name: "messages", Schema: messages.Schema, Open: func(o Options) (Service, error) {
+			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+	}
+}
+
+// Lookup returns the service named name.
+func Lookup(name string) (Spec, error) {
+	all := All()
+	i := slices.IndexFunc(all, func(s Spec) bool { return s.Name == name })
+	if i < 0 {
+		names := make([]string, len(all))
+		for j, s := range all {
+			names[j] = s.Name
+		}
+		return Spec{}, fmt.Errorf("unknown service %q; known: %s", name, strings.Join(names, ", "))
+	}
+	return all[i], nil
+}
