@@ -11,13 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/sandbox"
-	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -57,9 +58,9 @@ type Instance struct {
 
 	mu      sync.Mutex
 	site    *shop.Site
-	svc     *messages.Service
+	svcs    map[string]service.Service // every MCP service the world has a database for
 	shopH   http.Handler
-	mcpH    http.Handler // rebuilt on every reset: MCP sessions never survive one
+	mcpH    map[string]http.Handler // rebuilt on every reset: MCP sessions never survive one
 	servers []*http.Server
 
 	ShopURL string // the shop website, for the browser
@@ -107,6 +108,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	in.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(in.serveMCP))
+	mux.Handle("/mcp/", http.HandlerFunc(in.serveMCP))
 	in.servers = []*http.Server{
 		{Handler: http.HandlerFunc(in.serveShop), ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
@@ -141,17 +143,28 @@ func (in *Instance) prepare() error {
 		if err != nil {
 			return err
 		}
-		svc, err := messages.New(messages.Options{DBPath: world.DBPath(in.inst.Dir(), "messages"), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
-		if err != nil {
-			site.Close()
-			return err
+		svcs := map[string]service.Service{}
+		for _, spec := range service.All() {
+			if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
+				continue // the persona does not use this service
+			}
+			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
+			if err != nil {
+				site.Close()
+				return fmt.Errorf("service %s: %w", spec.Name, err)
+			}
+			svcs[spec.Name] = svc
 		}
-		in.site, in.svc = site, svc
+		in.site, in.svcs = site, svcs
 	} else {
 		in.site.ClearSessions()
 	}
 	in.mu.Lock()
-	in.shopH, in.mcpH = in.site.Handler(), in.svc.HTTPHandler()
+	mcpH := make(map[string]http.Handler, len(in.svcs))
+	for name, svc := range in.svcs {
+		mcpH[name] = svc.HTTPHandler()
+	}
+	in.shopH, in.mcpH = in.site.Handler(), mcpH
 	in.mu.Unlock()
 	return nil
 }
@@ -163,10 +176,20 @@ func (in *Instance) serveShop(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
+// serveMCP serves /mcp (the messages service, the first one there was)
+// and /mcp/NAME (every service of the world).
 func (in *Instance) serveMCP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/mcp"), "/")
+	if name == "" {
+		name = "messages"
+	}
 	in.mu.Lock()
-	h := in.mcpH
+	h, ok := in.mcpH[name]
 	in.mu.Unlock()
+	if !ok {
+		http.Error(w, fmt.Sprintf("no MCP service %q in this world", name), http.StatusNotFound)
+		return
+	}
 	h.ServeHTTP(w, r)
 }
 

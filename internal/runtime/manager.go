@@ -343,12 +343,12 @@ func (m *Manager) AgentHandler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		switch sub {
-		case "mcp":
+		switch {
+		case sub == "mcp" || strings.HasPrefix(sub, "mcp/"):
 			r2 := r.Clone(r.Context())
-			r2.URL.Path = "/mcp"
+			r2.URL.Path = "/" + sub
 			m.serve(w, r2, id, func(mi *managed) http.Handler { return mi.inst.MCPHandler() })
-		case "shell":
+		case sub == "shell":
 			m.serve(w, r, id, func(mi *managed) http.Handler { return shellHandler(mi.inst) })
 		default:
 			http.NotFound(w, r)
