@@ -12,7 +12,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -110,18 +110,21 @@ type serviceProbe struct {
 	load func(dir string, clock world.Clock, self string) error
 }
 
-// serviceProbes lists the MCP services an instance serves, by database name.
+// serviceProbes lists the MCP services an instance serves, by database
+// name: every service of the registry, at /mcp/NAME.
 func serviceProbes() map[string]serviceProbe {
-	return map[string]serviceProbe{
-		messages.DBName: {
-			endpoint: func(inst *runtime.Instance) string { return inst.MCPURL },
-			readTool: "list_threads",
+	out := map[string]serviceProbe{}
+	for _, spec := range service.All() {
+		out[spec.Name] = serviceProbe{
+			endpoint: func(inst *runtime.Instance) string { return inst.MCPURL + "/" + spec.Name },
+			readTool: spec.ReadTool,
 			load: func(dir string, clock world.Clock, self string) error {
-				_, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: clock, Self: self})
+				_, err := spec.Open(service.Options{WorldDir: dir, Clock: clock, Self: self})
 				return err
 			},
-		},
+		}
 	}
+	return out
 }
 
 // siteDBs lists the database names of the sites an instance serves.

@@ -44,12 +44,15 @@ type Spec struct {
 	Name   string
 	Schema func() []string
 	Open   func(Options) (Service, error)
+	// ReadTool is a read-only tool any world answers with no arguments (the
+	// live health check calls it).
+	ReadTool string
 }
 
 // All returns every service, by name.
 func All() []Spec {
 	return []Spec{
-		{Name: "messages", Schema: messages.Schema, Open: func(o Options) (Service, error) {
+		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
 			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 	}
