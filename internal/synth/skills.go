@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/delta"
-	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/site/shop"
 )
 
@@ -20,10 +20,12 @@ func skillProvision() Skill {
 			switch db := p.str("db"); db {
 			case "shop":
 				ddl = shop.Schema()
-			case "messages":
-				ddl = messages.Schema()
 			default:
-				return fmt.Errorf("provision_service: unknown db %q", db)
+				spec, err := service.Lookup(db)
+				if err != nil {
+					return fmt.Errorf("provision_service: %w", err)
+				}
+				ddl = spec.Schema()
 			}
 			b.op(delta.Op{Op: delta.OpDBCreate, DB: p.str("db"), SQL: ddl})
 			return nil
