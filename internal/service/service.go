@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -34,9 +35,32 @@ type Options struct {
 	Clock    world.Clock
 	// Self is the persona's name as the service shows it (a sender, an
 	// organizer).
-	Self           string
+	Self string
+	// SelfAddress is the persona's mail address; empty derives one from
+	// Self ("Alex Rivera" -> "alex.rivera@mail.example").
+	SelfAddress    string
 	Logger         *slog.Logger
 	SessionTimeout time.Duration
+}
+
+func (o Options) selfAddress() string {
+	if o.SelfAddress != "" {
+		return o.SelfAddress
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(o.Self)) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "."):
+			b.WriteByte('.')
+		}
+	}
+	local := strings.Trim(b.String(), ".")
+	if local == "" {
+		local = "me"
+	}
+	return local + "@mail.example"
 }
 
 // Spec describes one service.
@@ -54,6 +78,10 @@ func All() []Spec {
 	return []Spec{
 		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
 			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
+			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
+				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 	}
 }
