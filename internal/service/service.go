@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/calendar"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/world"
@@ -78,6 +79,9 @@ func All() []Spec {
 	return []Spec{
 		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
 			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "calendar", Schema: calendar.Schema, ReadTool: "list_events", Open: func(o Options) (Service, error) {
+			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
 			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,

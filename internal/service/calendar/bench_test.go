@@ -1,0 +1,46 @@
+package calendar
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkCallTool measures one tools/call through a real SDK client, in
+// process and over streamable HTTP (loopback), and reports the median.
+func BenchmarkCallTool(b *testing.B) {
+	calls := []struct {
+		name string
+		args map[string]any
+	}{
+		{"list_events", map[string]any{}},
+		{"get_event", map[string]any{"event": "evt-review"}},
+		{"find_free_time", map[string]any{"duration_minutes": 60}},
+		{"respond", map[string]any{"event": "evt-review", "response": "accepted"}},
+		{"create_event", map[string]any{"title": "Bench", "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00", "guests": []string{"Maya Chen"}}},
+	}
+	for _, tr := range transports {
+		for _, c := range calls {
+			b.Run(tr.name+"/"+c.name, func(b *testing.B) {
+				cs := tr.connect(b, newService(b, newWorld(b)))
+				ctx := context.Background()
+				params := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
+				durs := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for b.Loop() {
+					start := time.Now()
+					res, err := cs.CallTool(ctx, params)
+					durs = append(durs, time.Since(start))
+					if err != nil || res.IsError {
+						b.Fatalf("%s: %v %v", c.name, err, res)
+					}
+				}
+				slices.Sort(durs)
+				b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "p50-µs")
+			})
+		}
+	}
+}
