@@ -16,8 +16,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/calendar"
+	"github.com/wildawm/wildawm/internal/service/contacts"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service/notes"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -83,9 +85,15 @@ func All() []Spec {
 		{Name: "calendar", Schema: calendar.Schema, ReadTool: "list_events", Open: func(o Options) (Service, error) {
 			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
+		{Name: "contacts", Schema: contacts.Schema, ReadTool: "list_contacts", Open: func(o Options) (Service, error) {
+			return contacts.New(contacts.Options{DBPath: world.DBPath(o.WorldDir, "contacts"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
 		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
 			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
 				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "notes", Schema: notes.Schema, ReadTool: "list_notebooks", Open: func(o Options) (Service, error) {
+			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 	}
 }
