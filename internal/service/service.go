@@ -20,6 +20,8 @@ import (
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/service/notes"
+	"github.com/wildawm/wildawm/internal/service/payments"
+	"github.com/wildawm/wildawm/internal/service/tasks"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -94,6 +96,12 @@ func All() []Spec {
 		}},
 		{Name: "notes", Schema: notes.Schema, ReadTool: "list_notebooks", Open: func(o Options) (Service, error) {
 			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
+			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
+			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 	}
 }

@@ -1,0 +1,28 @@
+// Package payments is the persona's bank: accounts, transactions, transfers
+// and monthly statements, served over MCP with the official Go SDK. Its
+// state is one SQLite database of the world, db/payments.sqlite, whose
+// tables Schema declares.
+//
+// Glossary:
+//   - account: named by its ext_id (the "account" argument), kind checking,
+//     savings or credit, one currency, a balance in integer cents (a credit
+//     account's negative balance is what is owed).
+//   - transaction: one signed booking on an account (negative = money out).
+//   - transfer: money moved between two of the persona's accounts in the
+//     same currency: a transfers row, two transactions and both balances,
+//     in one SQLite transaction.
+//   - statement: an account's opening and closing balance for a month
+//     (YYYY-MM); a stored statements row wins, else it is computed from the
+//     balance and the transactions.
+//   - cents: every amount is an int64 of cents; amounts the model gives are
+//     decimal strings with at most 2 decimals, never floats.
+//   - tool error: a call the model can fix. It is a tool result with IsError
+//     naming the problem and the fix, and it changes nothing.
+//   - synthesis ("god mode"): CreateOp, AccountOp, TransactionOp, BookOps,
+//     TransferOps, StatementOp build delta operations; never tools.
+//
+// The database is opened per call; time comes from the injected
+// world.Clock; ids are MAX(id)+1 within a transaction.
+//
+// It imports internal/world, internal/state and internal/delta only.
+package payments
