@@ -91,10 +91,16 @@ func CaseStudyPlan(p Persona, rows []SpecRow, candidates [2]string, filler Order
 	for _, s := range Stocked(rows, candidates) {
 		inv = append(inv, []any{s.SKU, s.Title, 1, "storage (spare for another venue)"})
 	}
-	return []Day{
+	days := []Day{
 		{Day: 0, Clock: clock(0), Events: []Event{
 			{"provision_service", Params{"db": "shop"}},
 			{"provision_service", Params{"db": "messages"}},
+			{"provision_service", Params{"db": "mail"}},
+			{"provision_service", Params{"db": "calendar"}},
+			{"provision_service", Params{"db": "contacts"}},
+			{"provision_service", Params{"db": "notes"}},
+			{"provision_service", Params{"db": "tasks"}},
+			{"provision_service", Params{"db": "payments"}},
 			{"create_web_account", Params{"site": "shop"}},
 			{"update_inventory", Params{"path": PathInventory, "rows": inv}},
 			{"shop_purchase", Params{"order_no": "SO-10412", "username": p.Accounts[0].Username, "at": at(0, "10:12"), "items": []OrderItem{filler}}},
@@ -141,4 +147,8 @@ func CaseStudyPlan(p Persona, rows []SpecRow, candidates [2]string, filler Order
 			{"write_note", Params{"path": "notes/todo.md", "title": "To do", "body": "Order the venue rack surge protection (see Maya's approval), note the restock, tell Priya the SKU."}},
 		}},
 	}
+	for day, evs := range caseStudyServiceEvents(p, filler) {
+		days[day].Events = append(days[day].Events, evs...)
+	}
+	return days
 }

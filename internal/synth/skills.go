@@ -6,6 +6,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/site/shop"
 )
 
@@ -20,6 +21,10 @@ func skillProvision() Skill {
 			switch db := p.str("db"); db {
 			case "shop":
 				ddl = shop.Schema()
+			case "mail":
+				// The mailbox starts with its standard folders.
+				b.d.Ops = append(b.d.Ops, mail.CreateOps()...)
+				return nil
 			default:
 				spec, err := service.Lookup(db)
 				if err != nil {
