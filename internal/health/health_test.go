@@ -61,8 +61,17 @@ func TestCheck(t *testing.T) {
 	if a.Site != "shop" || a.CredentialsFoundIn != logins+":1" || !a.LoggedIn || !a.HistoryOK {
 		t.Errorf("shop account: %+v", a)
 	}
-	if len(rep.Services) != 1 || rep.Services[0].Name != "messages" || !rep.Services[0].OK || !slices.Contains(rep.Services[0].Tools, "list_threads") {
-		t.Errorf("services: %+v", rep.Services)
+	// The case study uses seven MCP services; each loads and answers.
+	if len(rep.Services) != 7 {
+		t.Errorf("services: %+v, want the case study's seven", rep.Services)
+	}
+	for _, sv := range rep.Services {
+		if !sv.OK || len(sv.Tools) == 0 {
+			t.Errorf("service %s: %+v", sv.Name, sv)
+		}
+	}
+	if i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "messages" }); i < 0 || !slices.Contains(rep.Services[i].Tools, "list_threads") {
+		t.Errorf("messages: %+v", rep.Services)
 	}
 	user := a.Username
 	var text strings.Builder
@@ -183,7 +192,7 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("service without a server", func(t *testing.T) {
 		rep := broken(t, func(dir string) {
-			db, err := state.OpenDB(world.DBPath(dir, "calendar"), false)
+			db, err := state.OpenDB(world.DBPath(dir, "fitness"), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,13 +203,13 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "calendar" })
+		i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "fitness" })
 		if i < 0 || rep.Services[i].OK {
 			t.Fatalf("services: %+v", rep.Services)
 		}
-		hasProblem(t, rep, "service calendar", "no MCP server")
+		hasProblem(t, rep, "service fitness", "no MCP server")
 		if len(rep.Problems) != 1 {
-			t.Errorf("problems %q, want only the calendar one", rep.Problems)
+			t.Errorf("problems %q, want only the fitness one", rep.Problems)
 		}
 	})
 	t.Run("account without a site server", func(t *testing.T) {
