@@ -21,6 +21,7 @@ import (
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/service/notes"
 	"github.com/wildawm/wildawm/internal/service/payments"
+	"github.com/wildawm/wildawm/internal/service/support"
 	"github.com/wildawm/wildawm/internal/service/tasks"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -99,6 +100,9 @@ func All() []Spec {
 		}},
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
 			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+		}},
+		{Name: "support", Schema: support.Schema, ReadTool: "list_tickets", Open: func(o Options) (Service, error) {
+			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
 		}},
 		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
 			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
