@@ -61,9 +61,9 @@ func TestCheck(t *testing.T) {
 	if a.Site != "shop" || a.CredentialsFoundIn != logins+":1" || !a.LoggedIn || !a.HistoryOK {
 		t.Errorf("shop account: %+v", a)
 	}
-	// The case study uses seven MCP services; each loads and answers.
-	if len(rep.Services) != 7 {
-		t.Errorf("services: %+v, want the case study's seven", rep.Services)
+	// The case study uses all eight MCP services; each loads and answers.
+	if len(rep.Services) != 8 {
+		t.Errorf("services: %+v, want the case study's eight", rep.Services)
 	}
 	for _, sv := range rep.Services {
 		if !sv.OK || len(sv.Tools) == 0 {

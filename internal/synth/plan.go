@@ -101,6 +101,7 @@ func CaseStudyPlan(p Persona, rows []SpecRow, candidates [2]string, filler Order
 			{"provision_service", Params{"db": "notes"}},
 			{"provision_service", Params{"db": "tasks"}},
 			{"provision_service", Params{"db": "payments"}},
+			{"provision_service", Params{"db": "support"}},
 			{"create_web_account", Params{"site": "shop"}},
 			{"update_inventory", Params{"path": PathInventory, "rows": inv}},
 			{"shop_purchase", Params{"order_no": "SO-10412", "username": p.Accounts[0].Username, "at": at(0, "10:12"), "items": []OrderItem{filler}}},

@@ -10,6 +10,7 @@ import (
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/notes"
 	"github.com/wildawm/wildawm/internal/service/payments"
+	"github.com/wildawm/wildawm/internal/service/support"
 	"github.com/wildawm/wildawm/internal/service/tasks"
 )
 
@@ -59,6 +60,8 @@ func skillServiceEvent() Skill {
 					}
 					ops = append(ops, more...)
 				}
+			case support.Ticket:
+				ops, err = support.TicketOps(v)
 			case payments.SeedAccount:
 				var op delta.Op
 				op, err = payments.AccountOp(v)
@@ -106,6 +109,11 @@ func caseStudyServiceEvents(p Persona, order OrderItem) map[int][]Event {
 			}}},
 		},
 		1: {
+			{"service_event", Params{"event": support.Ticket{ID: "T-1001", OrderNo: "SO-10412", SKU: order.SKU, Kind: "question",
+				Subject: "Connector type of the cables", OpenedAt: ts(1, "09:10"), Events: []support.Event{
+					{Author: "customer", Body: "Are these cables Neutrik-compatible on both ends?", StatusAfter: "open", At: ts(1, "09:10")},
+					{Author: "support", Body: "Yes, both ends are standard XLR and fit Neutrik connectors.", StatusAfter: "resolved", At: ts(1, "15:40")},
+				}}}},
 			{"service_event", Params{"event": []notes.Seed{
 				{Notebook: "Projects", Title: "Venue rack", Body: "Bill of materials drafted; waiting for Maya's sign-off on the surge protection.", Links: []string{PathBOM}, CreatedAt: ts(1, "12:00")},
 			}}},
