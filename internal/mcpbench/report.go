@@ -1,0 +1,56 @@
+package mcpbench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Markdown renders the report as a markdown section: the setup, then one
+// table row per case with p50, p99 and the ratio to the reference server on
+// the same transport.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## MCP tools/call latency\n\n")
+	fmt.Fprintf(&b, "%d timed calls per case after %d warm-up calls, all cases called in turn (round robin) in one run. ", r.Calls, r.Warmup)
+	fmt.Fprintf(&b, "wildawm messages service on a database of %d threads and %d messages (%.1f KiB); read_thread reads one %d-message thread (and marks it read, a write transaction), send_message appends to another. ",
+		r.Threads, r.Messages, float64(r.DBBytes)/1024, r.Messages/r.Threads)
+	fmt.Fprintf(&b, "Client: go-sdk %s, %s, GOMAXPROCS %d", r.SDKVersion, r.GoVersion, r.GOMAXPROCS)
+	if r.NodeVersion != "" {
+		fmt.Fprintf(&b, "; reference servers on Node %s", r.NodeVersion)
+		for _, n := range []string{MemoryPackage, EverythingPackage} {
+			if v, ok := r.Versions[n]; ok {
+				fmt.Fprintf(&b, ", %s@%s", n, v)
+			}
+		}
+	}
+	fmt.Fprintf(&b, ".\n\n")
+	b.WriteString("| server | transport | tool | kind | p50 | p99 | mean | p50 ratio vs reference |\n|---|---|---|---|---:|---:|---:|---:|\n")
+	for _, c := range r.Cases {
+		ratio := "—"
+		switch {
+		case c.Reference:
+			ratio = "1 (reference)"
+		case c.Ratio > 0:
+			ratio = fmt.Sprintf("**%.2fx**", c.Ratio)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Tool, c.Kind, fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
+	}
+	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference.\n")
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "\nSkipped: %s", s)
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nRun took %s.\n", r.Elapsed.Round(time.Millisecond))
+	return b.String()
+}
+
+// fmtDur prints d in µs below a millisecond, else in ms.
+func fmtDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
