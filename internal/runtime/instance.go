@@ -278,10 +278,27 @@ func unsafeShell(ctx context.Context, home, command string, timeout time.Duratio
 
 // Reset returns the instance to its snapshot and drops every session.
 func (in *Instance) Reset(ctx context.Context) error {
+	resume := in.suspendServices()
+	defer resume()
 	if err := in.inst.Reset(ctx); err != nil {
 		return fmt.Errorf("reset instance: %w", err)
 	}
 	return in.prepare()
+}
+
+// suspendServices closes every service's database connections (so none
+// keeps a file of the old world, or its mount, alive) and holds their
+// calls until resume; the calls then reopen the databases.
+func (in *Instance) suspendServices() (resume func()) {
+	resumes := make([]func(), 0, len(in.svcs))
+	for _, svc := range in.svcs {
+		resumes = append(resumes, svc.Suspend())
+	}
+	return func() {
+		for _, r := range resumes {
+			r()
+		}
+	}
 }
 
 // Close stops the servers and removes the instance.
@@ -293,6 +310,9 @@ func (in *Instance) Close(ctx context.Context) error {
 	if in.site != nil {
 		errs = append(errs, in.site.Close())
 	}
+	// Calls arriving after this find no database and fail cleanly.
+	resume := in.suspendServices()
+	defer resume()
 	errs = append(errs, in.inst.Close(context.WithoutCancel(ctx)))
 	return errors.Join(errs...)
 }

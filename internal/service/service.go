@@ -31,6 +31,11 @@ type Service interface {
 	Server() *mcp.Server
 	HTTPHandler() http.Handler
 	RunStdio(ctx context.Context) error
+	// Suspend waits for the calls in flight, closes the service's
+	// databases and holds every new call until resume is called; the next
+	// call opens them again. Whoever replaces a world's files under a live
+	// service (an instance reset) brackets that with Suspend.
+	Suspend() (resume func())
 }
 
 // Options open a service over one world.

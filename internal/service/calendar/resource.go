@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // dayURIPrefix is the start of a day resource's URI, calendar://day/{date}.
@@ -63,7 +65,7 @@ func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil
 	})
 	if err != nil {
-		s.log.ErrorContext(ctx, "calendar resource failed", logKeyDB, s.path, logKeyErr, err)
+		s.log.ErrorContext(ctx, "calendar resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
 		return nil, fmt.Errorf("reading %s: internal error in the calendar service", uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text.String()}}}, nil

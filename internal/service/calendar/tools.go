@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -151,7 +153,7 @@ type Interval struct {
 func boolPtr(b bool) *bool { return &b }
 
 func (s *Service) addTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_events",
 		Title: "List calendar events",
 		Description: "Lists the confirmed events overlapping a range of days (UTC), earliest first, with recurring events " +
@@ -159,14 +161,14 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"for get_event, update_event, cancel_event and respond, and your response when you are invited. Returns up to " +
 			"limit entries and a next_cursor when there are more; pass it back as cursor with the same from and to.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "list_events", s.listEvents))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listEvents)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "get_event",
 		Title:       "Get an event",
 		Description: "Returns one event with its notes, repeat rule, status (confirmed or cancelled) and every guest's response. The event id comes from list_events.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "get_event", s.getEvent))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.getEvent)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "create_event",
 		Title: "Create an event",
 		Description: fmt.Sprintf("Creates an event organized by %s and invites the guests (their responses start as needs-action). "+
@@ -174,36 +176,36 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"FREQ=DAILY or FREQ=WEEKLY with COUNT=n or UNTIL=YYYY-MM-DD. Check find_free_time first to avoid conflicts. "+
 			"Returns the event with its new id.", s.self),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "create_event", s.createEvent))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.createEvent)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "update_event",
 		Title: "Update an event",
 		Description: "Changes the title, times, location, notes or repeat rule of a confirmed event you organize; omitted fields " +
 			"keep their value. A change to a recurring event applies to every occurrence. To answer an invitation use respond.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "update_event", s.updateEvent))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.updateEvent)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "cancel_event",
 		Title: "Cancel an event",
 		Description: "Cancels an event you organize, every occurrence of it; it stays visible to get_event with status cancelled " +
 			"but no longer appears in list_events. To decline someone else's event use respond with declined.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "cancel_event", s.cancelEvent))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.cancelEvent)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "respond",
 		Title: "Respond to an invitation",
 		Description: fmt.Sprintf("Answers an invitation %s received: accepted, declined or tentative. It applies to every "+
 			"occurrence of a recurring event. Declined events still appear in list_events but do not block find_free_time.", s.self),
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "respond", s.respond))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.respond)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "find_free_time",
 		Title: "Find free time",
 		Description: "Finds the earliest free slot of duration_minutes on one day (UTC) within the hours between " +
 			"(default 09:00-17:00), skipping events you have not declined and, today, the time already past. Also " +
 			"returns every free interval of the day within those hours.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "find_free_time", s.findFreeTime))
+	}, s.findFreeTime)
 }
 
 // clip returns s for an error message: at most 60 characters, on one line.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // contactURIPrefix is the start of a contact resource's URI,
@@ -40,7 +42,7 @@ func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "contacts resource failed", logKeyDB, s.path, logKeyErr, err)
+		s.log.ErrorContext(ctx, "contacts resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
 		return nil, fmt.Errorf("reading %s: internal error in the contacts service", uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: contactText(c)}}}, nil

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -132,56 +134,56 @@ func boolPtr(b bool) *bool { return &b }
 
 func (s *Service) addTools(srv *mcp.Server) {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_contacts",
 		Title: "List contacts",
 		Description: "Lists the address book sorted by name, optionally only contacts with a tag, with each contact's id, " +
 			"email, phone, company, role and tags (not notes; use get_contact). Returns up to limit contacts and a " +
 			"next_cursor when there are more; pass it back as cursor to see the next page.",
 		Annotations: ro,
-	}, handler(s, "list_contacts", s.listContacts))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listContacts)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "search_contacts",
 		Title: "Search contacts",
 		Description: "Finds contacts whose name, email, company or role contains the query (case-insensitive plain text, " +
 			"not a pattern), sorted by name. Use it to find a contact's id before get_contact, update_contact or tag_contact.",
 		Annotations: ro,
-	}, handler(s, "search_contacts", s.searchContacts))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchContacts)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "get_contact",
 		Title:       "Get a contact",
 		Description: "Returns one contact with every field, its tags and notes. The contact id comes from list_contacts or search_contacts.",
 		Annotations: ro,
-	}, handler(s, "get_contact", s.getContact))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.getContact)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "create_contact",
 		Title: "Create a contact",
 		Description: "Adds a contact. name is required; email, phone, company, role and notes are optional. The email must " +
 			"look like name@example.com and not belong to another contact; the phone may have digits, spaces, hyphens and a " +
 			"leading +. Returns the new contact with its id.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "create_contact", s.createContact))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.createContact)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "update_contact",
 		Title: "Update a contact",
 		Description: "Changes fields of one contact: pass the contact id and fields with the new values (name, email, phone, " +
 			"company, role, notes); fields left out stay as they are, an empty string clears an optional field. " +
 			"To change tags use tag_contact. Returns the contact after the change and the names of the changed fields.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "update_contact", s.updateContact))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.updateContact)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "tag_contact",
 		Title: "Tag a contact",
 		Description: "Adds a tag (a label such as work or family) to a contact, or removes it with remove=true. " +
 			"Tags are stored lowercase. Returns the contact's tags after the call.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "tag_contact", s.tagContact))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.tagContact)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "delete_contact",
 		Title:       "Delete a contact",
 		Description: "Deletes one contact and its tags from the address book. This cannot be undone.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "delete_contact", s.deleteContact))
+	}, s.deleteContact)
 }
 
 // checkLimit applies the default and range of a limit argument.

@@ -1,20 +1,27 @@
 // Package dbtool is the plumbing every MCP service shares: its database,
-// opened per call (so an instance reset that replaces the file is always
-// seen, and a vanished file is never recreated empty), read-only reads,
-// writes in one BEGIN IMMEDIATE transaction, and the tool handler that
-// turns a failure the model can fix into an isError result and any other
-// failure into a logged, detail-free one. It imports internal/state only.
+// held open between calls and reopened when the file under its path is
+// replaced (a vanished file is an error, never recreated empty), reads on a
+// read-only handle, writes in one BEGIN IMMEDIATE transaction, and the tool
+// handler that turns a failure the model can fix into an isError result and
+// any other failure into a logged, detail-free one. It imports
+// internal/state only.
 package dbtool
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/state"
@@ -27,7 +34,13 @@ const (
 	LogKeyDB   = "db"
 )
 
-// DB is one service's database.
+// DB is one service's database. Its connections stay open between calls
+// (an open costs more than most tool calls), with the statements the tools
+// run prepared once per connection, and are reopened when the file at Path
+// is a different file than the one they hold (compared by device and inode
+// on every call). An instance reset replaces the file under the same path,
+// on an overlay possibly with the same inode number, so the runtime
+// brackets every reset with Suspend.
 type DB struct {
 	// Service names the service in errors and logs ("tasks").
 	Service string
@@ -35,10 +48,31 @@ type DB struct {
 	Path string
 	// Log receives internal failures; it must not be nil.
 	Log *slog.Logger
-	// writeMu serialises this process's write transactions; BEGIN
-	// IMMEDIATE serialises them against other processes.
-	writeMu sync.Mutex
+
+	// gate is held shared by every call and exclusively by Suspend.
+	gate sync.RWMutex
+	// readMu serialises reads on the read-only connection; writeMu
+	// serialises this process's write transactions (BEGIN IMMEDIATE
+	// serialises them against other processes).
+	readMu, writeMu sync.Mutex
+	ro, rw          handle
 }
+
+// handle is one open connection and its prepared statements; its DB's
+// readMu or writeMu guards it.
+type handle struct {
+	db    *sql.DB
+	conn  *sql.Conn
+	file  fileID // the file conn holds
+	stmts map[string]*sql.Stmt
+}
+
+// fileID identifies a file while it exists.
+type fileID struct{ dev, ino uint64 }
+
+// maxStmts bounds each connection's prepared statements (a tool that
+// builds its SQL could otherwise grow the cache without end).
+const maxStmts = 128
 
 // Querier is what tools need of *sql.DB and *sql.Conn.
 type Querier interface {
@@ -47,7 +81,8 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// Open opens the database, which must exist.
+// Open opens a new handle to the database, which must exist; the caller
+// closes it. Tools use Read and Write, which keep their connections open.
 func (d *DB) Open(readOnly bool) (*sql.DB, error) {
 	if _, err := os.Stat(d.Path); err != nil {
 		return nil, fmt.Errorf("%s database: %w", d.Service, err)
@@ -55,49 +90,171 @@ func (d *DB) Open(readOnly bool) (*sql.DB, error) {
 	return state.OpenDB(d.Path, readOnly)
 }
 
-// Read runs fn on a read-only connection.
-func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
-	db, err := d.Open(true)
+// open makes h hold a connection to the file now at d.Path, closing one
+// to a file since replaced or removed; the caller holds h's mutex.
+func (d *DB) open(ctx context.Context, h *handle, readOnly bool) error {
+	fi, err := os.Stat(d.Path)
+	if err != nil {
+		h.close()
+		return fmt.Errorf("%s database: %w", d.Service, err)
+	}
+	var id fileID
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = fileID{dev: uint64(st.Dev), ino: st.Ino}
+	}
+	if h.conn != nil && h.file == id {
+		return nil
+	}
+	h.close()
+	db, err := state.OpenDB(d.Path, readOnly)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	return fn(db)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("%s database: %w", d.Service, err)
+	}
+	*h = handle{db: db, conn: conn, file: id, stmts: map[string]*sql.Stmt{}}
+	return nil
+}
+
+// close closes h's statements and connection.
+func (h *handle) close() error {
+	if h.db == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range h.stmts {
+		errs = append(errs, st.Close())
+	}
+	errs = append(errs, h.conn.Close(), h.db.Close())
+	*h = handle{}
+	return errors.Join(errs...)
+}
+
+// Close closes the database's connections; the next call opens them again.
+func (d *DB) Close() error {
+	d.gate.Lock()
+	defer d.gate.Unlock()
+	return d.closeAll()
+}
+
+func (d *DB) closeAll() error {
+	d.readMu.Lock()
+	defer d.readMu.Unlock()
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	return errors.Join(d.ro.close(), d.rw.close())
+}
+
+// Suspend waits for the calls in flight, closes the database and holds
+// every new call until resume is called; the first call after it opens
+// the database again. The runtime suspends every service of an instance
+// around its reset, so no connection keeps the replaced file (or its
+// mount) alive.
+func (d *DB) Suspend() (resume func()) {
+	d.gate.Lock()
+	if err := d.closeAll(); err != nil {
+		d.Log.Error(d.Service+" database close failed", LogKeyDB, d.Path, LogKeyErr, err)
+	}
+	var once sync.Once
+	return func() { once.Do(d.gate.Unlock) }
+}
+
+// Read runs fn on the read-only connection.
+func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	d.readMu.Lock()
+	defer d.readMu.Unlock()
+	if err := d.open(ctx, &d.ro, true); err != nil {
+		return err
+	}
+	return fn(stmtQuerier{&d.ro})
 }
 
 // Write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
 // returns nil and rolled back otherwise (a tool error changes nothing).
 func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
+	d.gate.RLock()
+	defer d.gate.RUnlock()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	db, err := d.Open(false)
-	if err != nil {
+	if err := d.open(ctx, &d.rw, false); err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := db.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close %s database: %w", d.Service, cerr)
-		}
-	}()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("%s database: %w", d.Service, err)
-	}
-	defer conn.Close()
+	conn := d.rw.conn
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(conn); err != nil {
+	if err := fn(stmtQuerier{&d.rw}); err != nil {
 		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+			d.rw.close() // a connection stuck in a transaction is not reused
 			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 		}
 		return err
 	}
 	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		d.rw.close()
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// stmtQuerier runs queries on a handle's connection through its prepared
+// statements: SQLite parses and plans each distinct statement once per
+// connection instead of on every call.
+type stmtQuerier struct{ h *handle }
+
+// stmt returns the prepared statement for query, or nil when query holds
+// several statements (which Prepare would cut to the first) and must run
+// as it is.
+func (q stmtQuerier) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := q.h.stmts[query]; ok {
+		return st, nil
+	}
+	if strings.Contains(strings.TrimRight(strings.TrimSpace(query), "; \t\n"), ";") {
+		return nil, nil
+	}
+	st, err := q.h.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if len(q.h.stmts) >= maxStmts {
+		for k, old := range q.h.stmts {
+			old.Close()
+			delete(q.h.stmts, k)
+		}
+	}
+	q.h.stmts[query] = st
+	return st, nil
+}
+
+func (q stmtQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := q.stmt(ctx, query)
+	if err != nil || st == nil {
+		return q.h.conn.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (q stmtQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := q.stmt(ctx, query)
+	if err != nil || st == nil {
+		return q.h.conn.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (q stmtQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := q.stmt(ctx, query)
+	if err != nil || st == nil {
+		// Running it unprepared reports the same error through the Row.
+		return q.h.conn.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // ToolError is a failure the model can fix; its message names the problem
@@ -111,21 +268,195 @@ func BadCall(format string, args ...any) error {
 	return &ToolError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Handler adapts fn to the SDK: a ToolError becomes an isError result with
-// its message; any other error is logged and becomes an isError result that
-// says the service failed, without internal detail.
-func Handler[In, Out any](d *DB, tool string, fn func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		out, err := fn(ctx, in)
-		if err == nil {
-			return nil, out, nil
-		}
-		var zero Out
-		var te *ToolError
-		if errors.As(err, &te) {
-			return nil, zero, te
-		}
-		d.Log.ErrorContext(ctx, d.Service+" tool failed", LogKeyTool, tool, LogKeyDB, d.Path, LogKeyErr, err)
-		return nil, zero, fmt.Errorf("%s failed: the %s service had an internal error and changed nothing; try again later", tool, d.Service)
+// AddTool registers fn as the tool t on srv. Its input and output JSON
+// Schemas are derived from In and Out (as the SDK's mcp.AddTool derives
+// them), but the arguments are checked against In by a decoder built once
+// here rather than by a general schema validator on every call, and the
+// output is encoded once, not validated against its own schema: together
+// that is most of the SDK's per-call cost. A bad argument (not an object,
+// an unknown or missing field, a wrong type) is an isError result that
+// names the field and what the tool takes; fn is then not called.
+// A ToolError from fn becomes an isError result with its message; any
+// other error is logged and becomes an isError result that says the
+// service failed, without internal detail.
+func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.Context, In) (Out, error)) {
+	inSchema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("%s: tool %s: input schema: %v", d.Service, t.Name, err))
 	}
+	outSchema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("%s: tool %s: output schema: %v", d.Service, t.Name, err))
+	}
+	tt := *t
+	tt.InputSchema, tt.OutputSchema = inSchema, outSchema
+	args := newArgChecker(t.Name, inSchema)
+	srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		if err := args.decode(req.Params.Arguments, &in); err != nil {
+			return errorResult(err), nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			var te *ToolError
+			if !errors.As(err, &te) {
+				d.Log.ErrorContext(ctx, d.Service+" tool failed", LogKeyTool, t.Name, LogKeyDB, d.Path, LogKeyErr, err)
+				err = fmt.Errorf("%s failed: the %s service had an internal error and changed nothing; try again later", t.Name, d.Service)
+			}
+			return errorResult(err), nil
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			d.Log.ErrorContext(ctx, d.Service+" tool output failed", LogKeyTool, t.Name, LogKeyErr, err)
+			return errorResult(fmt.Errorf("%s failed: the %s service could not encode its answer; try again later", t.Name, d.Service)), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			StructuredContent: json.RawMessage(b),
+		}, nil
+	})
+}
+
+func errorResult(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
+}
+
+// argChecker checks a tool's arguments against its input schema's top
+// level (which keys exist, which are required, what type each is) and
+// decodes them into the input type, rejecting unknown fields at any depth.
+type argChecker struct {
+	tool     string
+	props    map[string]*jsonschema.Schema
+	names    string // the property names, for messages
+	required []string
+}
+
+func newArgChecker(tool string, s *jsonschema.Schema) *argChecker {
+	c := &argChecker{tool: tool, props: s.Properties, required: s.Required}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		c.names = "no arguments"
+	} else {
+		c.names = "the arguments " + strings.Join(names, ", ")
+	}
+	return c
+}
+
+// decode checks raw and decodes it into in (a pointer to the input type).
+func (c *argChecker) decode(raw json.RawMessage, in any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return BadCall("%s takes a JSON object of named arguments (%s); got %s", c.tool, c.names, jsonKind(raw))
+	}
+	for name, v := range fields {
+		p, ok := c.props[name]
+		if !ok {
+			return BadCall("%s has no argument %q; it takes %s", c.tool, name, c.names)
+		}
+		if want := schemaType(p); want != "" && !kindMatches(v, want) {
+			return BadCall("argument %q of %s must be %s, not %s", name, c.tool, article(want), jsonKind(v))
+		}
+	}
+	for _, name := range c.required {
+		if _, ok := fields[name]; !ok {
+			return BadCall("argument %q of %s is required%s", name, c.tool, describe(c.props[name]))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return BadCall("argument %q of %s must be %s, not %s", te.Field, c.tool, te.Type.String(), te.Value)
+		}
+		return BadCall("the arguments of %s are not valid: %v", c.tool, err)
+	}
+	return nil
+}
+
+// schemaType is the JSON type a property's schema names ("" if it names
+// none or several, other than null).
+func schemaType(s *jsonschema.Schema) string {
+	if s == nil {
+		return ""
+	}
+	if s.Type != "" {
+		return s.Type
+	}
+	var t string
+	for _, x := range s.Types {
+		if x == "null" {
+			continue
+		}
+		if t != "" {
+			return ""
+		}
+		t = x
+	}
+	return t
+}
+
+// kindMatches reports whether the JSON value v is of type want.
+func kindMatches(v json.RawMessage, want string) bool {
+	got := jsonKind(v)
+	switch want {
+	case "integer":
+		if got != "number" {
+			return false
+		}
+		var n json.Number
+		if json.Unmarshal(v, &n) != nil {
+			return false
+		}
+		_, err := n.Int64()
+		return err == nil
+	case "number":
+		return got == "number"
+	}
+	return got == want
+}
+
+// jsonKind names the JSON type of v as JSON Schema does.
+func jsonKind(v json.RawMessage) string {
+	b := bytes.TrimSpace(v)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func article(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	}
+	return "a " + t
+}
+
+func describe(s *jsonschema.Schema) string {
+	if s == nil || s.Description == "" {
+		return ""
+	}
+	return ": " + s.Description
 }

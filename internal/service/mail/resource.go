@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // mailboxURIPrefix is the start of a folder resource's URI,
@@ -59,7 +61,7 @@ func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, mcp.ResourceNotFoundError(uri)
 	case err != nil:
-		s.log.ErrorContext(ctx, "mail resource failed", logKeyDB, s.path, logKeyErr, err)
+		s.log.ErrorContext(ctx, "mail resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
 		return nil, fmt.Errorf("reading %s: internal error in the mail service", uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text.String()}}}, nil

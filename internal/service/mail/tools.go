@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -192,43 +194,43 @@ func boolPtr(b bool) *bool { return &b }
 
 func (s *Service) addTools(srv *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "list_folders",
 		Title:       "List mail folders",
 		Description: "Lists your mail folders (inbox, sent, archive, drafts, trash and your own) with the number of mails and unread mails in each.",
 		Annotations: readOnly,
-	}, handler(s, "list_folders", s.listFolders))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listFolders)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_mails",
 		Title: "List mails",
 		Description: "Lists the mails of one folder (inbox when omitted), newest first, with sender, subject, a preview and read/starred flags. " +
 			"Use it to find a mail id before read_mail. Returns up to limit mails and a next_cursor when there are more; " +
 			"pass it back as cursor to see the next page. Does not mark anything read.",
 		Annotations: readOnly,
-	}, handler(s, "list_mails", s.listMails))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listMails)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "search_mails",
 		Title: "Search mails",
 		Description: "Finds mails in every folder whose subject, body or sender address contains the query (case-insensitive plain text, " +
 			"not a pattern), optionally between two days, newest first. Returns the mail id, folder, thread key and a snippet; " +
 			"read the whole mail with read_mail. Does not mark anything read.",
 		Annotations: readOnly,
-	}, handler(s, "search_mails", s.searchMails))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchMails)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "read_mail",
 		Title: "Read a mail",
 		Description: "Returns one whole mail (sender, recipients, subject, body, time) with its attachments as paths relative to your " +
 			"home directory, and marks it read (new=true if it was unread).",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "read_mail", s.readMail))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.readMail)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "read_thread",
 		Title: "Read a conversation",
 		Description: "Returns every mail of one conversation (thread_key), in any folder, oldest first, with attachments, " +
 			"and marks them read. Use it to read the history before replying.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "read_thread", s.readThread))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.readThread)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "send_mail",
 		Title: "Send a mail",
 		Description: fmt.Sprintf("Sends a mail from %s and stores it in the sent folder. Give to, subject and body; "+
@@ -236,26 +238,26 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"the reply joins that conversation, and to and subject default to the sender and \"Re: \" + subject. "+
 			"Returns the mail as stored, with its id.", s.selfAddr),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "send_mail", s.sendMail))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.sendMail)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "move_mail",
 		Title:       "Move a mail",
 		Description: "Moves a mail to another folder (a name from list_folders), e.g. to archive it.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "move_mail", s.moveMail))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.moveMail)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "star_mail",
 		Title:       "Star or unstar a mail",
 		Description: "Sets or clears the star of a mail.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "star_mail", s.starMail))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.starMail)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "delete_mail",
 		Title: "Delete a mail",
 		Description: "Moves a mail to trash. A mail already in trash is deleted for good, with its attachment records " +
 			"(the files in your home directory stay).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "delete_mail", s.deleteMail))
+	}, s.deleteMail)
 }
 
 // checkLimit applies the default and range of a limit argument.

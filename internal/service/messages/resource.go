@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // threadURIPrefix is the start of a thread resource's URI,
@@ -64,7 +66,7 @@ func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, mcp.ResourceNotFoundError(uri)
 	case err != nil:
-		s.log.ErrorContext(ctx, "messages resource failed", logKeyDB, s.path, logKeyErr, err)
+		s.log.ErrorContext(ctx, "messages resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
 		return nil, fmt.Errorf("reading %s: internal error in the messages service", uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text.String()}}}, nil

@@ -3,12 +3,15 @@ package messages
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -119,7 +122,7 @@ type SendMessageOut struct {
 func boolPtr(b bool) *bool { return &b }
 
 func (s *Service) addTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_threads",
 		Title: "List message threads",
 		Description: "Lists your message threads (direct messages and groups), most recently active first, " +
@@ -127,16 +130,16 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"Use it to find a thread's id before read_thread or send_message. Returns up to limit threads " +
 			"and a next_cursor when there are more; pass it back as cursor to see the next page.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "list_threads", s.listThreads))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listThreads)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "read_thread",
 		Title: "Read a thread",
 		Description: "Returns every message of one thread, oldest first, with sender, body and time, and marks them read " +
 			"(messages unread before this call have new=true). Use it to read a conversation before replying. " +
 			"The thread id comes from list_threads or search_messages.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "read_thread", s.readThread))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.readThread)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "search_messages",
 		Title: "Search messages",
 		Description: "Finds messages whose text or sender name contains the query (case-insensitive plain text, not a pattern), " +
@@ -144,15 +147,15 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"the message's seq, sender, time and a snippet around the match; read the whole thread with read_thread. " +
 			"Does not mark anything read.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, handler(s, "search_messages", s.searchMessages))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchMessages)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "send_message",
 		Title: "Send a message",
 		Description: fmt.Sprintf("Sends a message as %s. Give thread to reply in an existing thread (direct or group), "+
 			"or to with a person's name to message them directly: your existing direct thread with them is used, "+
 			"or a new one is started. Give exactly one of thread and to. Returns the message as stored, with its thread id and seq.", s.self),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "send_message", s.sendMessage))
+	}, s.sendMessage)
 }
 
 // checkLimit applies the default and range of a limit argument.
@@ -186,71 +189,62 @@ func (s *Service) listThreads(ctx context.Context, in ListThreadsIn) (ListThread
 		after = &c
 	}
 	out := ListThreadsOut{Threads: []ThreadSummary{}}
+	// One statement gives the page with each thread's participants, counts
+	// and latest message (a query per thread costs more than the page).
+	query := `WITH page AS (
+  SELECT id, ext_id, title, kind, active_at FROM (
+    SELECT t.id, t.ext_id, t.title, t.kind,
+      COALESCE((SELECT m.sent_at FROM messages m WHERE m.thread_id = t.id ORDER BY m.seq DESC LIMIT 1), t.created_at) AS active_at
+    FROM threads t)`
+	args := []any{}
+	if after != nil {
+		query += `
+  WHERE active_at < ? OR (active_at = ? AND ext_id > ?)`
+		args = append(args, after.activeAt, after.activeAt, after.thread)
+	}
+	query += `
+  ORDER BY active_at DESC, ext_id ASC LIMIT ?)
+SELECT p.id, p.ext_id, p.title, p.kind, p.active_at,
+  (SELECT json_group_array(name ORDER BY id) FROM participants WHERE thread_id = p.id),
+  COALESCE(c.n, 0), COALESCE(c.unread, 0), l.sender, l.body, l.sent_at
+FROM page p
+LEFT JOIN (SELECT thread_id, COUNT(*) AS n, SUM(is_read = 0 AND sender <> ?) AS unread
+  FROM messages WHERE thread_id IN (SELECT id FROM page) GROUP BY thread_id) c ON c.thread_id = p.id
+LEFT JOIN messages l ON l.thread_id = p.id AND l.seq = (SELECT MAX(seq) FROM messages WHERE thread_id = p.id)
+ORDER BY p.active_at DESC, p.ext_id ASC`
+	args = append(args, limit+1, s.self)
 	err = s.read(ctx, func(q querier) error {
-		query := `SELECT id, ext_id, title, kind, active_at FROM (
-  SELECT t.id, t.ext_id, t.title, t.kind,
-    COALESCE((SELECT m.sent_at FROM messages m WHERE m.thread_id = t.id ORDER BY m.seq DESC LIMIT 1), t.created_at) AS active_at
-  FROM threads t)`
-		args := []any{}
-		if after != nil {
-			query += ` WHERE active_at < ? OR (active_at = ? AND ext_id > ?)`
-			args = append(args, after.activeAt, after.activeAt, after.thread)
-		}
-		query += ` ORDER BY active_at DESC, ext_id ASC LIMIT ?`
-		args = append(args, limit+1)
-		threads, err := queryThreads(ctx, q, query, args...)
+		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
-			return err
+			return fmt.Errorf("list threads: %w", err)
 		}
-		if len(threads) > limit {
-			threads = threads[:limit]
-			last := threads[limit-1]
-			out.NextCursor = cursor{activeAt: last.at, thread: last.extID}.String()
-		}
-		for _, t := range threads {
-			sum := ThreadSummary{Thread: t.extID, Title: t.title, Kind: t.kind}
-			if sum.Participants, err = participants(ctx, q, t.id); err != nil {
-				return err
+		defer rows.Close()
+		var last thread
+		for rows.Next() {
+			var t thread
+			var people string
+			var sum ThreadSummary
+			var sender, body, sentAt sql.NullString
+			if err := rows.Scan(&t.id, &t.extID, &t.title, &t.kind, &t.at, &people, &sum.Messages, &sum.Unread, &sender, &body, &sentAt); err != nil {
+				return fmt.Errorf("list threads: %w", err)
 			}
-			err := q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(is_read = 0 AND sender <> ?), 0) FROM messages WHERE thread_id = ?`, s.self, t.id).Scan(&sum.Messages, &sum.Unread)
-			if err != nil {
-				return fmt.Errorf("count messages of %s: %w", t.extID, err)
+			if len(out.Threads) == limit {
+				out.NextCursor = cursor{activeAt: last.at, thread: last.extID}.String()
+				break
 			}
-			var last MessageStub
-			err = q.QueryRowContext(ctx, `SELECT sender, body, sent_at FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, t.id).Scan(&last.Sender, &last.Preview, &last.SentAt)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-			case err != nil:
-				return fmt.Errorf("last message of %s: %w", t.extID, err)
-			default:
-				last.Preview = preview(last.Preview, previewChars)
-				sum.LastMessage = &last
+			last = t
+			sum.Thread, sum.Title, sum.Kind = t.extID, t.title, t.kind
+			if err := json.Unmarshal([]byte(people), &sum.Participants); err != nil {
+				return fmt.Errorf("participants of %s: %w", t.extID, err)
+			}
+			if sender.Valid {
+				sum.LastMessage = &MessageStub{Sender: sender.String, Preview: preview(body.String, previewChars), SentAt: sentAt.String}
 			}
 			out.Threads = append(out.Threads, sum)
 		}
-		return nil
+		return rows.Err()
 	})
 	return out, err
-}
-
-func queryThreads(ctx context.Context, q querier, query string, args ...any) ([]thread, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
-	}
-	defer rows.Close()
-	var ts []thread
-	for rows.Next() {
-		var t thread
-		if err := rows.Scan(&t.id, &t.extID, &t.title, &t.kind, &t.at); err != nil {
-			return nil, fmt.Errorf("list threads: %w", err)
-		}
-		ts = append(ts, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
-	}
-	return ts, nil
 }
 
 func participants(ctx context.Context, q querier, threadID int64) ([]string, error) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // noteURIPrefix is the start of a note resource's URI, notes://note/{ext_id}.
@@ -39,7 +41,7 @@ func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "notes resource failed", logKeyDB, s.path, logKeyErr, err)
+		s.log.ErrorContext(ctx, "notes resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
 		return nil, fmt.Errorf("reading %s: internal error in the notes service", uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: noteText(n)}}}, nil

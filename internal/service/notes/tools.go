@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -158,57 +160,57 @@ func boolPtr(b bool) *bool { return &b }
 func (s *Service) addTools(srv *mcp.Server) {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
 	idem := &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "list_notebooks", Title: "List notebooks",
 		Description: "Lists the notebooks, sorted by name, with the number of notes in each.",
 		Annotations: ro,
-	}, handler(s, "list_notebooks", s.listNotebooks))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listNotebooks)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "list_notes", Title: "List notes",
 		Description: "Lists notes, optionally of one notebook: pinned notes first, then most recently updated first, " +
 			"with id, title and the start of the body. Returns up to limit notes and a next_cursor when there are more; " +
 			"pass it back as cursor to see the next page. Read a whole note with read_note.",
 		Annotations: ro,
-	}, handler(s, "list_notes", s.listNotes))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listNotes)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "search_notes", Title: "Search notes",
 		Description: "Finds notes whose title or body contains the query (case-insensitive plain text, not a pattern), " +
 			"most recently updated first, with the text around the match.",
 		Annotations: ro,
-	}, handler(s, "search_notes", s.searchNotes))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchNotes)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "read_note", Title: "Read a note",
 		Description: "Returns one whole note: title, notebook, markdown body, pinned, links and times.",
 		Annotations: ro,
-	}, handler(s, "read_note", s.readNote))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.readNote)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "create_note", Title: "Create a note",
 		Description: "Creates a note in a notebook (matched ignoring case; a new name creates the notebook) with a title " +
 			"and a markdown body. Returns the note with its id.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "create_note", s.createNote))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.createNote)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "update_note", Title: "Update a note",
 		Description: "Changes a note's title and/or body: body replaces the whole text, append adds text at the end on a " +
 			"new line (give one of them). Returns the note after the change.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(false)},
-	}, handler(s, "update_note", s.updateNote))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.updateNote)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "pin_note", Title: "Pin a note",
 		Description: "Pins a note so that it is listed first, or unpins it with unpin=true.",
 		Annotations: idem,
-	}, handler(s, "pin_note", s.pinNote))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.pinNote)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "link_note", Title: "Link a note",
 		Description: "Links a note to a file (a path relative to home, e.g. docs/plan.md) or a web page (an http or https URL), " +
 			"or removes the link with remove=true. Returns the note's links.",
 		Annotations: idem,
-	}, handler(s, "link_note", s.linkNote))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.linkNote)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name: "delete_note", Title: "Delete a note",
 		Description: "Deletes one note and its links. This cannot be undone; the notebook stays.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "delete_note", s.deleteNote))
+	}, s.deleteNote)
 }
 
 // checkLimit applies the default and range of a limit argument.

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -136,46 +138,46 @@ func boolPtr(b bool) *bool { return &b }
 
 func (s *Service) addTools(srv *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "list_accounts",
 		Title:       "List accounts",
 		Description: "Lists every account with its id, name, kind (checking, savings, credit), currency and balance. Use it to find an account id.",
 		Annotations: readOnly,
-	}, handler(s, "list_accounts", s.listAccounts))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listAccounts)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "get_balance",
 		Title:       "Get an account's balance",
 		Description: "Returns one account with its balance and, for checking and savings, what a transfer can take out.",
 		Annotations: readOnly,
-	}, handler(s, "get_balance", s.getBalance))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.getBalance)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_transactions",
 		Title: "List transactions",
 		Description: "Lists an account's transactions, newest first, optionally between two days (inclusive). " +
 			"Returns up to limit transactions and a next_cursor when there are more; pass it back as cursor, with the same arguments, for the next page.",
 		Annotations: readOnly,
-	}, handler(s, "list_transactions", s.listTransactions))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listTransactions)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "search_transactions",
 		Title:       "Search transactions",
 		Description: "Finds transactions whose payee, memo or category contains the query (case-insensitive plain text, not a pattern), newest first, in one account or all.",
 		Annotations: readOnly,
-	}, handler(s, "search_transactions", s.searchTransactions))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchTransactions)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "transfer",
 		Title: "Transfer money",
 		Description: "Moves amount (a decimal string such as \"12.50\") from one of your accounts to another of the same currency, now. " +
 			"Books a negative transaction on from and a positive one on to, and updates both balances, all at once or not at all. " +
 			"A checking or savings account cannot go below 0. Returns the transfer and both accounts after it.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-	}, handler(s, "transfer", s.transfer))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.transfer)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "get_statement",
 		Title: "Get a monthly statement",
 		Description: "Returns an account's statement for a month (YYYY-MM): opening and closing balance, money in and out, " +
 			"and the month's transactions oldest first. An issued statement is returned as stored; otherwise it is computed from the balance and the transactions.",
 		Annotations: readOnly,
-	}, handler(s, "get_statement", s.getStatement))
+	}, s.getStatement)
 }
 
 // checkLimit applies the default and range of a limit argument.

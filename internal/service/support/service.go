@@ -2,7 +2,6 @@ package support
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,15 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/world"
-)
-
-// Attribute keys of the service's log records.
-const (
-	logKeyTool = "tool"
-	logKeyErr  = "err"
-	logKeyDB   = "db"
 )
 
 // Options configures a Service. DBPath, WorldDir and Clock are required.
@@ -56,9 +48,8 @@ type Service struct {
 	sessionTimeout time.Duration
 	srvOnce        sync.Once
 	srv            *mcp.Server
-	// writeMu serializes this process's write transactions; BEGIN IMMEDIATE
-	// serializes them against other processes.
-	writeMu sync.Mutex
+	db             *dbtool.DB // the support database
+	shop           *dbtool.DB // the shop's database, read only
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -81,7 +72,9 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	db, err := s.open(false)
+	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log}
+	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log}
+	db, err := s.db.Open(false)
 	if err != nil {
 		return nil, fmt.Errorf("support: %w", err)
 	}
@@ -121,15 +114,6 @@ func (s *Service) RunStdio(ctx context.Context) error {
 	return s.Server().Run(ctx, &mcp.StdioTransport{})
 }
 
-// open opens the database; it never creates it (a missing file is an error,
-// not a new empty database in the world).
-func (s *Service) open(readOnly bool) (*sql.DB, error) {
-	if _, err := os.Stat(s.path); err != nil {
-		return nil, fmt.Errorf("support database: %w", err)
-	}
-	return state.OpenDB(s.path, readOnly)
-}
-
 // errNoShop is returned by readShop when the world has no shop database.
 var errNoShop = errors.New("no shop database")
 
@@ -140,91 +124,27 @@ func (s *Service) readShop(ctx context.Context, fn func(q querier) error) error 
 	} else if err != nil {
 		return fmt.Errorf("shop database: %w", err)
 	}
-	db, err := state.OpenDB(s.shopPath, true)
-	if err != nil {
-		return fmt.Errorf("shop database: %w", err)
-	}
-	defer db.Close()
-	return fn(db)
+	return s.shop.Read(ctx, fn)
 }
 
-// querier is what the tools need of *sql.DB and *sql.Conn.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+// querier is what the tools need of a connection.
+type querier = dbtool.Querier
 
-// read runs fn on a read-only connection.
+// read runs fn on the read-only connection.
 func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
-	db, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return fn(db)
+	return s.db.Read(ctx, fn)
 }
 
-// write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
-// returns nil and rolled back otherwise (a tool error changes nothing).
-func (s *Service) write(ctx context.Context, fn func(q querier) error) (err error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	db, err := s.open(false)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := db.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close support database: %w", cerr)
-		}
-	}()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("support database: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(conn); err != nil {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-		}
-		return err
-	}
-	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+// write runs fn in one BEGIN IMMEDIATE transaction (dbtool.DB.Write).
+func (s *Service) write(ctx context.Context, fn func(q querier) error) error {
+	return s.db.Write(ctx, fn)
 }
 
-// toolError is a failure the model can fix; its message names the problem
-// and the fix.
-type toolError struct{ msg string }
+func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
 
-func (e *toolError) Error() string { return e.msg }
-
-func badCall(format string, args ...any) error {
-	return &toolError{msg: fmt.Sprintf(format, args...)}
-}
-
-// handler adapts fn to the SDK: a tool error becomes an IsError result with
-// its message; any other error is logged and becomes an IsError result that
-// says the service failed, without internal detail.
-func handler[In, Out any](s *Service, tool string, fn func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		out, err := fn(ctx, in)
-		if err == nil {
-			return nil, out, nil
-		}
-		var zero Out
-		var te *toolError
-		if errors.As(err, &te) {
-			return nil, zero, te
-		}
-		s.log.ErrorContext(ctx, "support tool failed", logKeyTool, tool, logKeyDB, s.path, logKeyErr, err)
-		return nil, zero, fmt.Errorf("%s failed: the support service had an internal error and changed nothing; try again later", tool)
-	}
+// Suspend closes the support and shop databases and holds every call until
+// resume (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
+func (s *Service) Suspend() (resume func()) {
+	r1, r2 := s.db.Suspend(), s.shop.Suspend()
+	return func() { r2(); r1() }
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -89,39 +91,39 @@ func boolPtr(b bool) *bool { return &b }
 func (s *Service) addTools(srv *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
 	write := &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_tickets",
 		Title: "List support tickets",
 		Description: "Lists support tickets, newest first, optionally of one status (open, waiting, resolved, closed). " +
 			"Each has its id, order, item, kind, subject, status and times; use get_ticket for its history. " +
 			"Returns up to limit tickets and a next_cursor when there are more; pass it back as cursor, with the same status, for the next page.",
 		Annotations: readOnly,
-	}, handler(s, "list_tickets", s.listTickets))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listTickets)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "get_ticket",
 		Title:       "Get a support ticket",
 		Description: "Returns one ticket with its full history of events (messages, comments and status changes), oldest first.",
 		Annotations: readOnly,
-	}, handler(s, "get_ticket", s.getTicket))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.getTicket)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "open_ticket",
 		Title: "Open a support ticket",
 		Description: fmt.Sprintf("Opens a ticket about one item (sku) of an order placed on the shop: a return (only within %d days of the order date), "+
 			"a warranty claim or a question, with a subject and a first message. The order and the item must exist in the shop. Returns the new ticket.", ReturnDays),
 		Annotations: write,
-	}, handler(s, "open_ticket", s.openTicket))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.openTicket)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "add_comment",
 		Title:       "Comment on a support ticket",
 		Description: "Adds the customer's comment to a ticket that is not closed; a waiting or resolved ticket becomes open again. Returns the ticket with its events.",
 		Annotations: write,
-	}, handler(s, "add_comment", s.addComment))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.addComment)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "close_ticket",
 		Title:       "Close a support ticket",
 		Description: "Closes a ticket for good (it takes no more comments; open a new ticket if needed). Returns the ticket with its events.",
 		Annotations: write,
-	}, handler(s, "close_ticket", s.closeTicket))
+	}, s.closeTicket)
 }
 
 // now is the clock's time in UTC, as stored.

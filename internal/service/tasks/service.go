@@ -16,13 +16,6 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-// Attribute keys of the service's log records.
-const (
-	logKeyTool = "tool"
-	logKeyErr  = "err"
-	logKeyDB   = "db"
-)
-
 // Options configures a Service. DBPath and Clock are required.
 type Options struct {
 	// DBPath is the world's db/tasks.sqlite. It must exist; it is opened
@@ -130,7 +123,6 @@ func (s *Service) write(ctx context.Context, fn func(q querier) error) error {
 
 func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
 
-// handler adapts fn to the SDK (dbtool.Handler).
-func handler[In, Out any](s *Service, tool string, fn func(context.Context, In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
-	return dbtool.Handler(s.db, tool, fn)
-}
+// Suspend closes the database and holds every call until resume
+// (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
+func (s *Service) Suspend() (resume func()) { return s.db.Suspend() }

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // Limits of the tools' arguments.
@@ -136,14 +138,14 @@ func (s *Service) addTools(srv *mcp.Server) {
 	write := func(idempotent, destructive bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{IdempotentHint: idempotent, DestructiveHint: boolPtr(destructive), OpenWorldHint: boolPtr(false)}
 	}
-	mcp.AddTool(srv, &mcp.Tool{
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_projects",
 		Title: "List projects",
 		Description: "Lists the to-do projects by name with their numbers of open, overdue and done to-dos, and today's date. " +
 			"Archived projects are left out unless include_archived is true. Use it to find a project's name for list_todos or create_todo.",
 		Annotations: readOnly,
-	}, handler(s, "list_projects", s.listProjects))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listProjects)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "list_todos",
 		Title: "List to-dos",
 		Description: "Lists to-dos ordered by due date (undated last), then priority (high first), then creation order, " +
@@ -151,56 +153,56 @@ func (s *Service) addTools(srv *mcp.Server) {
 			"project, title, due date, priority, status and overdue (open and due before today). Returns up to limit to-dos " +
 			"and a next_cursor when there are more; pass it back as cursor, with the same filters, for the next page.",
 		Annotations: readOnly,
-	}, handler(s, "list_todos", s.listTodos))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.listTodos)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:  "search_todos",
 		Title: "Search to-dos",
 		Description: "Finds to-dos whose title, notes or project name contains the query (case-insensitive plain text, not a pattern), " +
 			"open and done unless status says otherwise, in list_todos order.",
 		Annotations: readOnly,
-	}, handler(s, "search_todos", s.searchTodos))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.searchTodos)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "create_todo",
 		Title:       "Create a to-do",
 		Description: "Adds an open to-do to an active project, with an optional due date (YYYY-MM-DD), priority (low, medium, high; medium by default) and notes. Returns it with its new id.",
 		Annotations: write(false, false),
-	}, handler(s, "create_todo", s.createTodo))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.createTodo)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "update_todo",
 		Title:       "Update a to-do",
 		Description: "Changes a to-do's title, project, due date, priority or notes; fields not given stay as they are. An empty due_on removes the due date. Use complete_todo and reopen_todo to change its status.",
 		Annotations: write(true, false),
-	}, handler(s, "update_todo", s.updateTodo))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.updateTodo)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "complete_todo",
 		Title:       "Complete a to-do",
 		Description: "Marks an open to-do done, recording now as its completed_at. Returns the to-do.",
 		Annotations: write(false, false),
-	}, handler(s, "complete_todo", s.completeTodo))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.completeTodo)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "reopen_todo",
 		Title:       "Reopen a to-do",
 		Description: "Marks a done to-do open again and clears its completed_at. Returns the to-do.",
 		Annotations: write(false, false),
-	}, handler(s, "reopen_todo", s.reopenTodo))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.reopenTodo)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "delete_todo",
 		Title:       "Delete a to-do",
 		Description: "Deletes a to-do for good (open or done) and returns it as it was. To finish a to-do use complete_todo instead.",
 		Annotations: write(false, true),
-	}, handler(s, "delete_todo", s.deleteTodo))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.deleteTodo)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "create_project",
 		Title:       "Create a project",
 		Description: "Creates an empty project with that name (unique, ignoring case). Returns it.",
 		Annotations: write(false, false),
-	}, handler(s, "create_project", s.createProject))
-	mcp.AddTool(srv, &mcp.Tool{
+	}, s.createProject)
+	dbtool.AddTool(srv, s.db, &mcp.Tool{
 		Name:        "archive_project",
 		Title:       "Archive a project",
 		Description: "Archives an active project: it is hidden from list_projects by default and takes no new to-dos; its to-dos are kept and still listed. Returns it.",
 		Annotations: write(false, false),
-	}, handler(s, "archive_project", s.archiveProject))
+	}, s.archiveProject)
 }
 
 // today is the clock's date in UTC.

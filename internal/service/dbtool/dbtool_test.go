@@ -1,0 +1,286 @@
+package dbtool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/state"
+)
+
+// newDB writes a database with one table t(n) holding value n at path.
+func newDB(t *testing.T, path string, n int) {
+	t.Helper()
+	db, err := state.OpenDB(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE t(n INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO t VALUES (?)", n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readN(t *testing.T, d *DB) int {
+	t.Helper()
+	var n int
+	if err := d.Read(context.Background(), func(q Querier) error {
+		return q.QueryRowContext(context.Background(), "SELECT n FROM t").Scan(&n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func testDB(t *testing.T) (*DB, string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.sqlite")
+	newDB(t, path, 1)
+	d := &DB{Service: "x", Path: path, Log: slog.New(slog.DiscardHandler)}
+	t.Cleanup(func() { d.Close() })
+	return d, dir
+}
+
+func TestReopensReplacedFile(t *testing.T) {
+	d, dir := testDB(t)
+	if n := readN(t, d); n != 1 {
+		t.Fatalf("n = %d, want 1", n)
+	}
+	// Replace the file as a checkout would: a new file renamed over it.
+	other := filepath.Join(dir, "y.sqlite")
+	newDB(t, other, 2)
+	if err := os.Rename(other, d.Path); err != nil {
+		t.Fatal(err)
+	}
+	if n := readN(t, d); n != 2 {
+		t.Fatalf("after replace n = %d, want 2 (the old file's connection was kept)", n)
+	}
+	// A write goes to the new file too.
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = n + 10")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := readN(t, d); n != 12 {
+		t.Fatalf("after write n = %d, want 12", n)
+	}
+	// A removed file is an error, not a new empty database.
+	os.Remove(d.Path)
+	err := d.Read(context.Background(), func(Querier) error { return nil })
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read of a removed database: %v, want not-exist", err)
+	}
+	if _, err := os.Stat(d.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the read recreated the database: %v", err)
+	}
+}
+
+func TestWriteRollsBackOnError(t *testing.T) {
+	d, _ := testDB(t)
+	boom := errors.New("boom")
+	err := d.Write(context.Background(), func(q Querier) error {
+		if _, err := q.ExecContext(context.Background(), "UPDATE t SET n = 99"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := readN(t, d); n != 1 {
+		t.Fatalf("n = %d after a failed write, want 1", n)
+	}
+	// The connection is usable for the next write.
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 5")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := readN(t, d); n != 5 {
+		t.Fatalf("n = %d, want 5", n)
+	}
+}
+
+func TestMultiStatementExecRunsWhole(t *testing.T) {
+	d, _ := testDB(t)
+	// Prepare would keep only the first statement; the querier must not.
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 7; INSERT INTO t VALUES (8);")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var count int
+	d.Read(context.Background(), func(q Querier) error {
+		return q.QueryRowContext(context.Background(), "SELECT count(*) FROM t").Scan(&count)
+	})
+	if count != 2 {
+		t.Fatalf("count = %d, want 2", count)
+	}
+}
+
+func TestStatementCacheBounded(t *testing.T) {
+	d, _ := testDB(t)
+	for i := range maxStmts + 10 {
+		d.Read(context.Background(), func(q Querier) error {
+			var n int
+			return q.QueryRowContext(context.Background(), "SELECT n + "+strings.Repeat("0+", i)+"0 FROM t").Scan(&n)
+		})
+	}
+	if got := len(d.ro.stmts); got > maxStmts || got == 0 {
+		t.Fatalf("%d cached statements, want 1..%d", got, maxStmts)
+	}
+}
+
+func TestSuspendHoldsCallsAndReopens(t *testing.T) {
+	d, dir := testDB(t)
+	readN(t, d)
+	resume := d.Suspend()
+	if d.ro.conn != nil {
+		t.Fatal("Suspend left the connection open")
+	}
+	var done atomic.Bool
+	go func() {
+		readN(t, d)
+		done.Store(true)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if done.Load() {
+		t.Fatal("a call ran while suspended")
+	}
+	// Replace the file in place while suspended (same path; on an overlay
+	// the inode number may even be the same).
+	other := filepath.Join(dir, "y.sqlite")
+	newDB(t, other, 3)
+	os.Rename(other, d.Path)
+	resume()
+	resume() // twice is harmless
+	deadline := time.Now().Add(5 * time.Second)
+	for !done.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !done.Load() {
+		t.Fatal("the held call never ran after resume")
+	}
+	if n := readN(t, d); n != 3 {
+		t.Fatalf("n = %d after resume, want 3", n)
+	}
+}
+
+type argsIn struct {
+	Name  string `json:"name" jsonschema:"who to greet"`
+	Count int    `json:"count,omitempty"`
+	Loud  bool   `json:"loud,omitempty"`
+}
+
+type argsOut struct {
+	Text string `json:"text"`
+}
+
+func TestAddToolChecksArguments(t *testing.T) {
+	d, _ := testDB(t)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	var calls atomic.Int32
+	AddTool(srv, d, &mcp.Tool{Name: "greet", Description: "greets"}, func(ctx context.Context, in argsIn) (argsOut, error) {
+		calls.Add(1)
+		switch in.Name {
+		case "bad":
+			return argsOut{}, BadCall("name %q is bad; pick another", in.Name)
+		case "crash":
+			return argsOut{}, errors.New("disk on fire at /secret/path")
+		}
+		return argsOut{Text: strings.Repeat("hi "+in.Name, max(in.Count, 1))}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	// The schemas are derived from the types.
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
+	for _, want := range []string{`"name"`, `"required":["name"]`, `"additionalProperties":false`, `who to greet`} {
+		if !strings.Contains(string(schema), want) {
+			t.Errorf("input schema %s lacks %s", schema, want)
+		}
+	}
+	if tools.Tools[0].OutputSchema == nil {
+		t.Error("no output schema")
+	}
+
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bo", "count": 2}})
+	if err != nil || res.IsError {
+		t.Fatalf("good call: %v %+v", err, res)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"text":"hi bohi bo"}` {
+		t.Errorf("text = %s", got)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); string(b) != `{"text":"hi bohi bo"}` {
+		t.Errorf("structured = %s", b)
+	}
+	before := calls.Load()
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, `argument "name" of greet is required: who to greet`},
+		{nil, `"name" of greet is required`},
+		{map[string]any{"name": 7}, `argument "name" of greet must be a string, not number`},
+		{map[string]any{"name": "x", "count": "two"}, `argument "count" of greet must be an integer, not string`},
+		{map[string]any{"name": "x", "count": 1.5}, `"count" of greet must be an integer`},
+		{map[string]any{"name": "x", "loud": "yes"}, `"loud" of greet must be a boolean`},
+		{map[string]any{"name": nil}, `"name" of greet must be a string, not null`},
+		{map[string]any{"name": "x", "extra": 1}, `greet has no argument "extra"; it takes the arguments count, loud, name`},
+		{[]any{1}, `greet takes a JSON object of named arguments`},
+		{"name", `greet takes a JSON object`},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: c.args})
+		if err != nil {
+			t.Errorf("%v: protocol error %v, want a tool error", c.args, err)
+			continue
+		}
+		if !res.IsError {
+			t.Errorf("%v: not an error", c.args)
+			continue
+		}
+		if msg := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(msg, c.want) {
+			t.Errorf("%v: message %q lacks %q", c.args, msg, c.want)
+		}
+	}
+	if calls.Load() != before {
+		t.Errorf("the handler ran for bad arguments")
+	}
+	// A ToolError keeps its message; any other error hides its detail.
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bad"}})
+	if msg := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(msg, "pick another") {
+		t.Errorf("tool error: %+v", res)
+	}
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "crash"}})
+	if msg := res.Content[0].(*mcp.TextContent).Text; !res.IsError || strings.Contains(msg, "secret") || !strings.Contains(msg, "internal error") {
+		t.Errorf("internal error: %+v", res)
+	}
+}
