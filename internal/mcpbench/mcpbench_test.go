@@ -30,24 +30,33 @@ func TestRun(t *testing.T) {
 	if ts == "" {
 		ts = filepath.Join(root, ".cache", "mcpbench")
 	}
-	rep, err := Run(context.Background(), Options{Calls: 20, Warmup: 3, Threads: 10, Messages: 200, Binary: bin, TSDir: ts, WorkDir: t.TempDir()})
+	rep, err := Run(context.Background(), Options{Calls: 20, Warmup: 3, Threads: 10, Messages: 200, Binary: bin, EchoArgs: []string{"bench", "mcp-echo-server"}, TSDir: ts, WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range rep.Skipped {
 		t.Logf("reference case skipped (install the servers as the package doc says to run it): %s", s)
 	}
-	ours := 0
+	ours, floors := 0, 0
 	for _, c := range rep.Cases {
 		if c.P50 <= 0 || c.P99 < c.P50 {
 			t.Errorf("%s %s %s: p50 %v p99 %v", c.Server, c.Transport, c.Tool, c.P50, c.P99)
 		}
-		if !c.Reference {
+		if !c.Reference && c.Server == "wildawm messages" {
 			ours++
 		}
+		if c.Server == "go-sdk echo (floor)" {
+			floors++
+		}
+		if c.Bytes < 100 {
+			t.Errorf("%s %s %s: response of %d bytes", c.Server, c.Transport, c.Tool, c.Bytes)
+		}
 	}
-	if ours != 9 {
-		t.Errorf("%d of our cases, want 9 (3 tools x 3 transports)", ours)
+	if ours != 13 {
+		t.Errorf("%d of our cases, want 13 (4 calls x 3 transports, and the durable write)", ours)
+	}
+	if floors != 3 {
+		t.Errorf("%d floor cases, want 3 (in-process, stdio, http)", floors)
 	}
 	md := rep.Markdown()
 	if !strings.Contains(md, "| wildawm messages | stdio | send_message | write |") {

@@ -15,7 +15,8 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "%d timed calls per case after %d warm-up calls, all cases called in turn (round robin) in one run. ", r.Calls, r.Warmup)
 	fmt.Fprintf(&b, "wildawm messages service on a database of %d threads and %d messages (%.1f KiB); read_thread reads one %d-message thread (and marks it read, a write transaction), send_message appends to another. ",
 		r.Threads, r.Messages, float64(r.DBBytes)/1024, r.Messages/r.Threads)
-	fmt.Fprintf(&b, "Client: go-sdk %s, %s, GOMAXPROCS %d", r.SDKVersion, r.GoVersion, r.GOMAXPROCS)
+	fmt.Fprintf(&b, "Worlds on %s, ephemeral as the runtime's instances (`mcp serve --ephemeral` over stdio); the durable case writes with a journal file and fsync on %s. ", r.Medium, r.DiskMedium)
+	fmt.Fprintf(&b, "Client: go-sdk %s, %s, GOMAXPROCS %d, %s", r.SDKVersion, r.GoVersion, r.GOMAXPROCS, r.GC)
 	if r.NodeVersion != "" {
 		fmt.Fprintf(&b, "; reference servers on Node %s", r.NodeVersion)
 		for _, n := range []string{MemoryPackage, EverythingPackage} {
@@ -25,7 +26,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	fmt.Fprintf(&b, ".\n\n")
-	b.WriteString("| server | transport | tool | kind | p50 | p99 | mean | p50 ratio vs reference |\n|---|---|---|---|---:|---:|---:|---:|\n")
+	b.WriteString("| server | transport | tool | kind | response | p50 | p99 | mean | p50 ratio vs reference |\n|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.Cases {
 		ratio := "—"
 		switch {
@@ -34,9 +35,9 @@ func (r *Report) Markdown() string {
 		case c.Ratio > 0:
 			ratio = fmt.Sprintf("**%.2fx**", c.Ratio)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Tool, c.Kind, fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Tool, c.Kind, fmtBytes(c.Bytes), fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
 	}
-	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference.\n")
+	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference. Response: the JSON-RPC response message's size.\n")
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "\nSkipped: %s", s)
 	}
@@ -45,6 +46,14 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\nRun took %s.\n", r.Elapsed.Round(time.Millisecond))
 	return b.String()
+}
+
+// fmtBytes prints n in bytes below a KiB, else in KiB.
+func fmtBytes(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
 }
 
 // fmtDur prints d in µs below a millisecond, else in ms.

@@ -148,7 +148,9 @@ func (in *Instance) prepare() error {
 			if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
 				continue // the persona does not use this service
 			}
-			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout})
+			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout,
+				// An instance is a copy of its snapshot: a reset, not the journal, recovers it.
+				Ephemeral: true})
 			if err != nil {
 				site.Close()
 				return fmt.Errorf("service %s: %w", spec.Name, err)

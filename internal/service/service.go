@@ -52,6 +52,9 @@ type Options struct {
 	SelfAddress    string
 	Logger         *slog.Logger
 	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy whose writes need not
+	// survive a crash (no journal file, no fsync); see messages.Options.
+	Ephemeral bool
 }
 
 func (o Options) selfAddress() string {
@@ -88,29 +91,29 @@ type Spec struct {
 func All() []Spec {
 	return []Spec{
 		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
-			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "calendar", Schema: calendar.Schema, ReadTool: "list_events", Open: func(o Options) (Service, error) {
-			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "contacts", Schema: contacts.Schema, ReadTool: "list_contacts", Open: func(o Options) (Service, error) {
-			return contacts.New(contacts.Options{DBPath: world.DBPath(o.WorldDir, "contacts"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return contacts.New(contacts.Options{DBPath: world.DBPath(o.WorldDir, "contacts"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
 			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
-				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "notes", Schema: notes.Schema, ReadTool: "list_notebooks", Open: func(o Options) (Service, error) {
-			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
-			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "support", Schema: support.Schema, ReadTool: "list_tickets", Open: func(o Options) (Service, error) {
-			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
-			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout})
+			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 		}},
 	}
 }

@@ -23,8 +23,8 @@
 //     operations that seed or change a world's calendar; they are Go
 //     functions for world synthesis, never tools.
 //
-// The database is opened per call, so an instance reset that replaces the
-// file between calls is always seen. Time comes from the injected
+// The database is one connection held open between calls and reopened
+// when the file is replaced (dbtool.DB). Time comes from the injected
 // world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
 // the same world give the same database.
 //

@@ -17,7 +17,7 @@ const contactURIPrefix = "contacts://contact/"
 
 // ContactURI returns the resource URI of the contact with that ext_id.
 func ContactURI(extID string) string {
-	return contactURIPrefix + url.PathEscape(extID)
+	return contactURIPrefix + dbtool.URIEscape(extID)
 }
 
 // readResource renders a contact as text: the name and id, one "Field: value"

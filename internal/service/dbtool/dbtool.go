@@ -34,12 +34,14 @@ const (
 	LogKeyDB   = "db"
 )
 
-// DB is one service's database. Its connections stay open between calls
-// (an open costs more than most tool calls), with the statements the tools
-// run prepared once per connection, and are reopened when the file at Path
-// is a different file than the one they hold (compared by device and inode
-// on every call). An instance reset replaces the file under the same path,
-// on an overlay possibly with the same inode number, so the runtime
+// DB is one service's database, on one connection that stays open between
+// calls (an open costs more than most tool calls), with the statements the
+// tools run prepared once. Reads and writes share it, so a write does not
+// make the next read reload its pages; reads run in a transaction that is
+// rolled back, so a read tool cannot write. The connection is reopened when the file at
+// Path is a different file than the one it holds (compared by device and
+// inode on every call). An instance reset replaces the file under the same
+// path, on an overlay possibly with the same inode number, so the runtime
 // brackets every reset with Suspend.
 type DB struct {
 	// Service names the service in errors and logs ("tasks").
@@ -48,18 +50,22 @@ type DB struct {
 	Path string
 	// Log receives internal failures; it must not be nil.
 	Log *slog.Logger
+	// Ephemeral keeps the rollback journal of writes in memory and skips
+	// fsync (PRAGMA journal_mode=MEMORY, synchronous=OFF): for a world
+	// that is a throwaway copy, where a crash mid-write may leave the
+	// database torn. Otherwise writes use a journal file and fsync.
+	Ephemeral bool
 
 	// gate is held shared by every call and exclusively by Suspend.
 	gate sync.RWMutex
-	// readMu serialises reads on the read-only connection; writeMu
-	// serialises this process's write transactions (BEGIN IMMEDIATE
-	// serialises them against other processes).
-	readMu, writeMu sync.Mutex
-	ro, rw          handle
+	// mu serialises this process's calls on the connection; BEGIN
+	// IMMEDIATE serialises writes against other processes.
+	mu sync.Mutex
+	h  handle
 }
 
-// handle is one open connection and its prepared statements; its DB's
-// readMu or writeMu guards it.
+// handle is the open connection and its prepared statements; DB.mu guards
+// it.
 type handle struct {
 	db    *sql.DB
 	conn  *sql.Conn
@@ -70,8 +76,8 @@ type handle struct {
 // fileID identifies a file while it exists.
 type fileID struct{ dev, ino uint64 }
 
-// maxStmts bounds each connection's prepared statements (a tool that
-// builds its SQL could otherwise grow the cache without end).
+// maxStmts bounds the prepared statements (a tool that builds its SQL
+// could otherwise grow the cache without end).
 const maxStmts = 128
 
 // Querier is what tools need of *sql.DB and *sql.Conn.
@@ -82,7 +88,7 @@ type Querier interface {
 }
 
 // Open opens a new handle to the database, which must exist; the caller
-// closes it. Tools use Read and Write, which keep their connections open.
+// closes it. Tools use Read and Write, which keep their connection open.
 func (d *DB) Open(readOnly bool) (*sql.DB, error) {
 	if _, err := os.Stat(d.Path); err != nil {
 		return nil, fmt.Errorf("%s database: %w", d.Service, err)
@@ -90,9 +96,10 @@ func (d *DB) Open(readOnly bool) (*sql.DB, error) {
 	return state.OpenDB(d.Path, readOnly)
 }
 
-// open makes h hold a connection to the file now at d.Path, closing one
-// to a file since replaced or removed; the caller holds h's mutex.
-func (d *DB) open(ctx context.Context, h *handle, readOnly bool) error {
+// open makes d.h hold a connection to the file now at
+// d.Path, closing one to a file since replaced or removed; d.mu is held.
+func (d *DB) open(ctx context.Context) error {
+	h := &d.h
 	fi, err := os.Stat(d.Path)
 	if err != nil {
 		h.close()
@@ -106,11 +113,14 @@ func (d *DB) open(ctx context.Context, h *handle, readOnly bool) error {
 		return nil
 	}
 	h.close()
-	db, err := state.OpenDB(d.Path, readOnly)
+	db, err := state.OpenDB(d.Path, false)
 	if err != nil {
 		return err
 	}
 	conn, err := db.Conn(ctx)
+	if err == nil && d.Ephemeral {
+		_, err = conn.ExecContext(ctx, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF")
+	}
 	if err != nil {
 		db.Close()
 		return fmt.Errorf("%s database: %w", d.Service, err)
@@ -133,19 +143,13 @@ func (h *handle) close() error {
 	return errors.Join(errs...)
 }
 
-// Close closes the database's connections; the next call opens them again.
+// Close closes the database's connection; the next call opens it again.
 func (d *DB) Close() error {
 	d.gate.Lock()
 	defer d.gate.Unlock()
-	return d.closeAll()
-}
-
-func (d *DB) closeAll() error {
-	d.readMu.Lock()
-	defer d.readMu.Unlock()
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	return errors.Join(d.ro.close(), d.rw.close())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.h.close()
 }
 
 // Suspend waits for the calls in flight, closes the database and holds
@@ -155,23 +159,48 @@ func (d *DB) closeAll() error {
 // mount) alive.
 func (d *DB) Suspend() (resume func()) {
 	d.gate.Lock()
-	if err := d.closeAll(); err != nil {
+	d.mu.Lock()
+	if err := d.h.close(); err != nil {
 		d.Log.Error(d.Service+" database close failed", LogKeyDB, d.Path, LogKeyErr, err)
 	}
+	d.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(d.gate.Unlock) }
 }
 
-// Read runs fn on the read-only connection.
+// Read runs fn in a transaction that is always rolled back, so a read
+// tool cannot change the database; one that tried gets an error.
 func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
 	d.gate.RLock()
 	defer d.gate.RUnlock()
-	d.readMu.Lock()
-	defer d.readMu.Unlock()
-	if err := d.open(ctx, &d.ro, true); err != nil {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.open(ctx); err != nil {
 		return err
 	}
-	return fn(stmtQuerier{&d.ro})
+	q := stmtQuerier{&d.h}
+	before, err := q.totalChanges(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := q.ExecContext(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	err = fn(q)
+	after, cerr := q.totalChanges(context.WithoutCancel(ctx))
+	if _, rerr := q.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+		d.h.close() // a connection whose state is in doubt is not reused
+		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+	}
+	switch {
+	case err != nil:
+		return err
+	case cerr != nil:
+		return cerr
+	case after != before:
+		return fmt.Errorf("%s: a read changed %d rows (rolled back): the tool must use Write", d.Service, after-before)
+	}
+	return nil
 }
 
 // Write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
@@ -179,25 +208,26 @@ func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
 func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
 	d.gate.RLock()
 	defer d.gate.RUnlock()
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	if err := d.open(ctx, &d.rw, false); err != nil {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.open(ctx); err != nil {
 		return err
 	}
-	conn := d.rw.conn
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	q := stmtQuerier{&d.h}
+	bg := context.WithoutCancel(ctx)
+	if _, err := q.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(stmtQuerier{&d.rw}); err != nil {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			d.rw.close() // a connection stuck in a transaction is not reused
+	if err := fn(q); err != nil {
+		if _, rerr := q.ExecContext(bg, "ROLLBACK"); rerr != nil {
+			d.h.close() // a connection whose state is in doubt is not reused
 			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 		}
 		return err
 	}
-	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		d.rw.close()
+	if _, err := q.ExecContext(bg, "COMMIT"); err != nil {
+		q.ExecContext(bg, "ROLLBACK")
+		d.h.close()
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
@@ -230,6 +260,16 @@ func (q stmtQuerier) stmt(ctx context.Context, query string) (*sql.Stmt, error) 
 	}
 	q.h.stmts[query] = st
 	return st, nil
+}
+
+// totalChanges is the number of rows the connection has changed since it
+// opened.
+func (q stmtQuerier) totalChanges(ctx context.Context) (int64, error) {
+	var n int64
+	if err := q.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n); err != nil {
+		return 0, fmt.Errorf("total_changes: %w", err)
+	}
+	return n, nil
 }
 
 func (q stmtQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -459,4 +499,21 @@ func describe(s *jsonschema.Schema) string {
 		return ""
 	}
 	return ": " + s.Description
+}
+
+// URIEscape percent-encodes every byte of s but RFC 3986's unreserved
+// characters, for an id in a resource URI. url.PathEscape keeps characters
+// such as "&", "'" and "+", which the SDK's match of a URI against a {var}
+// template refuses, and a seeded id may hold any of them.
+func URIEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }

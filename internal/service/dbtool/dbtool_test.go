@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,55 @@ func TestWriteRollsBackOnError(t *testing.T) {
 	}
 }
 
+func TestReadCannotWrite(t *testing.T) {
+	d, _ := testDB(t)
+	err := d.Read(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 42")
+		return err
+	})
+	if err == nil {
+		t.Fatal("a write in Read succeeded")
+	}
+	if n := readN(t, d); n != 1 {
+		t.Fatalf("n = %d, want 1", n)
+	}
+	// Writes still work, and reads after them are read-only again.
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 2")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Read(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "DELETE FROM t")
+		return err
+	}); err == nil {
+		t.Fatal("a delete in Read after a Write succeeded")
+	}
+	if n := readN(t, d); n != 2 {
+		t.Fatalf("n = %d, want 2", n)
+	}
+}
+
+func TestEphemeralWritesNoJournalFile(t *testing.T) {
+	d, dir := testDB(t)
+	d.Ephemeral = true
+	if err := d.Write(context.Background(), func(q Querier) error {
+		if _, err := q.ExecContext(context.Background(), "UPDATE t SET n = 3"); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.sqlite-journal")); err == nil {
+			return errors.New("a journal file exists mid-transaction")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := readN(t, d); n != 3 {
+		t.Fatalf("n = %d, want 3", n)
+	}
+}
+
 func TestMultiStatementExecRunsWhole(t *testing.T) {
 	d, _ := testDB(t)
 	// Prepare would keep only the first statement; the querier must not.
@@ -141,7 +191,7 @@ func TestStatementCacheBounded(t *testing.T) {
 			return q.QueryRowContext(context.Background(), "SELECT n + "+strings.Repeat("0+", i)+"0 FROM t").Scan(&n)
 		})
 	}
-	if got := len(d.ro.stmts); got > maxStmts || got == 0 {
+	if got := len(d.h.stmts); got > maxStmts || got == 0 {
 		t.Fatalf("%d cached statements, want 1..%d", got, maxStmts)
 	}
 }
@@ -150,7 +200,7 @@ func TestSuspendHoldsCallsAndReopens(t *testing.T) {
 	d, dir := testDB(t)
 	readN(t, d)
 	resume := d.Suspend()
-	if d.ro.conn != nil {
+	if d.h.conn != nil {
 		t.Fatal("Suspend left the connection open")
 	}
 	var done atomic.Bool
@@ -282,5 +332,19 @@ func TestAddToolChecksArguments(t *testing.T) {
 	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "crash"}})
 	if msg := res.Content[0].(*mcp.TextContent).Text; !res.IsError || strings.Contains(msg, "secret") || !strings.Contains(msg, "internal error") {
 		t.Errorf("internal error: %+v", res)
+	}
+}
+
+func TestURIEscape(t *testing.T) {
+	for _, id := range []string{"dm-maya", "R&D + Ops's (2026)/Q1", "ünï cödé", "a b%20c"} {
+		esc := URIEscape(id)
+		for _, c := range esc {
+			if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%", c) {
+				t.Errorf("URIEscape(%q) = %q keeps %q", id, esc, c)
+			}
+		}
+		if back, err := url.PathUnescape(esc); err != nil || back != id {
+			t.Errorf("URIEscape(%q) = %q unescapes to %q, %v", id, esc, back, err)
+		}
 	}
 }

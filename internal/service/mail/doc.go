@@ -22,8 +22,8 @@
 //     synthesizer's way to write mail into a day's delta; they are Go
 //     functions, never tools.
 //
-// The database is opened per call, so an instance reset that replaces the
-// file between calls is always seen. Time comes from the injected
+// The database is one connection held open between calls and reopened
+// when the file is replaced (dbtool.DB). Time comes from the injected
 // world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
 // the same world give the same database.
 //

@@ -19,7 +19,7 @@ const mailboxURIPrefix = "mail://mailbox/"
 
 // MailboxURI returns the resource URI of the folder with that name.
 func MailboxURI(folder string) string {
-	return mailboxURIPrefix + url.PathEscape(folder)
+	return mailboxURIPrefix + dbtool.URIEscape(folder)
 }
 
 // readResource renders a folder as text, one line per mail, newest first. It

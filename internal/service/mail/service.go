@@ -19,8 +19,9 @@ import (
 // Options configures a Service. DBPath, WorldDir, Clock, Self and
 // SelfAddress are required.
 type Options struct {
-	// DBPath is the world's db/mail.sqlite. It must exist; it is opened per
-	// call, so it may be replaced between calls (an instance reset).
+	// DBPath is the world's db/mail.sqlite. It must exist. It is held open
+	// between calls and reopened when the file is replaced (dbtool.DB; the
+	// runtime suspends the service around a reset).
 	DBPath string
 	// WorldDir is the world's root: send_mail attaches files from
 	// WorldDir/home, and only from there.
@@ -37,6 +38,12 @@ type Options struct {
 	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
 	// keeps them until the client ends them.
 	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
+	// harness's scratch world): writes then keep their rollback journal in
+	// memory and skip fsync, so a crash of this process or of the machine
+	// mid-write may leave the database torn. Leave it false for a world
+	// that must survive a crash.
+	Ephemeral bool
 }
 
 // Service serves one world's mail database over MCP.
@@ -51,7 +58,7 @@ type Service struct {
 	sessionTimeout time.Duration
 	srvOnce        sync.Once
 	srv            *mcp.Server
-	db             *dbtool.DB // the database, opened per call
+	db             *dbtool.DB // the database (one connection, held open)
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -77,7 +84,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "mail", Path: s.path, Log: s.log}
+	s.db = &dbtool.DB{Service: "mail", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
 	db, err := s.open(false)
 	if err != nil {
 		return nil, fmt.Errorf("mail: %w", err)

@@ -19,7 +19,7 @@ const threadURIPrefix = "messages://thread/"
 
 // ThreadURI returns the resource URI of the thread with that ext_id.
 func ThreadURI(extID string) string {
-	return threadURIPrefix + url.PathEscape(extID)
+	return threadURIPrefix + dbtool.URIEscape(extID)
 }
 
 // readResource renders a thread as text, one "seq. sender (sent_at): body"

@@ -42,6 +42,8 @@ func Schema() []string {
   is_read INTEGER NOT NULL DEFAULT 0,
   UNIQUE(thread_id, seq)
 )`,
+		// The unread messages, which list_threads counts per thread.
+		`CREATE INDEX messages_unread ON messages(thread_id) WHERE is_read = 0`,
 	}
 }
 

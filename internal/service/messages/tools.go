@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -191,6 +192,9 @@ func (s *Service) listThreads(ctx context.Context, in ListThreadsIn) (ListThread
 	out := ListThreadsOut{Threads: []ThreadSummary{}}
 	// One statement gives the page with each thread's participants, counts
 	// and latest message (a query per thread costs more than the page).
+	// The page size is part of the text, not a parameter: SQLite plans the
+	// ORDER BY ... LIMIT of the page with the bound value and re-prepares
+	// the statement whenever it changes (checkLimit bounds it to 1..100).
 	query := `WITH page AS (
   SELECT id, ext_id, title, kind, active_at FROM (
     SELECT t.id, t.ext_id, t.title, t.kind,
@@ -203,16 +207,16 @@ func (s *Service) listThreads(ctx context.Context, in ListThreadsIn) (ListThread
 		args = append(args, after.activeAt, after.activeAt, after.thread)
 	}
 	query += `
-  ORDER BY active_at DESC, ext_id ASC LIMIT ?)
+  ORDER BY active_at DESC, ext_id ASC LIMIT ` + strconv.Itoa(limit+1) + `)
 SELECT p.id, p.ext_id, p.title, p.kind, p.active_at,
   (SELECT json_group_array(name ORDER BY id) FROM participants WHERE thread_id = p.id),
-  COALESCE(c.n, 0), COALESCE(c.unread, 0), l.sender, l.body, l.sent_at
+  (SELECT COUNT(*) FROM messages WHERE thread_id = p.id),
+  (SELECT COUNT(*) FROM messages WHERE thread_id = p.id AND is_read = 0 AND sender <> ?),
+  l.sender, l.body, l.sent_at
 FROM page p
-LEFT JOIN (SELECT thread_id, COUNT(*) AS n, SUM(is_read = 0 AND sender <> ?) AS unread
-  FROM messages WHERE thread_id IN (SELECT id FROM page) GROUP BY thread_id) c ON c.thread_id = p.id
 LEFT JOIN messages l ON l.thread_id = p.id AND l.seq = (SELECT MAX(seq) FROM messages WHERE thread_id = p.id)
 ORDER BY p.active_at DESC, p.ext_id ASC`
-	args = append(args, limit+1, s.self)
+	args = append(args, s.self)
 	err = s.read(ctx, func(q querier) error {
 		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {

@@ -16,7 +16,7 @@ const noteURIPrefix = "notes://note/"
 
 // NoteURI returns the resource URI of the note with that ext_id.
 func NoteURI(extID string) string {
-	return noteURIPrefix + url.PathEscape(extID)
+	return noteURIPrefix + dbtool.URIEscape(extID)
 }
 
 // readResource renders a note as markdown: a "# title" heading, a line with

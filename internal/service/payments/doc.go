@@ -21,8 +21,9 @@
 //   - synthesis ("god mode"): CreateOp, AccountOp, TransactionOp, BookOps,
 //     TransferOps, StatementOp build delta operations; never tools.
 //
-// The database is opened per call; time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction.
+// The database is one connection held open between calls (dbtool.DB);
+// time comes from the injected world.Clock; ids are MAX(id)+1 within a
+// transaction.
 //
 // It imports internal/world, internal/state and internal/delta only.
 package payments

@@ -18,8 +18,9 @@ import (
 
 // Options configures a Service. DBPath and Clock are required.
 type Options struct {
-	// DBPath is the world's db/payments.sqlite. It must exist; it is opened
-	// per call, so it may be replaced between calls (an instance reset).
+	// DBPath is the world's db/payments.sqlite. It must exist. It is
+	// held open between calls and reopened when the file is replaced
+	// (dbtool.DB; the runtime suspends the service around a reset).
 	DBPath string
 	// Clock gives booked_at of transfers and the current month of
 	// get_statement.
@@ -32,6 +33,12 @@ type Options struct {
 	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
 	// keeps them until the client ends them.
 	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
+	// harness's scratch world): writes then keep their rollback journal in
+	// memory and skip fsync, so a crash of this process or of the machine
+	// mid-write may leave the database torn. Leave it false for a world
+	// that must survive a crash.
+	Ephemeral bool
 }
 
 // Service serves one world's payments database over MCP.
@@ -44,7 +51,7 @@ type Service struct {
 	sessionTimeout time.Duration
 	srvOnce        sync.Once
 	srv            *mcp.Server
-	db             *dbtool.DB // the database, opened per call
+	db             *dbtool.DB // the database (one connection, held open)
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -63,7 +70,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "payments", Path: s.path, Log: s.log}
+	s.db = &dbtool.DB{Service: "payments", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
 	db, err := s.open(false)
 	if err != nil {
 		return nil, fmt.Errorf("payments: %w", err)
@@ -75,13 +82,32 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
-// Server returns a new MCP server with the service's tools registered.
+// Server returns a new MCP server with the service's tools and its account
+// and statement resource templates registered.
 func (s *Service) Server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-payments", Title: "Payments", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Bank accounts of %s. Use list_accounts to see accounts and balances, get_balance for one account, list_transactions and search_transactions to find payments, get_statement for a month's opening and closing balance, and transfer to move money between two of the accounts. Amounts are decimal strings with at most 2 decimals (e.g. \"12.50\"); *_cents fields are integer cents.", s.self),
 		Logger:       s.log,
 	})
 	s.addTools(srv)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:  "account",
+		Title: "Bank account",
+		Description: fmt.Sprintf("One account as text: its name, kind, currency and balance (with what a transfer can take out, or what is owed on a credit account), "+
+			"then its latest transactions, newest first (at most %d; list_transactions pages through all), each with its time, signed amount, payee, memo, category and id. "+
+			"{account} is the account id from list_accounts (e.g. chk-main).", ResourceTransactions),
+		MIMEType:    "text/plain",
+		URITemplate: accountURIPrefix + "{account}",
+	}, s.readAccount)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:  "statement",
+		Title: "Monthly statement",
+		Description: "An account's statement for one month as text, as get_statement returns it: opening and closing balance, money in and out, " +
+			"whether it was issued or computed, then the month's transactions, oldest first. {account} is the account id from list_accounts, " +
+			"{period} the month, YYYY-MM, not after the current month.",
+		MIMEType:    "text/plain",
+		URITemplate: statementURIPrefix + "{account}/{period}",
+	}, s.readStatement)
 	return srv
 }
 

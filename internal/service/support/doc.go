@@ -23,8 +23,8 @@
 //     operations that seed or change a world's support database; they are
 //     Go functions for world synthesis, never tools.
 //
-// Both databases are opened per call, so an instance reset that replaces a
-// file between calls is always seen. Time comes from the injected
+// Both databases are connections held open between calls and reopened
+// when a file is replaced (dbtool.DB). Time comes from the injected
 // world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
 // the same world give the same database.
 //

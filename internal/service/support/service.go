@@ -18,11 +18,12 @@ import (
 
 // Options configures a Service. DBPath, WorldDir and Clock are required.
 type Options struct {
-	// DBPath is the world's db/support.sqlite. It must exist; it is opened
-	// per call, so it may be replaced between calls (an instance reset).
+	// DBPath is the world's db/support.sqlite. It must exist. It is
+	// held open between calls and reopened when the file is replaced
+	// (dbtool.DB; the runtime suspends the service around a reset).
 	DBPath string
 	// WorldDir is the world's root; the shop's orders are read, read-only,
-	// from its db/shop.sqlite, opened per call.
+	// from its db/shop.sqlite.
 	WorldDir string
 	// Clock gives opened_at, updated_at and event times, and "today" for
 	// the return window.
@@ -35,6 +36,12 @@ type Options struct {
 	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
 	// keeps them until the client ends them.
 	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
+	// harness's scratch world): writes then keep their rollback journal in
+	// memory and skip fsync, so a crash of this process or of the machine
+	// mid-write may leave the database torn. Leave it false for a world
+	// that must survive a crash.
+	Ephemeral bool
 }
 
 // Service serves one world's support database over MCP.
@@ -72,7 +79,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log}
+	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
 	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log}
 	db, err := s.db.Open(false)
 	if err != nil {
@@ -85,7 +92,8 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
-// Server returns a new MCP server with the service's tools registered.
+// Server returns a new MCP server with the service's tools and its ticket
+// resource template registered.
 func (s *Service) Server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-support", Title: "Shop support", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The shop website's customer support desk for %s: tickets about items of orders placed on the shop. "+
@@ -94,6 +102,15 @@ func (s *Service) Server() *mcp.Server {
 		Logger: s.log,
 	})
 	s.addTools(srv)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:  "ticket",
+		Title: "Support ticket",
+		Description: "One support ticket as text: its subject, kind (return, warranty, question), status, the shop order and item (sku) it is about, " +
+			"its times, then its whole history oldest first, one line per event (the opening message, comments and status changes) with its author, time and the status after it. " +
+			"{ticket} is the ticket id from list_tickets (e.g. T-1001).",
+		MIMEType:    "text/plain",
+		URITemplate: ticketURIPrefix + "{ticket}",
+	}, s.readResource)
 	return srv
 }
 

@@ -18,8 +18,9 @@ import (
 
 // Options configures a Service. DBPath and Clock are required.
 type Options struct {
-	// DBPath is the world's db/tasks.sqlite. It must exist; it is opened
-	// per call, so it may be replaced between calls (an instance reset).
+	// DBPath is the world's db/tasks.sqlite. It must exist. It is
+	// held open between calls and reopened when the file is replaced
+	// (dbtool.DB; the runtime suspends the service around a reset).
 	DBPath string
 	// Clock gives created_at and completed_at of to-dos, and "today" for
 	// overdue.
@@ -32,6 +33,12 @@ type Options struct {
 	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
 	// keeps them until the client ends them.
 	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
+	// harness's scratch world): writes then keep their rollback journal in
+	// memory and skip fsync, so a crash of this process or of the machine
+	// mid-write may leave the database torn. Leave it false for a world
+	// that must survive a crash.
+	Ephemeral bool
 }
 
 // Service serves one world's tasks database over MCP.
@@ -44,7 +51,7 @@ type Service struct {
 	sessionTimeout time.Duration
 	srvOnce        sync.Once
 	srv            *mcp.Server
-	db             *dbtool.DB // the database, opened per call
+	db             *dbtool.DB // the database (one connection, held open)
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -63,7 +70,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "tasks", Path: s.path, Log: s.log}
+	s.db = &dbtool.DB{Service: "tasks", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
 	db, err := s.open(false)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
@@ -75,13 +82,30 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
-// Server returns a new MCP server with the service's tools registered.
+// Server returns a new MCP server with the service's tools and its project
+// and to-do resource templates registered.
 func (s *Service) Server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-tasks", Title: "Tasks", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The to-do list of %s, grouped in projects. Use list_projects and list_todos to see what there is, search_todos to find a to-do, create_todo, update_todo, complete_todo, reopen_todo and delete_todo to change to-dos, create_project and archive_project to manage projects. A to-do is overdue when it is open and its due date is before today (the service's clock gives today).", s.self),
 		Logger:       s.log,
 	})
 	s.addTools(srv)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:  "project",
+		Title: "To-do project",
+		Description: fmt.Sprintf("One project as markdown: whether it is archived, today's date, its numbers of open, overdue and done to-dos, "+
+			"then a checklist of its to-dos (open first, by due date and priority; at most %d), each with its id, due date, priority and status. "+
+			"{project} is the project's name from list_projects.", ResourceTodos),
+		MIMEType:    "text/markdown",
+		URITemplate: projectURIPrefix + "{project}",
+	}, s.readProject)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "todo",
+		Title:       "To-do",
+		Description: "One to-do as markdown: its title, project, status, due date, priority, whether it is overdue, its times and its notes. {todo} is the to-do id from list_todos or search_todos (e.g. todo-3).",
+		MIMEType:    "text/markdown",
+		URITemplate: todoURIPrefix + "{todo}",
+	}, s.readTodo)
 	return srv
 }
 
