@@ -2,12 +2,14 @@ package mcpbench
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -50,6 +52,51 @@ func BenchmarkInProcess(b *testing.B) {
 			for b.Loop() {
 				res, err := cs.CallTool(ctx, p)
 				if err != nil || res.IsError {
+					b.Fatalf("%v %v", err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAddTool compares the SDK's mcp.AddTool (schema validation of the
+// input and the output on every call) with dbtool.AddTool (a per-tool
+// argument decoder, the output encoded once) on a handler that returns a
+// fixed 40-message read_thread result, in process.
+func BenchmarkAddTool(b *testing.B) {
+	out := messages.ReadThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
+	for i := range 40 {
+		out.Messages = append(out.Messages, messages.Message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
+			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
+	}
+	fn := func(context.Context, messages.ReadThreadIn) (messages.ReadThreadOut, error) { return out, nil }
+	for _, kind := range []string{"mcp.AddTool", "dbtool.AddTool"} {
+		b.Run(kind, func(b *testing.B) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			tool := &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}
+			if kind == "mcp.AddTool" {
+				mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in messages.ReadThreadIn) (*mcp.CallToolResult, messages.ReadThreadOut, error) {
+					o, err := fn(ctx, in)
+					return nil, o, err
+				})
+			} else {
+				dbtool.AddTool(srv, &dbtool.DB{Service: "bench", Log: slog.New(slog.DiscardHandler)}, tool, fn)
+			}
+			ctx := context.Background()
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			p := &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"thread": readThread}}
+			for b.Loop() {
+				if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
 					b.Fatalf("%v %v", err, res)
 				}
 			}
