@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/synth"
 )
 
 // TestManagerLifecycle: create, serve, reset, snapshot, diff, destroy,
@@ -115,6 +119,59 @@ func TestManagerLifecycle(t *testing.T) {
 	}
 	if _, b := call("GET", "/instances/"+infos[0].ID+"/diff", "", true); strings.Contains(string(b), "new.txt") {
 		t.Fatalf("reset left the file: %s", b)
+	}
+	// MCP writes land in the live world across resets: the services hold
+	// their connections open, and a reset must not leave them on the old
+	// files (a detached overlay the diff would not see).
+	tool := func(info runtime.Info, name string, args map[string]any) {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: agent.URL + info.MCPPath}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+	}
+	send := func(info runtime.Info, body string) {
+		t.Helper()
+		tool(info, "send_message", map[string]any{"thread": synth.ThreadMaya, "body": body})
+	}
+	messagesChanged := func(info runtime.Info) bool {
+		t.Helper()
+		code, b := call("GET", "/instances/"+info.ID+"/diff", "", true)
+		if code != 200 {
+			t.Fatalf("diff: %d %s", code, b)
+		}
+		var d struct {
+			Tables []struct{ DB, Table string }
+		}
+		json.Unmarshal(b, &d)
+		for _, tb := range d.Tables {
+			if tb.DB == "messages" && tb.Table == "messages" {
+				return true
+			}
+		}
+		return false
+	}
+	for round := range 2 {
+		// A read opens the connection on the files of this generation.
+		tool(infos[0], "list_threads", map[string]any{})
+		if code, _ := call("POST", "/instances/"+infos[0].ID+"/reset", "", true); code != 200 {
+			t.Fatalf("reset: %d", code)
+		}
+		send(infos[0], fmt.Sprintf("before reset %d", round))
+		if !messagesChanged(infos[0]) {
+			t.Fatalf("round %d: the diff does not show the message sent over MCP", round)
+		}
+		if code, _ := call("POST", "/instances/"+infos[0].ID+"/reset", "", true); code != 200 {
+			t.Fatalf("reset: %d", code)
+		}
+		if messagesChanged(infos[0]) {
+			t.Fatalf("round %d: the reset left the message sent over MCP", round)
+		}
 	}
 	if code, _ := call("DELETE", "/instances/"+infos[2].ID, "", true); code != 200 {
 		t.Fatalf("destroy: %d", code)
