@@ -95,7 +95,7 @@ func (s *Service) Server() *mcp.Server {
 		Description: "One day of the calendar (UTC) as plain text, one line per occurrence of a confirmed event, earliest first. The date is YYYY-MM-DD.",
 		MIMEType:    "text/plain",
 		URITemplate: dayURIPrefix + "{date}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(dayURIPrefix, "text/plain", 1, s.renderDay))
 	return srv
 }
 

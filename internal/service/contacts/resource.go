@@ -3,10 +3,7 @@ package contacts
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
@@ -20,32 +17,14 @@ func ContactURI(extID string) string {
 	return contactURIPrefix + dbtool.URIEscape(extID)
 }
 
-// readResource renders a contact as text: the name and id, one "Field: value"
-// line per non-empty field, then the notes.
-func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, contactURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	extID, err := url.PathUnescape(rest)
-	if err != nil || extID == "" {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	var c Contact
-	err = s.read(ctx, func(q querier) error {
-		r, err := findContact(ctx, q, extID)
-		c = r.c
-		return err
-	})
-	if _, ok := err.(*toolError); ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
+// renderContact renders the contact keys[0] (its ext_id) as text: the name
+// and id, one "Field: value" line per non-empty field, then the notes.
+func renderContact(ctx context.Context, q querier, keys []string) (string, error) {
+	r, err := findContact(ctx, q, keys[0])
 	if err != nil {
-		s.log.ErrorContext(ctx, "contacts resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
-		return nil, fmt.Errorf("reading %s: internal error in the contacts service", uri)
+		return "", err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: contactText(c)}}}, nil
+	return contactText(r.c), nil
 }
 
 func contactText(c Contact) string {

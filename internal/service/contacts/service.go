@@ -94,7 +94,7 @@ func (s *Service) Server() *mcp.Server {
 		Description: "One contact as plain text: name, email, phone, company, role, tags and notes.",
 		MIMEType:    "text/plain",
 		URITemplate: contactURIPrefix + "{contact}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(contactURIPrefix, "text/plain", 1, renderContact))
 	return srv
 }
 
@@ -119,8 +119,6 @@ func (s *Service) RunStdio(ctx context.Context) error {
 // not a new empty database in the world).
 // querier is what the tools need of *sql.DB and *sql.Conn.
 type querier = dbtool.Querier
-
-type toolError = dbtool.ToolError
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -346,5 +347,53 @@ func TestURIEscape(t *testing.T) {
 		if back, err := url.PathUnescape(esc); err != nil || back != id {
 			t.Errorf("URIEscape(%q) = %q unescapes to %q, %v", id, esc, back, err)
 		}
+	}
+}
+
+func TestResourceHandler(t *testing.T) {
+	d, _ := testDB(t)
+	var logs strings.Builder
+	d.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	h := d.ResourceHandler("x://pair/", "text/plain", 2, func(ctx context.Context, q Querier, keys []string) (string, error) {
+		switch keys[0] {
+		case "missing":
+			return "", BadCall("no such thing")
+		case "norow":
+			var n int
+			return "", q.QueryRowContext(ctx, "SELECT n FROM t WHERE n = 999").Scan(&n)
+		case "broken":
+			return "", errors.New("disk on fire at /secret")
+		case "write":
+			_, err := q.ExecContext(ctx, "UPDATE t SET n = 50")
+			return "", err
+		}
+		var n int
+		err := q.QueryRowContext(ctx, "SELECT n FROM t").Scan(&n)
+		return fmt.Sprintf("%s|%s|%d", keys[0], keys[1], n), err
+	})
+	read := func(uri string) (*mcp.ReadResourceResult, error) {
+		return h(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+	}
+	res, err := read("x://pair/" + URIEscape("a/b&c") + "/" + URIEscape("2026-03"))
+	if err != nil || res.Contents[0].Text != "a/b&c|2026-03|1" || res.Contents[0].MIMEType != "text/plain" {
+		t.Fatalf("read: %v %+v", err, res)
+	}
+	for _, uri := range []string{"x://pair/missing/1", "x://pair/norow/1", "x://pair/a", "x://pair/a/b/c", "x://pair//b", "x://pair/%zz/b", "y://pair/a/b"} {
+		if _, err := read(uri); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s: %v, want not found", uri, err)
+		}
+	}
+	_, err = read("x://pair/broken/1")
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "internal error in the x service") {
+		t.Errorf("internal failure: %v", err)
+	}
+	if !strings.Contains(logs.String(), "secret") {
+		t.Errorf("the internal failure was not logged: %s", logs.String())
+	}
+	if _, err := read("x://pair/write/1"); err == nil {
+		t.Error("a resource that writes succeeded")
+	}
+	if n := readN(t, d); n != 1 {
+		t.Errorf("n = %d after resource reads, want 1", n)
 	}
 }

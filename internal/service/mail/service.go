@@ -112,7 +112,7 @@ func (s *Service) Server() *mcp.Server {
 		Description: "The mails of one folder as plain text, newest first, one line per mail. Reading it does not mark mails read.",
 		MIMEType:    "text/plain",
 		URITemplate: mailboxURIPrefix + "{folder}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(mailboxURIPrefix, "text/plain", 1, renderMailbox))
 	return srv
 }
 

@@ -94,7 +94,7 @@ func (s *Service) Server() *mcp.Server {
 		Description: "The whole thread as plain text, one message per line. Reading it does not mark messages read; use the read_thread tool for that.",
 		MIMEType:    "text/plain",
 		URITemplate: threadURIPrefix + "{thread}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(threadURIPrefix, "text/plain", 1, renderThread))
 	return srv
 }
 

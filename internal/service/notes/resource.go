@@ -3,10 +3,7 @@ package notes
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
@@ -19,32 +16,14 @@ func NoteURI(extID string) string {
 	return noteURIPrefix + dbtool.URIEscape(extID)
 }
 
-// readResource renders a note as markdown: a "# title" heading, a line with
-// notebook, times and pin, the body, then its links.
-func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, noteURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	extID, err := url.PathUnescape(rest)
-	if err != nil || extID == "" {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	var n Note
-	err = s.read(ctx, func(q querier) error {
-		r, err := findNote(ctx, q, extID)
-		n = r.n
-		return err
-	})
-	if _, ok := err.(*toolError); ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
+// renderNote renders the note keys[0] (its ext_id) as markdown: a "# title"
+// heading, a line with notebook, times and pin, the body, then its links.
+func renderNote(ctx context.Context, q querier, keys []string) (string, error) {
+	r, err := findNote(ctx, q, keys[0])
 	if err != nil {
-		s.log.ErrorContext(ctx, "notes resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
-		return nil, fmt.Errorf("reading %s: internal error in the notes service", uri)
+		return "", err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: noteText(n)}}}, nil
+	return noteText(r.n), nil
 }
 
 func noteText(n Note) string {

@@ -94,7 +94,7 @@ func (s *Service) Server() *mcp.Server {
 		Description: "One note as markdown: its title, notebook, body and links.",
 		MIMEType:    "text/markdown",
 		URITemplate: noteURIPrefix + "{note}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(noteURIPrefix, "text/markdown", 1, renderNote))
 	return srv
 }
 
@@ -119,8 +119,6 @@ func (s *Service) RunStdio(ctx context.Context) error {
 // not a new empty database in the world).
 // querier is what the tools need of *sql.DB and *sql.Conn.
 type querier = dbtool.Querier
-
-type toolError = dbtool.ToolError
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
 

@@ -2,12 +2,8 @@ package payments
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
@@ -34,77 +30,39 @@ func StatementURI(extID, period string) string {
 	return statementURIPrefix + dbtool.URIEscape(extID) + "/" + dbtool.URIEscape(period)
 }
 
-// readAccount renders an account as text: its name, kind and currency, its
-// balance, then its latest transactions, newest first. It changes nothing.
-func (s *Service) readAccount(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, accountURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	extID, err := url.PathUnescape(rest)
-	if err != nil || extID == "" {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	var text string
-	err = s.read(ctx, func(q querier) error {
-		a, err := findAccount(ctx, q, "account", extID)
-		if err != nil {
-			return err
-		}
-		var total int
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE account_id = ?`, a.id).Scan(&total); err != nil {
-			return fmt.Errorf("count transactions: %w", err)
-		}
-		ts, err := queryTransactions(ctx, q, txQuery+` WHERE x.account_id = ? ORDER BY x.booked_at DESC, x.id DESC LIMIT ?`, a.id, ResourceTransactions)
-		if err != nil {
-			return err
-		}
-		text = accountText(a.Account, total, ts)
-		return nil
-	})
-	return s.resourceResult(ctx, uri, text, err)
-}
-
-// readStatement renders get_statement's result for the account and period
-// of the URI as text. It changes nothing.
-func (s *Service) readStatement(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, statementURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	rawAccount, rawPeriod, ok := strings.Cut(rest, "/")
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	extID, err1 := url.PathUnescape(rawAccount)
-	period, err2 := url.PathUnescape(rawPeriod)
-	if err1 != nil || err2 != nil || extID == "" || period == "" {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	// getStatement reads through s.read; a bad or future period and an
-	// unknown account are its tool errors.
-	st, err := s.getStatement(ctx, GetStatementIn{Account: extID, Period: period})
+// renderAccount renders the account keys[0] (its ext_id) as text: its
+// name, kind and currency, its balance, then its latest transactions, newest
+// first. It changes nothing.
+func renderAccount(ctx context.Context, q querier, keys []string) (string, error) {
+	a, err := findAccount(ctx, q, "account", keys[0])
 	if err != nil {
-		return s.resourceResult(ctx, uri, "", err)
+		return "", err
 	}
-	return s.resourceResult(ctx, uri, statementText(st), nil)
+	var total int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE account_id = ?`, a.id).Scan(&total); err != nil {
+		return "", fmt.Errorf("count transactions: %w", err)
+	}
+	ts, err := queryTransactions(ctx, q, txQuery+` WHERE x.account_id = ? ORDER BY x.booked_at DESC, x.id DESC LIMIT ?`, a.id, ResourceTransactions)
+	if err != nil {
+		return "", err
+	}
+	return accountText(a.Account, total, ts), nil
 }
 
-// resourceResult turns a read's outcome into the resource's result: a tool
-// error (an unknown account, a bad period) is resource-not-found, any other
-// error is logged and reported without internal detail.
-func (s *Service) resourceResult(ctx context.Context, uri, text string, err error) (*mcp.ReadResourceResult, error) {
-	var te *toolError
-	switch {
-	case errors.As(err, &te):
-		return nil, mcp.ResourceNotFoundError(uri)
-	case err != nil:
-		s.log.ErrorContext(ctx, "payments resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
-		return nil, fmt.Errorf("reading %s: internal error in the payments service", uri)
+// renderStatement renders get_statement's result for the account keys[0]
+// and the period keys[1] as text; a bad or future period and an unknown
+// account are tool errors, as there. It changes nothing.
+func (s *Service) renderStatement(ctx context.Context, q querier, keys []string) (string, error) {
+	in := GetStatementIn{Account: keys[0], Period: keys[1]}
+	start, err := s.statementPeriod(in.Period)
+	if err != nil {
+		return "", err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
+	st, err := statement(ctx, q, in, start)
+	if err != nil {
+		return "", err
+	}
+	return statementText(st), nil
 }
 
 func accountText(a Account, total int, ts []txRow) string {

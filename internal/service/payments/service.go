@@ -98,7 +98,7 @@ func (s *Service) Server() *mcp.Server {
 			"{account} is the account id from list_accounts (e.g. chk-main).", ResourceTransactions),
 		MIMEType:    "text/plain",
 		URITemplate: accountURIPrefix + "{account}",
-	}, s.readAccount)
+	}, s.db.ResourceHandler(accountURIPrefix, "text/plain", 1, renderAccount))
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:  "statement",
 		Title: "Monthly statement",
@@ -107,7 +107,7 @@ func (s *Service) Server() *mcp.Server {
 			"{period} the month, YYYY-MM, not after the current month.",
 		MIMEType:    "text/plain",
 		URITemplate: statementURIPrefix + "{account}/{period}",
-	}, s.readStatement)
+	}, s.db.ResourceHandler(statementURIPrefix, "text/plain", 2, s.renderStatement))
 	return srv
 }
 
@@ -132,8 +132,6 @@ func (s *Service) RunStdio(ctx context.Context) error {
 // not a new empty database in the world).
 // querier is what the tools need of *sql.DB and *sql.Conn.
 type querier = dbtool.Querier
-
-type toolError = dbtool.ToolError
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -506,51 +507,70 @@ func freeExtID(ctx context.Context, q querier, table, base string) (string, erro
 }
 
 func (s *Service) getStatement(ctx context.Context, in GetStatementIn) (StatementOut, error) {
-	start, ok := parsePeriod(in.Period)
-	if !ok {
-		return StatementOut{}, badCall("period %q is not a month; use YYYY-MM, e.g. 2026-02", clip(in.Period))
+	start, err := s.statementPeriod(in.Period)
+	if err != nil {
+		return StatementOut{}, err
 	}
-	if current := s.clock.Now().UTC().Format(PeriodFormat); in.Period > current {
-		return StatementOut{}, badCall("period %s is after the current month %s; there is no statement yet", in.Period, current)
-	}
-	from, until := start.Format(DateFormat), start.AddDate(0, 1, 0).Format(DateFormat)
-	out := StatementOut{Period: in.Period, Transactions: []Transaction{}}
-	err := s.read(ctx, func(q querier) error {
-		a, err := findAccount(ctx, q, "account", in.Account)
-		if err != nil {
-			return err
-		}
-		out.Account, out.Currency = a.Account.Account, a.Currency
-		ts, err := queryTransactions(ctx, q, txQuery+` WHERE x.account_id = ? AND x.booked_at >= ? AND x.booked_at < ? ORDER BY x.booked_at, x.id`, a.id, from, until)
-		if err != nil {
-			return err
-		}
-		for _, t := range ts {
-			out.Transactions = append(out.Transactions, t.Transaction)
-			if t.AmountCents > 0 {
-				out.InCents += t.AmountCents
-			} else {
-				out.OutCents += t.AmountCents
-			}
-		}
-		err = q.QueryRowContext(ctx, `SELECT opening_cents, closing_cents FROM statements WHERE account_id = ? AND period = ?`, a.id, in.Period).Scan(&out.OpeningCents, &out.ClosingCents)
-		switch {
-		case err == nil:
-			out.Source = "stored"
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("stored statement: %w", err)
-		default:
-			// The balance is now; undo what was booked since the month ended.
-			var later int64
-			if err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount_cents), 0) FROM transactions WHERE account_id = ? AND booked_at >= ?`, a.id, until).Scan(&later); err != nil {
-				return fmt.Errorf("statement: %w", err)
-			}
-			out.Source = "computed"
-			out.ClosingCents = a.BalanceCents - later
-			out.OpeningCents = out.ClosingCents - out.InCents - out.OutCents
-		}
-		out.Opening, out.Closing = FormatCents(out.OpeningCents), FormatCents(out.ClosingCents)
-		return nil
+	var out StatementOut
+	err = s.read(ctx, func(q querier) error {
+		var err error
+		out, err = statement(ctx, q, in, start)
+		return err
 	})
 	return out, err
+}
+
+// statementPeriod returns the start of period, or a tool error when period
+// is not a month (YYYY-MM) or is after the current one.
+func (s *Service) statementPeriod(period string) (time.Time, error) {
+	start, ok := parsePeriod(period)
+	if !ok {
+		return time.Time{}, badCall("period %q is not a month; use YYYY-MM, e.g. 2026-02", clip(period))
+	}
+	if current := s.clock.Now().UTC().Format(PeriodFormat); period > current {
+		return time.Time{}, badCall("period %s is after the current month %s; there is no statement yet", period, current)
+	}
+	return start, nil
+}
+
+// statement computes the statement of in.Account for in.Period, which
+// starts at start (statementPeriod), on q.
+func statement(ctx context.Context, q querier, in GetStatementIn, start time.Time) (StatementOut, error) {
+	from, until := start.Format(DateFormat), start.AddDate(0, 1, 0).Format(DateFormat)
+	out := StatementOut{Period: in.Period, Transactions: []Transaction{}}
+	a, err := findAccount(ctx, q, "account", in.Account)
+	if err != nil {
+		return out, err
+	}
+	out.Account, out.Currency = a.Account.Account, a.Currency
+	ts, err := queryTransactions(ctx, q, txQuery+` WHERE x.account_id = ? AND x.booked_at >= ? AND x.booked_at < ? ORDER BY x.booked_at, x.id`, a.id, from, until)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range ts {
+		out.Transactions = append(out.Transactions, t.Transaction)
+		if t.AmountCents > 0 {
+			out.InCents += t.AmountCents
+		} else {
+			out.OutCents += t.AmountCents
+		}
+	}
+	err = q.QueryRowContext(ctx, `SELECT opening_cents, closing_cents FROM statements WHERE account_id = ? AND period = ?`, a.id, in.Period).Scan(&out.OpeningCents, &out.ClosingCents)
+	switch {
+	case err == nil:
+		out.Source = "stored"
+	case !errors.Is(err, sql.ErrNoRows):
+		return out, fmt.Errorf("stored statement: %w", err)
+	default:
+		// The balance is now; undo what was booked since the month ended.
+		var later int64
+		if err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount_cents), 0) FROM transactions WHERE account_id = ? AND booked_at >= ?`, a.id, until).Scan(&later); err != nil {
+			return out, fmt.Errorf("statement: %w", err)
+		}
+		out.Source = "computed"
+		out.ClosingCents = a.BalanceCents - later
+		out.OpeningCents = out.ClosingCents - out.InCents - out.OutCents
+	}
+	out.Opening, out.Closing = FormatCents(out.OpeningCents), FormatCents(out.ClosingCents)
+	return out, nil
 }

@@ -2,12 +2,8 @@ package support
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
@@ -21,34 +17,16 @@ func TicketURI(extID string) string {
 	return ticketURIPrefix + dbtool.URIEscape(extID)
 }
 
-// readResource renders a ticket as text: its subject, kind, status, order
-// and item, then one "seq. author (at) [status_after]: body" line per event.
-// It changes nothing and does not read the shop's database.
-func (s *Service) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, ok := strings.CutPrefix(uri, ticketURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
+// renderTicket renders the ticket keys[0] (its ext_id) as text: its
+// subject, kind, status, order and item, then one
+// "seq. author (at) [status_after]: body" line per event. It changes nothing
+// and does not read the shop's database.
+func renderTicket(ctx context.Context, q querier, keys []string) (string, error) {
+	t, err := loadTicket(ctx, q, keys[0])
+	if err != nil {
+		return "", err
 	}
-	extID, err := url.PathUnescape(rest)
-	if err != nil || extID == "" {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	var t TicketView
-	err = s.read(ctx, func(q querier) error {
-		var err error
-		t, err = loadTicket(ctx, q, extID)
-		return err
-	})
-	var te *dbtool.ToolError
-	switch {
-	case errors.As(err, &te):
-		return nil, mcp.ResourceNotFoundError(uri)
-	case err != nil:
-		s.log.ErrorContext(ctx, "support resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
-		return nil, fmt.Errorf("reading %s: internal error in the support service", uri)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: ticketText(t)}}}, nil
+	return ticketText(t), nil
 }
 
 // statusNote is a ticket status as a reader needs it.

@@ -110,7 +110,7 @@ func (s *Service) Server() *mcp.Server {
 			"{ticket} is the ticket id from list_tickets (e.g. T-1001).",
 		MIMEType:    "text/plain",
 		URITemplate: ticketURIPrefix + "{ticket}",
-	}, s.readResource)
+	}, s.db.ResourceHandler(ticketURIPrefix, "text/plain", 1, renderTicket))
 	return srv
 }
 

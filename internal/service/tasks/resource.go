@@ -2,12 +2,8 @@ package tasks
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
@@ -32,81 +28,38 @@ func TodoURI(extID string) string {
 	return todoURIPrefix + dbtool.URIEscape(extID)
 }
 
-// resourceKey returns the unescaped key after prefix in uri, or false.
-func resourceKey(uri, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(uri, prefix)
-	if !ok {
-		return "", false
-	}
-	key, err := url.PathUnescape(rest)
-	return key, err == nil && key != ""
-}
-
-// readProject renders a project as markdown: a "# name" heading, a line of
-// counts, then one checklist item per to-do. It changes nothing.
-func (s *Service) readProject(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	name, ok := resourceKey(uri, projectURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
+// renderProject renders the project keys[0] (its name) as markdown: a
+// "# name" heading, a line of counts, then one checklist item per to-do. It
+// changes nothing.
+func (s *Service) renderProject(ctx context.Context, q querier, keys []string) (string, error) {
 	today := s.today()
-	var text string
-	err := s.read(ctx, func(q querier) error {
-		p, err := findProject(ctx, q, name)
-		if err != nil {
-			return err
-		}
-		var open, overdue, done int
-		if err := q.QueryRowContext(ctx, `SELECT
+	p, err := findProject(ctx, q, keys[0])
+	if err != nil {
+		return "", err
+	}
+	var open, overdue, done int
+	if err := q.QueryRowContext(ctx, `SELECT
   COALESCE(SUM(status = 'open'), 0),
   COALESCE(SUM(status = 'open' AND due_on IS NOT NULL AND due_on < ?), 0),
   COALESCE(SUM(status = 'done'), 0)
 FROM todos WHERE project_id = ?`, today, p.id).Scan(&open, &overdue, &done); err != nil {
-			return fmt.Errorf("count todos: %w", err)
-		}
-		ts, err := s.queryTodos(ctx, q, today, todoQuery+` WHERE project_id = ? ORDER BY status = 'done', due_key, prio_rank, id LIMIT ?`, p.id, ResourceTodos)
-		if err != nil {
-			return err
-		}
-		text = projectText(p, today, open, overdue, done, ts)
-		return nil
-	})
-	return s.resourceResult(ctx, uri, text, err)
+		return "", fmt.Errorf("count todos: %w", err)
+	}
+	ts, err := s.queryTodos(ctx, q, today, todoQuery+` WHERE project_id = ? ORDER BY status = 'done', due_key, prio_rank, id LIMIT ?`, p.id, ResourceTodos)
+	if err != nil {
+		return "", err
+	}
+	return projectText(p, today, open, overdue, done, ts), nil
 }
 
-// readTodo renders one to-do as markdown. It changes nothing.
-func (s *Service) readTodo(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	extID, ok := resourceKey(uri, todoURIPrefix)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
+// renderTodo renders the to-do keys[0] (its ext_id) as markdown. It changes
+// nothing.
+func (s *Service) renderTodo(ctx context.Context, q querier, keys []string) (string, error) {
+	t, err := s.findTodo(ctx, q, keys[0])
+	if err != nil {
+		return "", err
 	}
-	var text string
-	err := s.read(ctx, func(q querier) error {
-		t, err := s.findTodo(ctx, q, extID)
-		if err != nil {
-			return err
-		}
-		text = todoText(t.Todo, s.today())
-		return nil
-	})
-	return s.resourceResult(ctx, uri, text, err)
-}
-
-// resourceResult turns a read's outcome into the resource's result: a tool
-// error (an unknown project or to-do) is resource-not-found, any other
-// error is logged and reported without internal detail.
-func (s *Service) resourceResult(ctx context.Context, uri, text string, err error) (*mcp.ReadResourceResult, error) {
-	var te *toolError
-	switch {
-	case errors.As(err, &te):
-		return nil, mcp.ResourceNotFoundError(uri)
-	case err != nil:
-		s.log.ErrorContext(ctx, "tasks resource failed", dbtool.LogKeyDB, s.path, dbtool.LogKeyErr, err)
-		return nil, fmt.Errorf("reading %s: internal error in the tasks service", uri)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
+	return todoText(t.Todo, s.today()), nil
 }
 
 func projectText(p project, today string, open, overdue, done int, ts []todoRow) string {

@@ -98,14 +98,14 @@ func (s *Service) Server() *mcp.Server {
 			"{project} is the project's name from list_projects.", ResourceTodos),
 		MIMEType:    "text/markdown",
 		URITemplate: projectURIPrefix + "{project}",
-	}, s.readProject)
+	}, s.db.ResourceHandler(projectURIPrefix, "text/markdown", 1, s.renderProject))
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "todo",
 		Title:       "To-do",
 		Description: "One to-do as markdown: its title, project, status, due date, priority, whether it is overdue, its times and its notes. {todo} is the to-do id from list_todos or search_todos (e.g. todo-3).",
 		MIMEType:    "text/markdown",
 		URITemplate: todoURIPrefix + "{todo}",
-	}, s.readTodo)
+	}, s.db.ResourceHandler(todoURIPrefix, "text/markdown", 1, s.renderTodo))
 	return srv
 }
 
@@ -130,8 +130,6 @@ func (s *Service) RunStdio(ctx context.Context) error {
 // not a new empty database in the world).
 // querier is what the tools need of *sql.DB and *sql.Conn.
 type querier = dbtool.Querier
-
-type toolError = dbtool.ToolError
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
 
