@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -290,15 +292,29 @@ func (in *Instance) Reset(ctx context.Context) error {
 
 // suspendServices closes every service's database connections (so none
 // keeps a file of the old world, or its mount, alive) and holds their
-// calls until resume; the calls then reopen the databases.
+// calls until resume; the calls that waited then fail, and later ones
+// reopen the databases.
 func (in *Instance) suspendServices() (resume func()) {
-	resumes := make([]func(), 0, len(in.svcs))
-	for _, svc := range in.svcs {
-		resumes = append(resumes, svc.Suspend())
+	return in.bracketServices(service.Service.Suspend)
+}
+
+// holdServices holds every service's calls until release, so the world's
+// databases are whole and unwritten in between (a snapshot copies them).
+func (in *Instance) holdServices() (release func()) {
+	return in.bracketServices(service.Service.Hold)
+}
+
+// bracketServices calls begin on every service in name order (one lock
+// order for every caller) and returns what undoes it, in reverse order.
+func (in *Instance) bracketServices(begin func(service.Service) func()) (end func()) {
+	names := slices.Sorted(maps.Keys(in.svcs))
+	ends := make([]func(), 0, len(names))
+	for _, name := range names {
+		ends = append(ends, begin(in.svcs[name]))
 	}
 	return func() {
-		for _, r := range resumes {
-			r()
+		for _, e := range slices.Backward(ends) {
+			e()
 		}
 	}
 }

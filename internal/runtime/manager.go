@@ -232,6 +232,9 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (world.ID, error) {
 	}
 	mi.ops.Lock()
 	defer mi.ops.Unlock()
+	// No tool call writes while the files are read and copied.
+	release := mi.inst.holdServices()
+	defer release()
 	sum, err := state.Summarize(ctx, mi.inst.Dir())
 	if err != nil {
 		return world.ID{}, err
@@ -255,6 +258,8 @@ func (m *Manager) Diff(ctx context.Context, id string) (*state.Diff, error) {
 	}
 	mi.ops.Lock()
 	defer mi.ops.Unlock()
+	release := mi.inst.holdServices()
+	defer release()
 	return state.Compare(ctx, lower, mi.inst.Dir())
 }
 

@@ -121,8 +121,10 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Fatalf("reset left the file: %s", b)
 	}
 	// MCP writes land in the live world across resets: the services hold
-	// their connections open, and a reset must not leave them on the old
-	// files (a detached overlay the diff would not see).
+	// their connections open (here, opened on the files of the generation
+	// before each reset), and a write must not go to the old files (a
+	// detached overlay the diff would not see). dbtool's tests cover the
+	// suspension that guarantees it where inode numbers repeat.
 	tool := func(info runtime.Info, name string, args map[string]any) {
 		t.Helper()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: agent.URL + info.MCPPath}, nil)

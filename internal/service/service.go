@@ -32,10 +32,16 @@ type Service interface {
 	HTTPHandler() http.Handler
 	RunStdio(ctx context.Context) error
 	// Suspend waits for the calls in flight, closes the service's
-	// databases and holds every new call until resume is called; the next
-	// call opens them again. Whoever replaces a world's files under a live
-	// service (an instance reset) brackets that with Suspend.
+	// databases and holds every new call until resume is called; the calls
+	// that waited then fail (they were made in the world being replaced)
+	// and later ones open the databases again. Whoever replaces a world's
+	// files under a live service (an instance reset) brackets that with
+	// Suspend.
 	Suspend() (resume func())
+	// Hold waits for the calls in flight and holds every new call until
+	// release, when they go on: whoever copies a live world's files (a
+	// snapshot) brackets that with Hold.
+	Hold() (release func())
 }
 
 // Options open a service over one world.

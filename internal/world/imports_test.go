@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"gate":       {},
 	"vision":     {},
 	"catalog":    {"world", "state", "generator"},
+	"gcpolicy":   {},
 }
 
 func TestImportDirection(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/state"
@@ -197,38 +198,200 @@ func TestStatementCacheBounded(t *testing.T) {
 	}
 }
 
-func TestSuspendHoldsCallsAndReopens(t *testing.T) {
+func TestSuspendFailsHeldCallsAndReopens(t *testing.T) {
 	d, dir := testDB(t)
 	readN(t, d)
 	resume := d.Suspend()
 	if d.h.conn != nil {
 		t.Fatal("Suspend left the connection open")
 	}
-	var done atomic.Bool
+	held := make(chan error, 1)
 	go func() {
-		readN(t, d)
-		done.Store(true)
+		held <- d.Write(context.Background(), func(q Querier) error {
+			_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 77")
+			return err
+		})
 	}()
-	time.Sleep(50 * time.Millisecond)
-	if done.Load() {
-		t.Fatal("a call ran while suspended")
+	select {
+	case err := <-held:
+		t.Fatalf("a call ran while suspended: %v", err)
+	case <-time.After(50 * time.Millisecond):
 	}
-	// Replace the file in place while suspended (same path; on an overlay
-	// the inode number may even be the same).
+	// Replace the file while suspended, as a reset does.
 	other := filepath.Join(dir, "y.sqlite")
 	newDB(t, other, 3)
-	os.Rename(other, d.Path)
+	if err := os.Rename(other, d.Path); err != nil {
+		t.Fatal(err)
+	}
 	resume()
 	resume() // twice is harmless
-	deadline := time.Now().Add(5 * time.Second)
-	for !done.Load() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if !done.Load() {
-		t.Fatal("the held call never ran after resume")
+	select {
+	case err := <-held:
+		if !errors.Is(err, ErrReset) {
+			t.Fatalf("the held write: %v, want ErrReset", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held call never returned after resume")
 	}
 	if n := readN(t, d); n != 3 {
-		t.Fatalf("n = %d after resume, want 3", n)
+		t.Fatalf("n = %d after resume, want 3 (the held write must not land in the new world)", n)
+	}
+}
+
+func TestHoldDelaysCallsWithoutFailingThem(t *testing.T) {
+	d, _ := testDB(t)
+	readN(t, d)
+	release := d.Hold()
+	held := make(chan error, 1)
+	go func() {
+		held <- d.Write(context.Background(), func(q Querier) error {
+			_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 8")
+			return err
+		})
+	}()
+	select {
+	case err := <-held:
+		t.Fatalf("a call ran while held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	if err := <-held; err != nil {
+		t.Fatalf("the held write: %v", err)
+	}
+	if n := readN(t, d); n != 8 {
+		t.Fatalf("n = %d, want 8", n)
+	}
+}
+
+func TestCancelledCallsLeaveNoTransaction(t *testing.T) {
+	d, _ := testDB(t)
+	// A statement that completes as its context ends reports the context's
+	// error; BEGIN must not leave the connection inside a transaction.
+	for i := range 400 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(i%50)*time.Microsecond, cancel)
+		if i%2 == 0 {
+			d.Write(ctx, func(q Querier) error {
+				_, err := q.ExecContext(ctx, "UPDATE t SET n = n")
+				return err
+			})
+		} else {
+			d.Read(ctx, func(q Querier) error {
+				var n int
+				return q.QueryRowContext(ctx, "SELECT n FROM t").Scan(&n)
+			})
+		}
+		cancel()
+		if err := d.Write(context.Background(), func(q Querier) error {
+			_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 1")
+			return err
+		}); err != nil {
+			t.Fatalf("iteration %d: a write after a cancelled call: %v", i, err)
+		}
+	}
+}
+
+func TestSameQueryNestedInItsOwnRows(t *testing.T) {
+	d, _ := testDB(t)
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "INSERT INTO t VALUES (2), (3)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const query = "SELECT n FROM t WHERE n >= ? ORDER BY n"
+	var got []string
+	err := d.Read(context.Background(), func(q Querier) error {
+		rows, err := q.QueryContext(context.Background(), query, 1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n int
+			if err := rows.Scan(&n); err != nil {
+				return err
+			}
+			inner, err := q.QueryContext(context.Background(), query, n+1)
+			if err != nil {
+				return err
+			}
+			var after []int
+			for inner.Next() {
+				var m int
+				inner.Scan(&m)
+				after = append(after, m)
+			}
+			inner.Close()
+			got = append(got, fmt.Sprint(n, after))
+			if len(got) > 10 {
+				return errors.New("the outer rows never end")
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[1 [2 3] 2 [3] 3 []]"; fmt.Sprint(got) != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+func TestFullCacheWithOpenRows(t *testing.T) {
+	d, _ := testDB(t)
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "WITH RECURSIVE s(x) AS (SELECT 2 UNION ALL SELECT x + 1 FROM s WHERE x < 40) INSERT INTO t SELECT x FROM s")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the cache, then run new statements while rows of a cached one
+	// are open: nothing may close that statement under its rows.
+	err := d.Read(context.Background(), func(q Querier) error {
+		for i := range maxStmts - 1 {
+			var n int
+			if err := q.QueryRowContext(context.Background(), fmt.Sprintf("SELECT %d + n FROM t LIMIT 1", i)).Scan(&n); err != nil {
+				return err
+			}
+		}
+		rows, err := q.QueryContext(context.Background(), "SELECT n FROM t ORDER BY n")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		count := 0
+		for rows.Next() {
+			count++
+			var m int
+			if err := q.QueryRowContext(context.Background(), fmt.Sprintf("SELECT n * %d FROM t LIMIT 1", count)).Scan(&m); err != nil {
+				return err
+			}
+		}
+		if count != 40 {
+			return fmt.Errorf("%d rows, want 40", count)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next call starts with the cache emptied.
+	readN(t, d)
+	// (total_changes, BEGIN, the query, ROLLBACK)
+	if got := len(d.h.stmts); got > 4 {
+		t.Fatalf("%d statements cached after the refill, want at most 4", got)
+	}
+}
+
+func TestReadOnlyDB(t *testing.T) {
+	d, _ := testDB(t)
+	d.ReadOnly = true
+	if n := readN(t, d); n != 1 {
+		t.Fatalf("n = %d", n)
+	}
+	if err := d.Write(context.Background(), func(q Querier) error { return nil }); err == nil {
+		t.Fatal("Write on a read-only DB succeeded")
 	}
 }
 
@@ -395,5 +558,58 @@ func TestResourceHandler(t *testing.T) {
 	}
 	if n := readN(t, d); n != 1 {
 		t.Errorf("n = %d after resource reads, want 1", n)
+	}
+}
+
+type optIn struct {
+	Title *string  `json:"title,omitempty"`
+	Tags  []string `json:"tags,omitempty"`
+	Limit int      `json:"limit,omitempty"`
+}
+
+func TestArgumentsAsJSONSchemaTypesThem(t *testing.T) {
+	schema, err := jsonschema.For[optIn](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newArgChecker("edit", schema)
+	for _, ok := range []struct {
+		args string
+		want optIn
+	}{
+		{`{"title": null}`, optIn{}},
+		{`{"tags": null}`, optIn{}},
+		{`{"limit": 7.0}`, optIn{Limit: 7}},
+		{`{"limit": 1e2}`, optIn{Limit: 100}},
+		{`{"limit": -3}`, optIn{Limit: -3}},
+		{`{"tags": ["a", "b"]}`, optIn{Tags: []string{"a", "b"}}},
+	} {
+		var in optIn
+		if err := c.decode(json.RawMessage(ok.args), &in); err != nil {
+			t.Errorf("%s: %v", ok.args, err)
+			continue
+		}
+		if fmt.Sprint(in.Tags, in.Limit, in.Title == nil) != fmt.Sprint(ok.want.Tags, ok.want.Limit, true) {
+			t.Errorf("%s decoded to %+v", ok.args, in)
+		}
+	}
+	title := "x"
+	var in optIn
+	if err := c.decode(json.RawMessage(`{"title": "x"}`), &in); err != nil || in.Title == nil || *in.Title != title {
+		t.Errorf("title: %v %+v", err, in)
+	}
+	for _, bad := range []struct{ args, want string }{
+		{`{"tags": ["a", null]}`, `"tags" of edit must be an array whose items are a string (item 1 is not)`},
+		{`{"tags": ["a", 3]}`, `item 1 is not`},
+		{`{"tags": "a"}`, `"tags" of edit must be an array, not string`},
+		{`{"limit": 7.5}`, `"limit" of edit must be an integer, not number`},
+		{`{"limit": null}`, `"limit" of edit must be an integer, not null`},
+		{`{"limit": 1e400}`, `"limit" of edit must be an integer`},
+	} {
+		var in optIn
+		err := c.decode(json.RawMessage(bad.args), &in)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want an error containing %q", bad.args, err, bad.want)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func New(opts Options) (*Service, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
-	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log}
+	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log, ReadOnly: true}
 	db, err := s.db.Open(false)
 	if err != nil {
 		return nil, fmt.Errorf("support: %w", err)
@@ -134,7 +134,7 @@ func (s *Service) RunStdio(ctx context.Context) error {
 // errNoShop is returned by readShop when the world has no shop database.
 var errNoShop = errors.New("no shop database")
 
-// readShop runs fn on a read-only connection to the shop's database.
+// readShop runs fn on the shop's database, opened read-only.
 func (s *Service) readShop(ctx context.Context, fn func(q querier) error) error {
 	if _, err := os.Stat(s.shopPath); errors.Is(err, os.ErrNotExist) {
 		return errNoShop
@@ -147,7 +147,7 @@ func (s *Service) readShop(ctx context.Context, fn func(q querier) error) error 
 // querier is what the tools need of a connection.
 type querier = dbtool.Querier
 
-// read runs fn on the read-only connection.
+// read runs fn in a transaction that is rolled back (dbtool.DB.Read).
 func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
 	return s.db.Read(ctx, fn)
 }
@@ -163,5 +163,12 @@ func badCall(format string, args ...any) error { return dbtool.BadCall(format, a
 // resume (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
 func (s *Service) Suspend() (resume func()) {
 	r1, r2 := s.db.Suspend(), s.shop.Suspend()
+	return func() { r2(); r1() }
+}
+
+// Hold holds every call to either database until release
+// (dbtool.DB.Hold); the runtime brackets a snapshot with it.
+func (s *Service) Hold() (release func()) {
+	r1, r2 := s.db.Hold(), s.shop.Hold()
 	return func() { r2(); r1() }
 }

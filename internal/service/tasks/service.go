@@ -133,7 +133,7 @@ type querier = dbtool.Querier
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
 
-// read runs fn on a read-only connection.
+// read runs fn in a transaction that is rolled back (dbtool.DB.Read).
 func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
 	return s.db.Read(ctx, fn)
 }
@@ -148,3 +148,7 @@ func badCall(format string, args ...any) error { return dbtool.BadCall(format, a
 // Suspend closes the database and holds every call until resume
 // (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
 func (s *Service) Suspend() (resume func()) { return s.db.Suspend() }
+
+// Hold holds every call until release (dbtool.DB.Hold); the runtime
+// brackets a snapshot of the instance with it.
+func (s *Service) Hold() (release func()) { return s.db.Hold() }

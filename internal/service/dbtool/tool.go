@@ -1,0 +1,283 @@
+package dbtool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolError is a failure the model can fix; its message names the problem
+// and the fix.
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }
+
+// BadCall returns a ToolError.
+func BadCall(format string, args ...any) error {
+	return &ToolError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// AddTool registers fn as the tool t on srv. Its input and output JSON
+// Schemas are derived from In and Out (as the SDK's mcp.AddTool derives
+// them), but the arguments are checked against In by a decoder built once
+// here rather than by a general schema validator on every call, and the
+// output is encoded once, not validated against its own schema: together
+// that is most of the SDK's per-call cost. A bad argument (not an object,
+// an unknown or missing field, a wrong type) is an isError result that
+// names the field and what the tool takes; fn is then not called.
+// A ToolError from fn becomes an isError result with its message; any
+// other error is logged and becomes an isError result that says the
+// service failed, without internal detail.
+func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.Context, In) (Out, error)) {
+	inSchema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("%s: tool %s: input schema: %v", d.Service, t.Name, err))
+	}
+	outSchema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("%s: tool %s: output schema: %v", d.Service, t.Name, err))
+	}
+	tt := *t
+	tt.InputSchema, tt.OutputSchema = inSchema, outSchema
+	args := newArgChecker(t.Name, inSchema)
+	srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		if err := args.decode(req.Params.Arguments, &in); err != nil {
+			return errorResult(err), nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			var te *ToolError
+			if !errors.As(err, &te) {
+				d.Log.ErrorContext(ctx, d.Service+" tool failed", LogKeyTool, t.Name, LogKeyDB, d.Path, LogKeyErr, err)
+				err = fmt.Errorf("%s failed: the %s service had an internal error and changed nothing; try again later", t.Name, d.Service)
+			}
+			return errorResult(err), nil
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			d.Log.ErrorContext(ctx, d.Service+" tool output failed", LogKeyTool, t.Name, LogKeyErr, err)
+			return errorResult(fmt.Errorf("%s failed: the %s service could not encode its answer; try again later", t.Name, d.Service)), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+			StructuredContent: json.RawMessage(b),
+		}, nil
+	})
+}
+
+func errorResult(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
+}
+
+// argChecker checks a tool's arguments against its input schema's top
+// level (which keys exist, which are required, what type each is) and
+// decodes them into the input type, rejecting unknown fields at any depth.
+type argChecker struct {
+	tool     string
+	props    map[string]*jsonschema.Schema
+	names    string // the property names, for messages
+	required []string
+}
+
+func newArgChecker(tool string, s *jsonschema.Schema) *argChecker {
+	c := &argChecker{tool: tool, props: s.Properties, required: s.Required}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		c.names = "no arguments"
+	} else {
+		c.names = "the arguments " + strings.Join(names, ", ")
+	}
+	return c
+}
+
+// decode checks raw and decodes it into in (a pointer to the input type).
+func (c *argChecker) decode(raw json.RawMessage, in any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return BadCall("%s takes a JSON object of named arguments (%s); got %s", c.tool, c.names, jsonKind(raw))
+	}
+	rewrite := false
+	for name, v := range fields {
+		p, ok := c.props[name]
+		if !ok {
+			return BadCall("%s has no argument %q; it takes %s", c.tool, name, c.names)
+		}
+		norm, err := checkKind(v, p)
+		if err != "" {
+			return BadCall("argument %q of %s must be %s", name, c.tool, err)
+		}
+		if norm != nil {
+			fields[name], rewrite = norm, true
+		}
+	}
+	for _, name := range c.required {
+		if _, ok := fields[name]; !ok {
+			return BadCall("argument %q of %s is required%s", name, c.tool, describe(c.props[name]))
+		}
+	}
+	if rewrite {
+		var err error
+		if raw, err = json.Marshal(fields); err != nil {
+			return BadCall("the arguments of %s are not valid: %v", c.tool, err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return BadCall("argument %q of %s must be %s, not %s", te.Field, c.tool, te.Type.String(), te.Value)
+		}
+		return BadCall("the arguments of %s are not valid: %v", c.tool, err)
+	}
+	return nil
+}
+
+// checkKind checks the JSON value v against the types schema s names (and,
+// for an array, each item against s's items), as JSON Schema does: null
+// only where the types include it, and a number with no fraction (7.0,
+// 1e2) as an integer. It returns what v must be when it is not, and v
+// rewritten as a plain integer when it was an integral number written
+// otherwise (the decoder into an int field takes only that).
+func checkKind(v json.RawMessage, s *jsonschema.Schema) (norm json.RawMessage, mustBe string) {
+	types, nullable := schemaTypes(s)
+	got := jsonKind(v)
+	if got == "null" {
+		if nullable || len(types) == 0 {
+			return nil, ""
+		}
+		return nil, orTypes(types) + ", not null"
+	}
+	if len(types) == 0 {
+		return nil, ""
+	}
+	for _, t := range types {
+		switch {
+		case t == got:
+		case t == "integer" && got == "number":
+			n, ok := integral(v)
+			if !ok {
+				continue
+			}
+			if n != nil {
+				norm = n
+			}
+		default:
+			continue
+		}
+		if got == "array" && s.Items != nil {
+			var items []json.RawMessage
+			if json.Unmarshal(v, &items) != nil {
+				return nil, "an array"
+			}
+			for i, it := range items {
+				if _, bad := checkKind(it, s.Items); bad != "" {
+					return nil, fmt.Sprintf("an array whose items are %s (item %d is not)", strings.SplitN(bad, ",", 2)[0], i)
+				}
+			}
+		}
+		return norm, ""
+	}
+	return nil, orTypes(types) + ", not " + got
+}
+
+// integral reports whether the JSON number v has no fraction; when it is
+// not written as a plain integer it returns that form.
+func integral(v json.RawMessage) (json.RawMessage, bool) {
+	var n json.Number
+	if json.Unmarshal(v, &n) != nil {
+		return nil, false
+	}
+	if _, err := n.Int64(); err == nil {
+		return nil, true
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return nil, false
+	}
+	return json.RawMessage(strconv.FormatInt(int64(f), 10)), true
+}
+
+// schemaTypes lists the JSON types s names other than null, and whether it
+// allows null.
+func schemaTypes(s *jsonschema.Schema) (types []string, nullable bool) {
+	if s == nil {
+		return nil, true
+	}
+	all := s.Types
+	if s.Type != "" {
+		all = []string{s.Type}
+	}
+	for _, t := range all {
+		if t == "null" {
+			nullable = true
+		} else {
+			types = append(types, t)
+		}
+	}
+	return types, nullable
+}
+
+// orTypes names types for a message: "a string", "an integer or a string".
+func orTypes(types []string) string {
+	named := make([]string, len(types))
+	for i, t := range types {
+		named[i] = article(t)
+	}
+	return strings.Join(named, " or ")
+}
+
+// jsonKind names the JSON type of v as JSON Schema does.
+func jsonKind(v json.RawMessage) string {
+	b := bytes.TrimSpace(v)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func article(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	}
+	return "a " + t
+}
+
+func describe(s *jsonschema.Schema) string {
+	if s == nil || s.Description == "" {
+		return ""
+	}
+	return ": " + s.Description
+}
