@@ -21,6 +21,7 @@ import (
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	ShellTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions; 0 keeps them.
 	SessionTimeout time.Duration
+	// Schemas, when set, shares the MCP tools' schemas with the other
+	// instances given it (a Manager gives all of its instances one).
+	Schemas *dbtool.SchemaCache
 	// NoListen serves the instance only through Handler (a Manager mounts
 	// hundreds in one listener); by default Start opens two loopback ports.
 	NoListen bool
@@ -150,7 +154,7 @@ func (in *Instance) prepare() error {
 			if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
 				continue // the persona does not use this service
 			}
-			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout,
+			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout, Schemas: in.opts.Schemas,
 				// An instance is a copy of its snapshot: a reset, not the journal, recovers it.
 				Ephemeral: true})
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/service/calendar"
 	"github.com/wildawm/wildawm/internal/service/contacts"
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/service/notes"
@@ -61,6 +62,9 @@ type Options struct {
 	// Ephemeral marks the world as a throwaway copy whose writes need not
 	// survive a crash (no journal file, no fsync); see messages.Options.
 	Ephemeral bool
+	// Schemas, when set, shares the tools' schemas among every service
+	// opened with it (one cache for all of a runtime's instances).
+	Schemas *dbtool.SchemaCache
 }
 
 func (o Options) selfAddress() string {
@@ -97,29 +101,29 @@ type Spec struct {
 func All() []Spec {
 	return []Spec{
 		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
-			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "calendar", Schema: calendar.Schema, ReadTool: "list_events", Open: func(o Options) (Service, error) {
-			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "contacts", Schema: contacts.Schema, ReadTool: "list_contacts", Open: func(o Options) (Service, error) {
-			return contacts.New(contacts.Options{DBPath: world.DBPath(o.WorldDir, "contacts"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return contacts.New(contacts.Options{DBPath: world.DBPath(o.WorldDir, "contacts"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
 			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
-				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "notes", Schema: notes.Schema, ReadTool: "list_notebooks", Open: func(o Options) (Service, error) {
-			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
-			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "support", Schema: support.Schema, ReadTool: "list_tickets", Open: func(o Options) (Service, error) {
-			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
-			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 	}
 }

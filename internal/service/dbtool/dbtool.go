@@ -55,6 +55,9 @@ type DB struct {
 	// ReadOnly opens the database read-only (another service's database
 	// that this one only reads); Write then fails.
 	ReadOnly bool
+	// Schemas, when set, shares the tools' schemas among the servers of
+	// every DB that has it (AddTool).
+	Schemas *SchemaCache
 
 	// gate is held shared by every call for its whole length and
 	// exclusively by Suspend and Hold.

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,17 +40,23 @@ func BadCall(format string, args ...any) error {
 // other error is logged and becomes an isError result that says the
 // service failed, without internal detail.
 func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.Context, In) (Out, error)) {
-	inSchema, err := jsonschema.For[In](nil)
+	def, err := d.Schemas.lookup(t.Name, reflect.TypeFor[In](), reflect.TypeFor[Out](), func() (*toolDef, error) {
+		in, err := jsonschema.For[In](nil)
+		if err != nil {
+			return nil, fmt.Errorf("input schema: %w", err)
+		}
+		out, err := jsonschema.For[Out](nil)
+		if err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+		return &toolDef{in: in, out: out, args: newArgChecker(t.Name, in)}, nil
+	})
 	if err != nil {
-		panic(fmt.Sprintf("%s: tool %s: input schema: %v", d.Service, t.Name, err))
-	}
-	outSchema, err := jsonschema.For[Out](nil)
-	if err != nil {
-		panic(fmt.Sprintf("%s: tool %s: output schema: %v", d.Service, t.Name, err))
+		panic(fmt.Sprintf("%s: tool %s: %v", d.Service, t.Name, err))
 	}
 	tt := *t
-	tt.InputSchema, tt.OutputSchema = inSchema, outSchema
-	args := newArgChecker(t.Name, inSchema)
+	tt.InputSchema, tt.OutputSchema = def.in, def.out
+	args := def.args
 	srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		if err := args.decode(req.Params.Arguments, &in); err != nil {
@@ -73,6 +81,51 @@ func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.C
 			StructuredContent: json.RawMessage(b),
 		}, nil
 	})
+}
+
+// SchemaCache shares what AddTool derives from a tool's Go types (its
+// JSON Schemas and argument checker, tens of KiB per tool) among the
+// servers of many instances of a service: a runtime with hundreds of
+// instances would otherwise hold hundreds of copies. What it holds is
+// never modified once built. The zero value is ready; a nil cache builds
+// afresh for every server.
+type SchemaCache struct {
+	mu   sync.Mutex
+	defs map[toolKey]*toolDef
+}
+
+type toolKey struct {
+	tool    string
+	in, out reflect.Type
+}
+
+// toolDef is what AddTool derives from a tool's types.
+type toolDef struct {
+	in, out *jsonschema.Schema
+	args    *argChecker
+}
+
+// lookup returns the definition of the tool, building it with build the
+// first time.
+func (c *SchemaCache) lookup(tool string, in, out reflect.Type, build func() (*toolDef, error)) (*toolDef, error) {
+	if c == nil {
+		return build()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := toolKey{tool, in, out}
+	if def, ok := c.defs[k]; ok {
+		return def, nil
+	}
+	def, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if c.defs == nil {
+		c.defs = map[toolKey]*toolDef{}
+	}
+	c.defs[k] = def
+	return def, nil
 }
 
 func errorResult(err error) *mcp.CallToolResult {

@@ -38,6 +38,9 @@ type Options struct {
 	// mid-write may leave the database torn. Leave it false for a world
 	// that must survive a crash.
 	Ephemeral bool
+	// Schemas, when set, shares the tools' schemas with every other
+	// service given the same cache (a runtime's instances).
+	Schemas *dbtool.SchemaCache
 }
 
 // Service serves one world's notes database over MCP.
@@ -68,7 +71,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "notes", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
+	s.db = &dbtool.DB{Service: "notes", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
 	db, err := s.open(false)
 	if err != nil {
 		return nil, fmt.Errorf("notes: %w", err)

@@ -42,6 +42,9 @@ type Options struct {
 	// mid-write may leave the database torn. Leave it false for a world
 	// that must survive a crash.
 	Ephemeral bool
+	// Schemas, when set, shares the tools' schemas with every other
+	// service given the same cache (a runtime's instances).
+	Schemas *dbtool.SchemaCache
 }
 
 // Service serves one world's support database over MCP.
@@ -79,7 +82,7 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral}
+	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
 	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log, ReadOnly: true}
 	db, err := s.db.Open(false)
 	if err != nil {
