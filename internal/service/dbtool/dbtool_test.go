@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -611,5 +612,37 @@ func TestArgumentsAsJSONSchemaTypesThem(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want an error containing %q", bad.args, err, bad.want)
 		}
+	}
+}
+
+func TestSchemaCacheBuildsOncePerTool(t *testing.T) {
+	cache := &SchemaCache{}
+	builds := 0
+	build := func() (*toolDef, error) {
+		builds++
+		return &toolDef{}, nil
+	}
+	in, out := reflect.TypeFor[argsIn](), reflect.TypeFor[argsOut]()
+	a, _ := cache.lookup("greet", in, out, build)
+	b, _ := cache.lookup("greet", in, out, build)
+	c, _ := cache.lookup("wave", in, out, build)
+	if builds != 2 || a != b || a == c {
+		t.Fatalf("builds = %d, same tool shared = %v, other tool shared = %v", builds, a == b, a == c)
+	}
+	var none *SchemaCache
+	none.lookup("greet", in, out, build)
+	none.lookup("greet", in, out, build)
+	if builds != 4 {
+		t.Fatalf("a nil cache built %d times, want 2 more", builds-2)
+	}
+	// Servers of many instances given one cache share the schemas.
+	d1, _ := testDB(t)
+	d2, _ := testDB(t)
+	d1.Schemas, d2.Schemas = cache, cache
+	fn := func(context.Context, argsIn) (argsOut, error) { return argsOut{}, nil }
+	AddTool(mcp.NewServer(&mcp.Implementation{Name: "a", Version: "1"}, nil), d1, &mcp.Tool{Name: "greet2"}, fn)
+	AddTool(mcp.NewServer(&mcp.Implementation{Name: "b", Version: "1"}, nil), d2, &mcp.Tool{Name: "greet2"}, fn)
+	if n := len(cache.defs); n != 3 {
+		t.Fatalf("%d definitions cached, want 3", n)
 	}
 }
