@@ -3,52 +3,17 @@ package payments
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 )
-
-// readResource reads uri and returns its only content's text, failing the
-// test on an error or a MIME type other than text/plain.
-func readResource(t *testing.T, cs *mcp.ClientSession, uri string) string {
-	t.Helper()
-	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		t.Fatalf("read %s: %v", uri, err)
-	}
-	if len(res.Contents) != 1 || res.Contents[0].URI != uri || res.Contents[0].MIMEType != "text/plain" {
-		t.Fatalf("read %s: contents %+v", uri, res.Contents)
-	}
-	return res.Contents[0].Text
-}
-
-// wantNotFound fails unless reading uri is the SDK's resource-not-found
-// error.
-func wantNotFound(t *testing.T, cs *mcp.ClientSession, uri string) {
-	t.Helper()
-	_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeResourceNotFound {
-		t.Errorf("read %s: %v, want resource not found", uri, err)
-	}
-}
-
-func wantText(t *testing.T, uri, text string, wants ...string) {
-	t.Helper()
-	for _, want := range wants {
-		if !strings.Contains(text, want) {
-			t.Errorf("%s lacks %q:\n%s", uri, want, text)
-		}
-	}
-}
 
 func TestResources(t *testing.T) {
 	path := newWorld(t)
@@ -72,23 +37,23 @@ func TestResources(t *testing.T) {
 	before := hashDB(t, path)
 
 	uri := AccountURI("chk-main")
-	wantText(t, uri, readResource(t, cs, uri),
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"),
 		"Everyday Checking (account chk-main, checking, EUR)\nBalance: 1250.00 EUR · Available for transfers: 1250.00 EUR\n",
 		"Transactions, newest first: all 5 (this view shows the latest 50 at most):\n"+
 			"2026-03-01 08:00:00  -1200.00  Landlord — March rent [housing] (tx-5)\n"+
 			"2026-02-28 09:00:00  2500.00  ACME Corp — February salary [income] (tx-4)\n",
 		"2026-01-31 09:00:00  2500.00  ACME Corp — January salary [income] (tx-1)\n")
 	uri = AccountURI("cc-visa")
-	wantText(t, uri, readResource(t, cs, uri), "Balance: -230.50 EUR (230.50 EUR owed)\n", "Bookshop [shopping] (tx-6)")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"), "Balance: -230.50 EUR (230.50 EUR owed)\n", "Bookshop [shopping] (tx-6)")
 	uri = StatementURI("chk-main", "2026-02")
-	wantText(t, uri, readResource(t, cs, uri),
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"),
 		"Statement of account chk-main for 2026-02, EUR (computed from the balance and the transactions)\n",
 		"Opening: 1195.50 · In: 2500.00 · Out: -1245.50 · Closing: 2450.00\n",
 		"Transactions of the month, oldest first (3):\n2026-02-01 08:00:00  -1200.00  Landlord — February rent [housing] (tx-2)\n")
 	uri = StatementURI("sav-rainy", "2026-01")
-	wantText(t, uri, readResource(t, cs, uri), "(as issued)", "Opening: 0.00 · In: 5000.00 · Out: 0.00 · Closing: 5000.00\n", "Initial deposit [savings] (tx-7)")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"), "(as issued)", "Opening: 0.00 · In: 5000.00 · Out: 0.00 · Closing: 5000.00\n", "Initial deposit [savings] (tx-7)")
 	uri = StatementURI("chk-usd", "2025-06")
-	wantText(t, uri, readResource(t, cs, uri), "No transactions in the month.\n")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"), "No transactions in the month.\n")
 
 	for _, uri := range []string{
 		AccountURI("nope"), AccountURI("CHK-MAIN"), StatementURI("nope", "2026-02"), // unknown
@@ -96,7 +61,7 @@ func TestResources(t *testing.T) {
 		"payments://account/", "payments://account/a/b", "payments://account/%zz", "payments://statement/chk-main",
 		"payments://statement/chk-main/", "payments://statement//2026-02", "payments://statement/chk-main/2026-02/x", "payments://transfer/tr-1", // malformed
 	} {
-		wantNotFound(t, cs, uri)
+		servicetest.WantNotFound(t, cs, uri)
 	}
 	if after := hashDB(t, path); after != before {
 		t.Errorf("reading resources changed the database: %s -> %s", before, after)
@@ -109,8 +74,8 @@ func TestAccountResourceBound(t *testing.T) {
 INSERT INTO transactions (id, ext_id, account_id, booked_at, amount_cents, payee) SELECT 100 + i, 'bulk-' || i, 4, printf('2026-02-%02d 12:00:00', 1 + i % 28), -1, 'Coffee ' || i FROM n`)
 	cs := connectMemory(t, newService(t, path))
 	uri := AccountURI("chk-usd")
-	text := readResource(t, cs, uri)
-	wantText(t, uri, text, "Transactions, newest first: the latest 50 of 81 (this view shows the latest 50 at most; list_transactions pages through them all):\n")
+	text := servicetest.ReadResource(t, cs, uri, "text/plain")
+	servicetest.WantText(t, uri, text, "Transactions, newest first: the latest 50 of 81 (this view shows the latest 50 at most; list_transactions pages through them all):\n")
 	if n := strings.Count(text, "\n2026-"); n != ResourceTransactions {
 		t.Errorf("%d transactions listed, want %d:\n%s", n, ResourceTransactions, text)
 	}

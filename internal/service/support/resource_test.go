@@ -12,23 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/world"
 )
-
-// readResource reads uri and returns its only content's text, failing the
-// test on an error or a MIME type other than text/plain.
-func readResource(t *testing.T, cs *mcp.ClientSession, uri string) string {
-	t.Helper()
-	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		t.Fatalf("read %s: %v", uri, err)
-	}
-	if len(res.Contents) != 1 || res.Contents[0].URI != uri || res.Contents[0].MIMEType != "text/plain" {
-		t.Fatalf("read %s: contents %+v", uri, res.Contents)
-	}
-	return res.Contents[0].Text
-}
 
 func TestTicketResource(t *testing.T) {
 	dir := newWorld(t)
@@ -50,7 +37,7 @@ func TestTicketResource(t *testing.T) {
 	}
 	before := hashDB(t, dbPath(dir))
 	uri := TicketURI("T-1001")
-	text := readResource(t, cs, uri)
+	text := servicetest.ReadResource(t, cs, uri, "text/plain")
 	want := "Lamp flickers (ticket T-1001)\n" +
 		"Kind: warranty · Status: waiting (on the customer)\n" +
 		"Order: SO-0950 · Item (sku): LAMP-2\n" +
@@ -77,7 +64,7 @@ func TestTicketResource(t *testing.T) {
 
 	// A comment on several lines stays under its event.
 	call[TicketOut](t, cs, "add_comment", AddCommentIn{Ticket: "T-1001", Body: "Photo attached.\nLabel: LMP-2/EU"})
-	if text := readResource(t, cs, uri); !strings.Contains(text, "Status: open\n") || !strings.HasSuffix(text, "3. customer (2026-03-01 09:00:00) [open]: Photo attached.\n   Label: LMP-2/EU\n") {
+	if text := servicetest.ReadResource(t, cs, uri, "text/plain"); !strings.Contains(text, "Status: open\n") || !strings.HasSuffix(text, "3. customer (2026-03-01 09:00:00) [open]: Photo attached.\n   Label: LMP-2/EU\n") {
 		t.Errorf("%s after a comment:\n%s", uri, text)
 	}
 }

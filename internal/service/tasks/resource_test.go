@@ -3,52 +3,17 @@ package tasks
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 )
-
-// readResource reads uri and returns its only content's text, failing the
-// test on an error or a MIME type other than text/markdown.
-func readResource(t *testing.T, cs *mcp.ClientSession, uri string) string {
-	t.Helper()
-	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		t.Fatalf("read %s: %v", uri, err)
-	}
-	if len(res.Contents) != 1 || res.Contents[0].URI != uri || res.Contents[0].MIMEType != "text/markdown" {
-		t.Fatalf("read %s: contents %+v", uri, res.Contents)
-	}
-	return res.Contents[0].Text
-}
-
-// wantNotFound fails unless reading uri is the SDK's resource-not-found
-// error.
-func wantNotFound(t *testing.T, cs *mcp.ClientSession, uri string) {
-	t.Helper()
-	_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeResourceNotFound {
-		t.Errorf("read %s: %v, want resource not found", uri, err)
-	}
-}
-
-func wantText(t *testing.T, uri, text string, wants ...string) {
-	t.Helper()
-	for _, want := range wants {
-		if !strings.Contains(text, want) {
-			t.Errorf("%s lacks %q:\n%s", uri, want, text)
-		}
-	}
-}
 
 func TestResources(t *testing.T) {
 	path := newWorld(t)
@@ -72,28 +37,28 @@ func TestResources(t *testing.T) {
 	before := hashDB(t, path)
 
 	uri := ProjectURI("Work")
-	wantText(t, uri, readResource(t, cs, uri),
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"),
 		"# Work\n",
 		"Today: 2026-03-01 · Open: 2 · Overdue: 1 · Done: 1\n",
 		"- [ ] Send invoice to ACME (todo-1) · due 2026-02-27 · overdue · priority high\n  Notes: January hours\n- [ ] Prepare Q1 report (todo-2) · due 2026-03-05 · priority medium\n",
 		"- [x] Book flights to Lisbon (todo-5) · due 2026-02-20 · priority high · done 2026-02-19 10:00:00\n")
 	uri = ProjectURI("Old")
-	wantText(t, uri, readResource(t, cs, uri), "# Old\n", "Archived: takes no new to-dos.", "- [ ] Archive old files (todo-8) · priority low\n")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"), "# Old\n", "Archived: takes no new to-dos.", "- [ ] Archive old files (todo-8) · priority low\n")
 	uri = TodoURI("t-dentist")
-	wantText(t, uri, readResource(t, cs, uri),
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"),
 		"# Call dentist\n",
 		"To-do: t-dentist · Project: Home · Status: open · Due: 2026-03-05 · Priority: high · Created: 2026-02-25 08:00:00\n",
 		"\nDr. O'Neil\n")
 	uri = TodoURI("todo-1")
-	wantText(t, uri, readResource(t, cs, uri), "Status: open · Overdue (today is 2026-03-01) · Due: 2026-02-27")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"), "Status: open · Overdue (today is 2026-03-01) · Due: 2026-02-27")
 	uri = TodoURI("todo-5")
-	wantText(t, uri, readResource(t, cs, uri), "Status: done", "Completed: 2026-02-19 10:00:00")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"), "Status: done", "Completed: 2026-02-19 10:00:00")
 
 	for _, uri := range []string{
 		ProjectURI("Nope"), ProjectURI("work"), TodoURI("todo-99"), TodoURI("TODO-1"), // unknown
 		"tasks://project/", "tasks://todo/", "tasks://project/a/b", "tasks://todo/%zz", "tasks://task/todo-1", "notes://note/todo-1", // malformed
 	} {
-		wantNotFound(t, cs, uri)
+		servicetest.WantNotFound(t, cs, uri)
 	}
 	if after := hashDB(t, path); after != before {
 		t.Errorf("reading resources changed the database: %s -> %s", before, after)
@@ -103,7 +68,7 @@ func TestResources(t *testing.T) {
 	name := "R&D + Ops's (2026)/Q1"
 	call[ProjectOut](t, cs, "create_project", ProjectIn{Name: name})
 	uri = ProjectURI(name)
-	wantText(t, uri, readResource(t, cs, uri), "# "+name+"\n", "No to-dos.\n")
+	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"), "# "+name+"\n", "No to-dos.\n")
 }
 
 func TestResourceInternalError(t *testing.T) {
@@ -135,8 +100,8 @@ func TestProjectResourceBound(t *testing.T) {
 INSERT INTO todos (id, ext_id, project_id, title, created_at) SELECT 100 + i, 'big-' || i, 4, 'Step ' || i, '2026-02-01 09:00:00' FROM n`)
 	cs := connectMemory(t, newService(t, path))
 	uri := ProjectURI("Big")
-	text := readResource(t, cs, uri)
-	wantText(t, uri, text, "Open: 250 ", `Showing the first 200 of 250 to-dos; list_todos with project "Big" and status all pages through them all.`, "(big-200)")
+	text := servicetest.ReadResource(t, cs, uri, "text/markdown")
+	servicetest.WantText(t, uri, text, "Open: 250 ", `Showing the first 200 of 250 to-dos; list_todos with project "Big" and status all pages through them all.`, "(big-200)")
 	if n := strings.Count(text, "\n- [ ] "); n != ResourceTodos {
 		t.Errorf("%d to-dos listed, want %d", n, ResourceTodos)
 	}
