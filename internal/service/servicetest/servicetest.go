@@ -6,6 +6,7 @@ package servicetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,5 +48,28 @@ func WantText(t testing.TB, uri, text string, wants ...string) {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s lacks %q:\n%s", uri, want, text)
 		}
+	}
+}
+
+// WantTemplates fails the test unless cs lists exactly the resource
+// templates want (URI templates, in any order), each with a name, title,
+// description and the MIME type mimeType.
+func WantTemplates(t testing.TB, cs *mcp.ClientSession, mimeType string, want ...string) {
+	t.Helper()
+	res, err := cs.ListResourceTemplates(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, rt := range res.ResourceTemplates {
+		uris = append(uris, rt.URITemplate)
+		if rt.Name == "" || rt.Title == "" || rt.Description == "" || rt.MIMEType != mimeType {
+			t.Errorf("template %+v: name, title, description or MIME type %s missing", rt, mimeType)
+		}
+	}
+	slices.Sort(uris)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(uris, want) {
+		t.Fatalf("templates = %v, want %v", uris, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -18,22 +17,7 @@ import (
 func TestResources(t *testing.T) {
 	path := newWorld(t)
 	cs := connectMemory(t, newService(t, path))
-	ctx := context.Background()
-	tmpl, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uris []string
-	for _, rt := range tmpl.ResourceTemplates {
-		uris = append(uris, rt.URITemplate)
-		if rt.Name == "" || rt.Title == "" || rt.Description == "" || rt.MIMEType != "text/markdown" {
-			t.Errorf("template %+v: name, title, description or MIME type missing", rt)
-		}
-	}
-	slices.Sort(uris)
-	if want := []string{"tasks://project/{project}", "tasks://todo/{todo}"}; !slices.Equal(uris, want) {
-		t.Fatalf("templates = %v, want %v", uris, want)
-	}
+	servicetest.WantTemplates(t, cs, "text/markdown", "tasks://project/{project}", "tasks://todo/{todo}")
 	before := hashDB(t, path)
 
 	uri := ProjectURI("Work")
