@@ -237,19 +237,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	newWorld := func(name string) (string, *messages.Service, error) { return newWorldIn(work, name, true) }
 
+	// inProcess connects a client to srv over in-memory transports.
+	inProcess := func(srv *mcp.Server) (*mcp.ClientSession, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() { ss.Close() })
+		return connect(ct)
+	}
 	// In process.
 	{
 		_, svc, err := newWorld("inprocess")
 		if err != nil {
 			return nil, err
 		}
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := svc.Server().Connect(ctx, st, nil)
-		if err != nil {
-			return nil, err
-		}
-		closers = append(closers, func() { ss.Close() })
-		cs, err := connect(ct)
+		cs, err := inProcess(svc.Server())
 		if err != nil {
 			return nil, err
 		}
@@ -262,13 +266,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := svc.Server().Connect(ctx, st, nil)
-		if err != nil {
-			return nil, err
-		}
-		closers = append(closers, func() { ss.Close() })
-		cs, err := connect(ct)
+		cs, err := inProcess(svc.Server())
 		if err != nil {
 			return nil, err
 		}
@@ -316,13 +314,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}})
 	}
 	{
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := EchoServer().Connect(ctx, st, nil)
-		if err != nil {
-			return nil, err
-		}
-		closers = append(closers, func() { ss.Close() })
-		cs, err := connect(ct)
+		cs, err := inProcess(EchoServer())
 		if err != nil {
 			return nil, err
 		}
