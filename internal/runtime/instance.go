@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,6 +62,8 @@ type Instance struct {
 	clock *Clock
 	// sandboxAvailable replaces sandbox.Available in tests.
 	sandboxAvailable func() error
+	// sandboxOK is set once the sandbox has been found to run here.
+	sandboxOK atomic.Bool
 
 	mu      sync.Mutex
 	site    *shop.Site
@@ -233,15 +236,20 @@ var ErrNoSandbox = errors.New("the sandboxed shell cannot run here (bubblewrap m
 // Shell runs command in the sandboxed shell over the instance's home.
 func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result, error) {
 	home := filepath.Join(in.inst.Dir(), world.HomeDir)
-	available := sandbox.Available
-	if in.sandboxAvailable != nil {
-		available = in.sandboxAvailable
-	}
-	if err := available(); err != nil {
-		if !in.opts.UnsafeShell {
-			return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
+	// Whether the sandbox runs here is checked (with a trial sandbox, as
+	// long as a command) until it first does, not before every command.
+	if !in.sandboxOK.Load() {
+		available := sandbox.Available
+		if in.sandboxAvailable != nil {
+			available = in.sandboxAvailable
 		}
-		return unsafeShell(ctx, home, command, in.opts.ShellTimeout, in.opts.SandboxUID)
+		if err := available(); err != nil {
+			if !in.opts.UnsafeShell {
+				return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
+			}
+			return unsafeShell(ctx, home, command, in.opts.ShellTimeout, in.opts.SandboxUID)
+		}
+		in.sandboxOK.Store(true)
 	}
 	return sandbox.Run(ctx, sandbox.Options{
 		Home:    home,

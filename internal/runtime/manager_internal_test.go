@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/sandbox"
 )
 
 func TestPanicStaysInItsRequest(t *testing.T) {
@@ -69,3 +71,48 @@ type fakeInstance struct{ dir string }
 func (f *fakeInstance) Dir() string                 { return f.dir }
 func (f *fakeInstance) Reset(context.Context) error { return nil }
 func (f *fakeInstance) Close(context.Context) error { return nil }
+
+// TestSandboxCheckedOnce: the trial sandbox runs until the sandbox is found
+// to work, then never again; a failing check is repeated.
+func TestSandboxCheckedOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("runs the sandbox as another uid: run as root (CI does)")
+	}
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("the sandbox cannot run here: %v", err)
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	if err := sandbox.PrepareHome(home, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	checks, fail := 0, true
+	in := &Instance{opts: Options{ShellTimeout: 10 * time.Second, SandboxUID: 65534, SandboxGID: 65534}, inst: &fakeInstance{dir: dir},
+		sandboxAvailable: func() error {
+			checks++
+			if fail {
+				return errors.New("not yet")
+			}
+			return nil
+		}}
+	in.clock = &Clock{}
+	in.clock.set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	for range 2 {
+		if _, err := in.Shell(context.Background(), "true"); !errors.Is(err, ErrNoSandbox) {
+			t.Fatalf("with a failing check: %v", err)
+		}
+	}
+	fail = false
+	for range 3 {
+		res, err := in.Shell(context.Background(), "echo ok")
+		if err != nil || strings.TrimSpace(string(res.Stdout)) != "ok" {
+			t.Fatalf("shell: %v %+v", err, res)
+		}
+	}
+	if checks != 3 {
+		t.Fatalf("%d checks, want 3 (two failing, then one that succeeded)", checks)
+	}
+}
