@@ -646,3 +646,28 @@ func TestSchemaCacheBuildsOncePerTool(t *testing.T) {
 		t.Fatalf("%d definitions cached, want 3", n)
 	}
 }
+
+func TestArgumentErrorsAreDeterministic(t *testing.T) {
+	schema, err := jsonschema.For[argsIn](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newArgChecker("greet", schema)
+	args := json.RawMessage(`{"zeta": 1, "alpha": 2, "name": 3, "count": "x"}`)
+	var first string
+	for i := range 50 {
+		var in argsIn
+		err := c.decode(args, &in)
+		if err == nil {
+			t.Fatal("bad arguments accepted")
+		}
+		if i == 0 {
+			first = err.Error()
+		} else if err.Error() != first {
+			t.Fatalf("call %d: %q, first %q", i, err, first)
+		}
+	}
+	if !strings.Contains(first, `"alpha"`) {
+		t.Errorf("the first bad argument by name is alpha: %q", first)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -169,7 +170,9 @@ func (c *argChecker) decode(raw json.RawMessage, in any) error {
 		return BadCall("%s takes a JSON object of named arguments (%s); got %s", c.tool, c.names, jsonKind(raw))
 	}
 	rewrite := false
-	for name, v := range fields {
+	// In name order: the same bad call always gets the same message.
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[name]
 		p, ok := c.props[name]
 		if !ok {
 			return BadCall("%s has no argument %q; it takes %s", c.tool, name, c.names)
