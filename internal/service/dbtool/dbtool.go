@@ -250,6 +250,7 @@ func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
 		d.h.close()
 		return fmt.Errorf("begin: %w", err)
 	}
+	defer d.closeOnPanic()
 	err = fn(q)
 	after, cerr := q.totalChanges(bg)
 	if _, rerr := q.ExecContext(bg, "ROLLBACK"); rerr != nil {
@@ -284,6 +285,7 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
 		d.h.close()
 		return fmt.Errorf("begin: %w", err)
 	}
+	defer d.closeOnPanic()
 	if err := fn(q); err != nil {
 		if _, rerr := q.ExecContext(bg, "ROLLBACK"); rerr != nil {
 			d.h.close() // a connection whose state is in doubt is not reused
@@ -297,4 +299,14 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// closeOnPanic closes the connection if fn panicked inside a transaction
+// (closing rolls it back), so the next call does not find it open, and
+// panics on; d.mu is held.
+func (d *DB) closeOnPanic() {
+	if r := recover(); r != nil {
+		d.h.close()
+		panic(r)
+	}
 }

@@ -671,3 +671,23 @@ func TestArgumentErrorsAreDeterministic(t *testing.T) {
 		t.Errorf("the first bad argument by name is alpha: %q", first)
 	}
 }
+
+func TestPanicInWriteRollsBack(t *testing.T) {
+	d, _ := testDB(t)
+	func() {
+		defer func() { recover() }()
+		d.Write(context.Background(), func(q Querier) error {
+			q.ExecContext(context.Background(), "UPDATE t SET n = 66")
+			panic("tool bug")
+		})
+	}()
+	if n := readN(t, d); n != 1 {
+		t.Fatalf("n = %d after a panicking write, want 1", n)
+	}
+	if err := d.Write(context.Background(), func(q Querier) error {
+		_, err := q.ExecContext(context.Background(), "UPDATE t SET n = 2")
+		return err
+	}); err != nil {
+		t.Fatalf("the write after a panic: %v", err)
+	}
+}
