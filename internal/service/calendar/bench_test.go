@@ -24,8 +24,8 @@ func BenchmarkCallTool(b *testing.B) {
 	}
 	for _, tr := range transports {
 		for _, c := range calls {
-			b.Run(tr.name+"/"+c.name, func(b *testing.B) {
-				cs := tr.connect(b, newService(b, newWorld(b)))
+			b.Run(tr.Name+"/"+c.name, func(b *testing.B) {
+				cs := tr.Connect(b, newService(b, newWorld(b)))
 				ctx := context.Background()
 				params := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
 				durs := make([]time.Duration, 0, b.N)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -39,103 +39,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-// connectMemory connects an SDK client to s over in-memory transports.
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-// connectHTTP connects an SDK client to s over streamable HTTP.
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-// call calls a tool that must succeed and decodes its structured result.
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-// callError calls a tool that must fail with a tool error and returns its text.
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 // occIDs renders occurrences as "event#n@start".
 func occIDs(os []Occurrence) []string {
@@ -162,13 +66,13 @@ var defaultWeek = []string{
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
 			// list_events: today to +7 days, recurrences expanded, cancelled
 			// events left out.
-			list := call[ListEventsOut](t, cs, "list_events", map[string]any{})
+			list := servicetest.Call[ListEventsOut](t, cs, "list_events", map[string]any{})
 			if got := occIDs(list.Events); !slices.Equal(got, defaultWeek) {
 				t.Fatalf("events = %v\nwant %v", got, defaultWeek)
 			}
@@ -193,7 +97,7 @@ func TestTools(t *testing.T) {
 				if cursor != "" {
 					args["cursor"] = cursor
 				}
-				page := call[ListEventsOut](t, cs, "list_events", args)
+				page := servicetest.Call[ListEventsOut](t, cs, "list_events", args)
 				paged = append(paged, page.Events...)
 				if cursor = page.NextCursor; cursor == "" {
 					break
@@ -204,36 +108,36 @@ func TestTools(t *testing.T) {
 			}
 
 			// An explicit window; the last day is inclusive.
-			got := occIDs(call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-02-20", "to": "2026-02-23"}).Events)
+			got := occIDs(servicetest.Call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-02-20", "to": "2026-02-23"}).Events)
 			if !slices.Equal(got, []string{"evt-yoga#1@2026-02-23 07:00:00"}) {
 				t.Errorf("Feb 20-23 = %v", got)
 			}
-			got = occIDs(call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-03-10", "to": "2026-12-31"}).Events)
+			got = occIDs(servicetest.Call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-03-10", "to": "2026-12-31"}).Events)
 			if !slices.Equal(got, []string{"evt-yoga#4@2026-03-16 07:00:00", "evt-yoga#5@2026-03-23 07:00:00"}) {
 				t.Errorf("after Mar 10 = %v", got)
 			}
 
 			// get_event: guests in order, my response; cancelled events too.
-			ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-review"})
+			ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-review"})
 			if ev.Title != "Quarterly review" || ev.Notes != "Bring the Q1 numbers." || ev.MyResponse != ResponseNeedsAction || ev.Status != StatusConfirmed ||
 				!slices.Equal(ev.Guests, []Guest{{Name: "Alex", Response: "needs-action"}, {Name: "Maya Chen", Response: "tentative", RespondedAt: "2026-02-28 09:00:00"}}) {
 				t.Errorf("review = %+v", ev)
 			}
-			if ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-offsite"}); ev.Status != StatusCancelled {
+			if ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-offsite"}); ev.Status != StatusCancelled {
 				t.Errorf("offsite = %+v", ev)
 			}
 
 			// respond.
-			r := call[RespondOut](t, cs, "respond", map[string]any{"event": "evt-review", "response": "Accepted"})
+			r := servicetest.Call[RespondOut](t, cs, "respond", map[string]any{"event": "evt-review", "response": "Accepted"})
 			if r != (RespondOut{Event: "evt-review", Title: "Quarterly review", Response: "accepted", Previous: "needs-action", RespondedAt: "2026-03-02 08:30:00"}) {
 				t.Errorf("respond = %+v", r)
 			}
-			if ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-review"}); ev.MyResponse != "accepted" || ev.Guests[0].RespondedAt != "2026-03-02 08:30:00" {
+			if ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-review"}); ev.MyResponse != "accepted" || ev.Guests[0].RespondedAt != "2026-03-02 08:30:00" {
 				t.Errorf("after respond = %+v", ev)
 			}
 
 			// find_free_time: not before now, skipping declined events.
-			free := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 60})
+			free := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 60})
 			if !free.Found || free.StartsAt != "2026-03-02 09:45:00" || free.EndsAt != "2026-03-02 10:45:00" || free.Between != DefaultBetween {
 				t.Errorf("free 60 = %+v", free)
 			}
@@ -241,21 +145,21 @@ func TestTools(t *testing.T) {
 			if !slices.Equal(free.Free, wantFree) {
 				t.Errorf("free intervals = %v", free.Free)
 			}
-			if f := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 30}); f.StartsAt != "2026-03-02 09:00:00" {
+			if f := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 30}); f.StartsAt != "2026-03-02 09:00:00" {
 				t.Errorf("free 30 = %+v", f)
 			}
-			if f := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 180}); f.StartsAt != "2026-03-02 13:00:00" {
+			if f := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 180}); f.StartsAt != "2026-03-02 13:00:00" {
 				t.Errorf("free 180 = %+v", f)
 			}
-			if f := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-03", "duration_minutes": 300, "between": "08:00-18:00"}); f.Found || len(f.Free) != 3 {
+			if f := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-03", "duration_minutes": 300, "between": "08:00-18:00"}); f.Found || len(f.Free) != 3 {
 				t.Errorf("free 300 on Mar 3 = %+v", f)
 			}
-			if f := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-09", "duration_minutes": 90, "between": "06:30-24:00"}); f.StartsAt != "2026-03-09 08:00:00" || f.Free[0].EndsAt != "2026-03-09 07:00:00" {
+			if f := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-09", "duration_minutes": 90, "between": "06:30-24:00"}); f.StartsAt != "2026-03-09 08:00:00" || f.Free[0].EndsAt != "2026-03-09 07:00:00" {
 				t.Errorf("free on Mar 9 = %+v", f)
 			}
 
 			// create_event with guests and a recurrence.
-			created := call[EventDetail](t, cs, "create_event", map[string]any{
+			created := servicetest.Call[EventDetail](t, cs, "create_event", map[string]any{
 				"title": " Planning ", "starts_at": "2026-03-04 10:00", "ends_at": "2026-03-04T11:00:00Z", "location": "Room 2",
 				"guests": []string{"Maya Chen", "Priya Nair"}, "recurrence": "freq=weekly;count=2"})
 			want := EventDetail{Event: "evt-7", Title: "Planning", StartsAt: "2026-03-04 10:00:00", EndsAt: "2026-03-04 11:00:00", Location: "Room 2",
@@ -264,29 +168,29 @@ func TestTools(t *testing.T) {
 			if !equalDetail(created, want) {
 				t.Errorf("created = %+v\nwant %+v", created, want)
 			}
-			got = occIDs(call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-03-04", "to": "2026-03-31"}).Events)
+			got = occIDs(servicetest.Call[ListEventsOut](t, cs, "list_events", map[string]any{"from": "2026-03-04", "to": "2026-03-31"}).Events)
 			if !slices.Contains(got, "evt-7#1@2026-03-04 10:00:00") || !slices.Contains(got, "evt-7#2@2026-03-11 10:00:00") || slices.Contains(got, "evt-7#3@2026-03-18 10:00:00") {
 				t.Errorf("after create = %v", got)
 			}
-			if f := call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-11", "duration_minutes": 60, "between": "10:00-12:00"}); f.StartsAt != "2026-03-11 11:00:00" {
+			if f := servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"date": "2026-03-11", "duration_minutes": 60, "between": "10:00-12:00"}); f.StartsAt != "2026-03-11 11:00:00" {
 				t.Errorf("free after create = %+v", f)
 			}
 
 			// update_event: partial, revalidated.
-			upd := call[EventDetail](t, cs, "update_event", map[string]any{"event": "evt-7", "ends_at": "2026-03-04 11:30", "recurrence": "", "notes": "Agenda TBD"})
+			upd := servicetest.Call[EventDetail](t, cs, "update_event", map[string]any{"event": "evt-7", "ends_at": "2026-03-04 11:30", "recurrence": "", "notes": "Agenda TBD"})
 			if upd.EndsAt != "2026-03-04 11:30:00" || upd.Recurrence != "" || upd.Notes != "Agenda TBD" || upd.Title != "Planning" || upd.StartsAt != "2026-03-04 10:00:00" {
 				t.Errorf("updated = %+v", upd)
 			}
-			if ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-7"}); !equalDetail(ev, upd) {
+			if ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-7"}); !equalDetail(ev, upd) {
 				t.Errorf("get after update = %+v", ev)
 			}
 
 			// cancel_event removes it from list_events.
-			c := call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-lunch"})
+			c := servicetest.Call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-lunch"})
 			if c.Status != StatusCancelled {
 				t.Errorf("cancelled = %+v", c)
 			}
-			got = occIDs(call[ListEventsOut](t, cs, "list_events", nil).Events)
+			got = occIDs(servicetest.Call[ListEventsOut](t, cs, "list_events", nil).Events)
 			if slices.Contains(got, "evt-lunch#1@2026-03-02 12:00:00") {
 				t.Errorf("cancelled event listed: %v", got)
 			}
@@ -453,25 +357,25 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"find_free_time", map[string]any{}, "duration_minutes"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, clip(msg), c.want)
 				}
 				if len(msg) > 2000 {
 					t.Errorf("%s: message of %d bytes echoes the input", c.tool, len(msg))
 				}
-				if after := hashDB(t, path); after != before {
+				if after := servicetest.HashDB(t, path); after != before {
 					t.Fatalf("%s(%.200v) changed the database", c.tool, c.args)
 				}
 			}
 			// Text that looks like SQL is stored as given.
-			ev := call[EventDetail](t, cs, "create_event", with("title", sqlish, "notes", sqlish+" %_"))
-			if got := call[EventDetail](t, cs, "get_event", map[string]any{"event": ev.Event}); got.Title != sqlish || got.Notes != sqlish+" %_" {
+			ev := servicetest.Call[EventDetail](t, cs, "create_event", with("title", sqlish, "notes", sqlish+" %_"))
+			if got := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": ev.Event}); got.Title != sqlish || got.Notes != sqlish+" %_" {
 				t.Errorf("stored %+v", got)
 			}
 		})
@@ -480,25 +384,25 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[ListEventsOut](t, cs, "list_events", nil)
-	call[EventDetail](t, cs, "create_event", map[string]any{"title": "1:1 Maya", "starts_at": "2026-03-05 16:00", "ends_at": "2026-03-05 16:30", "guests": []string{"Maya Chen"}, "recurrence": "FREQ=WEEKLY;UNTIL=2026-04-30"})
-	call[EventDetail](t, cs, "create_event", map[string]any{"title": "Dentist", "starts_at": "2026-03-06 08:00", "ends_at": "2026-03-06 09:00"})
-	call[RespondOut](t, cs, "respond", map[string]any{"event": "evt-review", "response": "tentative"})
-	call[EventDetail](t, cs, "update_event", map[string]any{"event": "evt-lunch", "location": "Café Nata"})
-	call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-8"})
-	call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 45})
-	callError(t, cs, "respond", map[string]any{"event": "missing", "response": "accepted"})
+	servicetest.Call[ListEventsOut](t, cs, "list_events", nil)
+	servicetest.Call[EventDetail](t, cs, "create_event", map[string]any{"title": "1:1 Maya", "starts_at": "2026-03-05 16:00", "ends_at": "2026-03-05 16:30", "guests": []string{"Maya Chen"}, "recurrence": "FREQ=WEEKLY;UNTIL=2026-04-30"})
+	servicetest.Call[EventDetail](t, cs, "create_event", map[string]any{"title": "Dentist", "starts_at": "2026-03-06 08:00", "ends_at": "2026-03-06 09:00"})
+	servicetest.Call[RespondOut](t, cs, "respond", map[string]any{"event": "evt-review", "response": "tentative"})
+	servicetest.Call[EventDetail](t, cs, "update_event", map[string]any{"event": "evt-lunch", "location": "Café Nata"})
+	servicetest.Call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-8"})
+	servicetest.Call[FindFreeTimeOut](t, cs, "find_free_time", map[string]any{"duration_minutes": 45})
+	servicetest.CallError(t, cs, "respond", map[string]any{"event": "missing", "response": "accepted"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	if hashDB(t, a) != hashDB(t, b) {
+	if servicetest.HashDB(t, a) != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	orig := hashDB(t, a)
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	ha, hb := hashDB(t, a), hashDB(t, b)
+	orig := servicetest.HashDB(t, a)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b)
 	if ha != hb {
 		d, err := state.Compare(context.Background(), filepath.Dir(filepath.Dir(a)), filepath.Dir(filepath.Dir(b)))
 		if err == nil {
@@ -512,7 +416,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +469,7 @@ func TestToolsList(t *testing.T) {
 
 func TestDayResource(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -574,7 +478,7 @@ func TestDayResource(t *testing.T) {
 	if len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "calendar://day/{date}" {
 		t.Fatalf("templates = %+v", tmpl.ResourceTemplates)
 	}
-	before := hashDB(t, path)
+	before := servicetest.HashDB(t, path)
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: DayURI(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)
@@ -600,7 +504,7 @@ func TestDayResource(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	if hashDB(t, path) != before {
+	if servicetest.HashDB(t, path) != before {
 		t.Error("reading a resource changed the database")
 	}
 }
@@ -629,12 +533,12 @@ func TestSynthesisOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := world.DBPath(dst, DBName)
-	cs := connectMemory(t, newService(t, path))
-	got := occIDs(call[ListEventsOut](t, cs, "list_events", nil).Events)
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	got := occIDs(servicetest.Call[ListEventsOut](t, cs, "list_events", nil).Events)
 	if want := []string{"evt-gym#1@2026-03-02 18:00:00", "evt-kickoff#1@2026-03-03 10:00:00", "evt-gym#2@2026-03-03 18:00:00"}; !slices.Equal(got, want) {
 		t.Errorf("events = %v, want %v", got, want)
 	}
-	ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-kickoff"})
+	ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-kickoff"})
 	if ev.MyResponse != ResponseTentative || ev.Status != StatusConfirmed ||
 		!slices.Equal(ev.Guests, []Guest{{TestSelf, "tentative", "2026-03-02 08:00:00"}, {"Sam Ortiz", "accepted", "2026-03-01 12:00:00"}}) {
 		t.Errorf("kickoff = %+v", ev)
@@ -644,7 +548,7 @@ func TestSynthesisOps(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, dst2, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	if hashDB(t, world.DBPath(dst2, DBName)) != hashDB(t, path) {
+	if servicetest.HashDB(t, world.DBPath(dst2, DBName)) != servicetest.HashDB(t, path) {
 		t.Error("applying the same ops twice gave different databases")
 	}
 	// A response to a missing invitation fails to apply.
@@ -687,8 +591,8 @@ func TestReplacedDatabase(t *testing.T) {
 	path := newWorld(t)
 	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
 	MakeTestDB(t, pristine)
-	cs := connectMemory(t, newService(t, path))
-	call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-lunch"})
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	servicetest.Call[EventDetail](t, cs, "cancel_event", map[string]any{"event": "evt-lunch"})
 	data, err := os.ReadFile(pristine)
 	if err != nil {
 		t.Fatal(err)
@@ -696,7 +600,7 @@ func TestReplacedDatabase(t *testing.T) {
 	if err := world.WriteFileAtomic(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ev := call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-lunch"}); ev.Status != StatusConfirmed {
+	if ev := servicetest.Call[EventDetail](t, cs, "get_event", map[string]any{"event": "evt-lunch"}); ev.Status != StatusConfirmed {
 		t.Errorf("after reset: %+v", ev)
 	}
 }
@@ -705,14 +609,14 @@ func TestReplacedDatabase(t *testing.T) {
 // service does not create an empty database in its place.
 func TestMissingDatabase(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "create_event", map[string]any{"title": "T", "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "create_event", map[string]any{"title": "T", "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_events", nil)
+	servicetest.CallError(t, cs, "list_events", nil)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}
@@ -725,12 +629,12 @@ func TestConcurrentCreates(t *testing.T) {
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		if i%2 == 1 {
-			cs = connectHTTP(t, s)
+			cs = servicetest.ConnectHTTP(t, s)
 		}
 		wg.Go(func() {
-			ids[i] = call[EventDetail](t, cs, "create_event", map[string]any{"title": fmt.Sprint("e", i), "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00"}).Event
+			ids[i] = servicetest.Call[EventDetail](t, cs, "create_event", map[string]any{"title": fmt.Sprint("e", i), "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00"}).Event
 		})
 	}
 	wg.Wait()

@@ -3,7 +3,6 @@ package contacts
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -38,99 +38,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func ids(cs []Contact) []string {
 	var out []string
@@ -142,24 +50,24 @@ func ids(cs []Contact) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
 			// list_contacts: by name, tags, no notes; pagination; tag filter.
-			list := call[ListContactsOut](t, cs, "list_contacts", map[string]any{})
+			list := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{})
 			if got, want := ids(list.Contacts), []string{"bob-weller", "maya-chen", "priya-nair", "sam"}; !slices.Equal(got, want) {
 				t.Fatalf("contacts = %v, want %v", got, want)
 			}
 			if m := list.Contacts[1]; !slices.Equal(m.Tags, []string{"friend", "work"}) || m.Notes != "" || m.Email != "maya@example.com" {
 				t.Errorf("maya in list = %+v", m)
 			}
-			p1 := call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 3})
-			p2 := call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 3, "cursor": p1.NextCursor})
+			p1 := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 3})
+			p2 := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 3, "cursor": p1.NextCursor})
 			if len(p1.Contacts) != 3 || p1.NextCursor == "" || !slices.Equal(ids(p2.Contacts), []string{"sam"}) || p2.NextCursor != "" {
 				t.Fatalf("pages = %v %q / %v %q", ids(p1.Contacts), p1.NextCursor, ids(p2.Contacts), p2.NextCursor)
 			}
-			friends := call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "Friend"})
+			friends := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "Friend"})
 			if got := ids(friends.Contacts); !slices.Equal(got, []string{"maya-chen", "priya-nair"}) {
 				t.Errorf("friends = %v", got)
 			}
@@ -167,7 +75,7 @@ func TestTools(t *testing.T) {
 			// Walking one at a time gives the same order, crossing every boundary.
 			var walked []string
 			for cur, n := "", 0; n < 10; n++ {
-				pg := call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 1, "cursor": cur})
+				pg := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"limit": 1, "cursor": cur})
 				walked = append(walked, ids(pg.Contacts)...)
 				if cur = pg.NextCursor; cur == "" {
 					break
@@ -182,78 +90,78 @@ func TestTools(t *testing.T) {
 				"CHEN": {"maya-chen"}, "weller.io": {"bob-weller"}, "lumen": {"maya-chen"},
 				"designer": {"sam"}, "50%": {"sam"}, "_": nil, "peanuts": nil, "a": {"bob-weller", "maya-chen", "priya-nair", "sam"},
 			} {
-				got := call[SearchContactsOut](t, cs, "search_contacts", map[string]any{"query": q})
+				got := servicetest.Call[SearchContactsOut](t, cs, "search_contacts", map[string]any{"query": q})
 				if !slices.Equal(ids(got.Contacts), want) {
 					t.Errorf("search %q = %v, want %v", q, ids(got.Contacts), want)
 				}
 			}
-			if got := call[SearchContactsOut](t, cs, "search_contacts", map[string]any{"query": "a", "limit": 2}); len(got.Contacts) != 2 || !got.More {
+			if got := servicetest.Call[SearchContactsOut](t, cs, "search_contacts", map[string]any{"query": "a", "limit": 2}); len(got.Contacts) != 2 || !got.More {
 				t.Errorf("limited search = %v more=%v", ids(got.Contacts), got.More)
 			}
 
 			// get_contact has notes.
-			priya := call[Contact](t, cs, "get_contact", map[string]any{"contact": "priya-nair"})
+			priya := servicetest.Call[Contact](t, cs, "get_contact", map[string]any{"contact": "priya-nair"})
 			if priya.Notes != "Allergic to peanuts. Birthday 12 May." || priya.Phone != "+44 20 7946 0958" || !slices.Equal(priya.Tags, []string{"friend"}) {
 				t.Errorf("priya = %+v", priya)
 			}
 
 			// create_contact: slug id, trimmed fields, clock time; then -2.
-			zoe := call[Contact](t, cs, "create_contact", map[string]any{"name": " Zoë Park ", "email": "zoe@park.dev", "phone": "+1 212-555-0199", "company": "Park Dev", "role": "Founder", "notes": "Line one\nline two"})
+			zoe := servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": " Zoë Park ", "email": "zoe@park.dev", "phone": "+1 212-555-0199", "company": "Park Dev", "role": "Founder", "notes": "Line one\nline two"})
 			want := Contact{Contact: "zo-park", Name: "Zoë Park", Email: "zoe@park.dev", Phone: "+1 212-555-0199", Company: "Park Dev", Role: "Founder", Notes: "Line one\nline two", Tags: []string{}, UpdatedAt: "2026-03-01 09:00:00"}
 			if !equalContact(zoe, want) {
 				t.Errorf("created = %+v, want %+v", zoe, want)
 			}
-			if again := call[Contact](t, cs, "create_contact", map[string]any{"name": "Zoe Park"}); again.Contact != "zoe-park" {
+			if again := servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Zoe Park"}); again.Contact != "zoe-park" {
 				t.Errorf("second id = %q", again.Contact)
 			}
-			if dup := call[Contact](t, cs, "create_contact", map[string]any{"name": "Zoë  Park"}); dup.Contact != "zo-park-2" {
+			if dup := servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Zoë  Park"}); dup.Contact != "zo-park-2" {
 				t.Errorf("third id = %q", dup.Contact)
 			}
-			if got := call[Contact](t, cs, "get_contact", map[string]any{"contact": "zo-park"}); !equalContact(got, want) {
+			if got := servicetest.Call[Contact](t, cs, "get_contact", map[string]any{"contact": "zo-park"}); !equalContact(got, want) {
 				t.Errorf("get new = %+v", got)
 			}
 
 			// update_contact: changed fields, clearing, no-op.
-			up := call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "bob-weller", "fields": map[string]any{"phone": "555 0100", "company": "", "role": "Accountant"}})
+			up := servicetest.Call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "bob-weller", "fields": map[string]any{"phone": "555 0100", "company": "", "role": "Accountant"}})
 			if !slices.Equal(up.Changed, []string{"phone", "company"}) || up.Contact.Phone != "555 0100" || up.Contact.Company != "" || up.Contact.UpdatedAt != "2026-03-01 09:00:00" {
 				t.Errorf("update = %+v", up)
 			}
-			before := hashDB(t, path)
-			noop := call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "sam", "fields": map[string]any{"role": "Designer"}})
-			if len(noop.Changed) != 0 || noop.Contact.UpdatedAt != "2026-02-20 14:00:00" || hashDB(t, path) != before {
+			before := servicetest.HashDB(t, path)
+			noop := servicetest.Call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "sam", "fields": map[string]any{"role": "Designer"}})
+			if len(noop.Changed) != 0 || noop.Contact.UpdatedAt != "2026-02-20 14:00:00" || servicetest.HashDB(t, path) != before {
 				t.Errorf("no-op update = %+v", noop)
 			}
 			// an email may change case on its own contact.
-			call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "maya-chen", "fields": map[string]any{"email": "Maya@Example.com"}})
+			servicetest.Call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "maya-chen", "fields": map[string]any{"email": "Maya@Example.com"}})
 
 			// tag_contact: add, repeat, remove.
-			tg := call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "sam", "tag": " Book-Club "})
+			tg := servicetest.Call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "sam", "tag": " Book-Club "})
 			if tg.Tag != "book-club" || !tg.Changed || !slices.Equal(tg.Tags, []string{"book-club"}) {
 				t.Errorf("tag = %+v", tg)
 			}
-			if tg = call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "sam", "tag": "book-club"}); tg.Changed {
+			if tg = servicetest.Call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "sam", "tag": "book-club"}); tg.Changed {
 				t.Errorf("repeat tag = %+v", tg)
 			}
-			if tg = call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "maya-chen", "tag": "work", "remove": true}); !tg.Changed || !slices.Equal(tg.Tags, []string{"friend"}) {
+			if tg = servicetest.Call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "maya-chen", "tag": "work", "remove": true}); !tg.Changed || !slices.Equal(tg.Tags, []string{"friend"}) {
 				t.Errorf("untag = %+v", tg)
 			}
-			work := call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "work"})
+			work := servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "work"})
 			if !slices.Equal(ids(work.Contacts), []string{"bob-weller"}) {
 				t.Errorf("work after untag = %v", ids(work.Contacts))
 			}
 
 			// delete_contact removes it and its tags.
-			del := call[DeleteContactOut](t, cs, "delete_contact", map[string]any{"contact": "maya-chen"})
+			del := servicetest.Call[DeleteContactOut](t, cs, "delete_contact", map[string]any{"contact": "maya-chen"})
 			if !del.Deleted || del.Name != "Maya Chen" {
 				t.Errorf("delete = %+v", del)
 			}
-			callError(t, cs, "get_contact", map[string]any{"contact": "maya-chen"})
-			friends = call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "friend"})
+			servicetest.CallError(t, cs, "get_contact", map[string]any{"contact": "maya-chen"})
+			friends = servicetest.Call[ListContactsOut](t, cs, "list_contacts", map[string]any{"tag": "friend"})
 			if !slices.Equal(ids(friends.Contacts), []string{"priya-nair"}) {
 				t.Errorf("friends after delete = %v", ids(friends.Contacts))
 			}
 			// its email is free again.
-			call[Contact](t, cs, "create_contact", map[string]any{"name": "Maya C.", "email": "maya@example.com"})
+			servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Maya C.", "email": "maya@example.com"})
 		})
 	}
 }
@@ -327,16 +235,16 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"delete_contact", map[string]any{}, "contact"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.80v): message %q does not mention %q", c.tool, c.args, clip(msg, 300), c.want)
 				}
-				if after := hashDB(t, path); after != before {
+				if after := servicetest.HashDB(t, path); after != before {
 					t.Fatalf("%s(%.80v) changed the database", c.tool, c.args)
 				}
 			}
@@ -348,26 +256,26 @@ func TestBadInputsChangeNothing(t *testing.T) {
 }
 
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[Contact](t, cs, "create_contact", map[string]any{"name": "Ada Lovelace", "email": "ada@engine.org", "role": "Mathematician"})
-	call[Contact](t, cs, "create_contact", map[string]any{"name": "Ada Lovelace", "phone": "+44 1234 567"})
-	call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "priya-nair", "fields": map[string]any{"email": "priya@nair.in", "notes": "New notes"}})
-	call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "ada-lovelace", "tag": "history"})
-	call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "bob-weller", "tag": "work", "remove": true})
-	call[DeleteContactOut](t, cs, "delete_contact", map[string]any{"contact": "sam"})
-	call[Contact](t, cs, "create_contact", map[string]any{"name": "Sam Ortiz"})
-	call[ListContactsOut](t, cs, "list_contacts", nil)
-	callError(t, cs, "create_contact", map[string]any{"name": "Y", "email": "ada@engine.org"})
+	servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Ada Lovelace", "email": "ada@engine.org", "role": "Mathematician"})
+	servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Ada Lovelace", "phone": "+44 1234 567"})
+	servicetest.Call[UpdateContactOut](t, cs, "update_contact", map[string]any{"contact": "priya-nair", "fields": map[string]any{"email": "priya@nair.in", "notes": "New notes"}})
+	servicetest.Call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "ada-lovelace", "tag": "history"})
+	servicetest.Call[TagContactOut](t, cs, "tag_contact", map[string]any{"contact": "bob-weller", "tag": "work", "remove": true})
+	servicetest.Call[DeleteContactOut](t, cs, "delete_contact", map[string]any{"contact": "sam"})
+	servicetest.Call[Contact](t, cs, "create_contact", map[string]any{"name": "Sam Ortiz"})
+	servicetest.Call[ListContactsOut](t, cs, "list_contacts", nil)
+	servicetest.CallError(t, cs, "create_contact", map[string]any{"name": "Y", "email": "ada@engine.org"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	if hashDB(t, a) != hashDB(t, b) {
+	if servicetest.HashDB(t, a) != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	orig := hashDB(t, a)
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	if ha, hb := hashDB(t, a), hashDB(t, b); ha != hb {
+	orig := servicetest.HashDB(t, a)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	if ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b); ha != hb {
 		t.Fatalf("same calls on equal worlds gave different databases: %s vs %s", ha, hb)
 	} else if ha == orig {
 		t.Fatal("the script changed nothing")
@@ -375,7 +283,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +333,7 @@ func TestToolsList(t *testing.T) {
 
 func TestContactResource(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -520,21 +428,21 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, dst, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, newService(t, world.DBPath(dst, DBName)))
-	list := call[ListContactsOut](t, cs, "list_contacts", nil)
+	cs := servicetest.ConnectMemory(t, newService(t, world.DBPath(dst, DBName)))
+	list := servicetest.Call[ListContactsOut](t, cs, "list_contacts", nil)
 	if got := ids(list.Contacts); !slices.Equal(got, []string{"c-2", "maya-chen"}) {
 		t.Fatalf("contacts = %v", got)
 	}
-	bob := call[Contact](t, cs, "get_contact", map[string]any{"contact": "c-2"})
+	bob := servicetest.Call[Contact](t, cs, "get_contact", map[string]any{"contact": "c-2"})
 	if bob.Role != "CFO" || bob.Notes != "Accountant." || bob.UpdatedAt != "2026-03-02 09:00:00" || !slices.Equal(bob.Tags, []string{"work"}) {
 		t.Errorf("bob = %+v", bob)
 	}
-	maya := call[Contact](t, cs, "get_contact", map[string]any{"contact": "maya-chen"})
+	maya := servicetest.Call[Contact](t, cs, "get_contact", map[string]any{"contact": "maya-chen"})
 	if !slices.Equal(maya.Tags, []string{"friend", "work"}) || maya.UpdatedAt != "2026-03-02 08:00:00" {
 		t.Errorf("maya = %+v", maya)
 	}
 	// The tools keep the seeds' invariants.
-	if msg := callError(t, cs, "create_contact", map[string]any{"name": "M", "email": "maya@example.com"}); !strings.Contains(msg, "maya-chen") {
+	if msg := servicetest.CallError(t, cs, "create_contact", map[string]any{"name": "M", "email": "maya@example.com"}); !strings.Contains(msg, "maya-chen") {
 		t.Errorf("duplicate email message = %q", msg)
 	}
 
@@ -587,14 +495,14 @@ func TestValidators(t *testing.T) {
 // service does not create an empty database in its place.
 func TestMissingDatabase(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "create_contact", map[string]any{"name": "Zed"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "create_contact", map[string]any{"name": "Zed"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_contacts", nil)
+	servicetest.CallError(t, cs, "list_contacts", nil)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}

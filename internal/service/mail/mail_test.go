@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -32,18 +33,18 @@ func viewID(m MailView) string       { return m.Mail }
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			dir := newWorld(t)
-			cs := tr.connect(t, NewTestService(t, dir))
+			cs := tr.Connect(t, NewTestService(t, dir))
 
-			folders := call[ListFoldersOut](t, cs, "list_folders", map[string]any{})
+			folders := servicetest.Call[ListFoldersOut](t, cs, "list_folders", map[string]any{})
 			want := []Folder{{"inbox", 3, 1 + 1}, {"sent", 1, 0}, {"archive", 1, 0}, {"drafts", 0, 0}, {"trash", 1, 1}, {"receipts", 1, 0}}
 			if !slices.Equal(folders.Folders, want) {
 				t.Fatalf("folders = %+v, want %+v", folders.Folders, want)
 			}
 
 			// list_mails: inbox by default, newest first, pagination.
-			inbox := call[ListMailsOut](t, cs, "list_mails", nil)
+			inbox := servicetest.Call[ListMailsOut](t, cs, "list_mails", nil)
 			if got := mailIDs(inbox.Mails, summaryID); !slices.Equal(got, []string{"m-000003", "m-000001", "m-000004"}) || inbox.Folder != Inbox || inbox.NextCursor != "" {
 				t.Fatalf("inbox = %v %+v", got, inbox)
 			}
@@ -53,71 +54,71 @@ func TestTools(t *testing.T) {
 			if m := inbox.Mails[0]; m.Read || !m.Starred {
 				t.Errorf("m-000003 summary = %+v", m)
 			}
-			p1 := call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "inbox", "limit": 2})
+			p1 := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "inbox", "limit": 2})
 			if got := mailIDs(p1.Mails, summaryID); !slices.Equal(got, []string{"m-000003", "m-000001"}) || p1.NextCursor == "" {
 				t.Fatalf("page 1 = %v %q", got, p1.NextCursor)
 			}
-			p2 := call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "inbox", "limit": 2, "cursor": p1.NextCursor})
+			p2 := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "inbox", "limit": 2, "cursor": p1.NextCursor})
 			if got := mailIDs(p2.Mails, summaryID); !slices.Equal(got, []string{"m-000004"}) || p2.NextCursor != "" {
 				t.Fatalf("page 2 = %v %q", got, p2.NextCursor)
 			}
-			unread := call[ListMailsOut](t, cs, "list_mails", map[string]any{"unread_only": true})
+			unread := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"unread_only": true})
 			if got := mailIDs(unread.Mails, summaryID); !slices.Equal(got, []string{"m-000003", "m-000004"}) {
 				t.Errorf("unread = %v", got)
 			}
-			if r := call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "receipts"}); len(r.Mails) != 1 {
+			if r := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "receipts"}); len(r.Mails) != 1 {
 				t.Errorf("receipts = %+v", r)
 			}
 
 			// search_mails: subject, body, sender; wildcards are plain; dates.
-			if got := mailIDs(call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "LISBON"}).Matches, matchID); !slices.Equal(got, []string{"m-000003", "m-000002", "m-000001"}) {
+			if got := mailIDs(servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "LISBON"}).Matches, matchID); !slices.Equal(got, []string{"m-000003", "m-000002", "m-000001"}) {
 				t.Errorf("search lisbon = %v", got)
 			}
-			if got := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "weller.example"}).Matches; len(got) != 1 || got[0].Mail != "m-000004" || got[0].Folder != Inbox {
+			if got := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "weller.example"}).Matches; len(got) != 1 || got[0].Mail != "m-000004" || got[0].Folder != Inbox {
 				t.Errorf("search sender = %+v", got)
 			}
-			if got := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "50%"}).Matches; len(got) != 1 || !strings.Contains(got[0].Snippet, "50% off") {
+			if got := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "50%"}).Matches; len(got) != 1 || !strings.Contains(got[0].Snippet, "50% off") {
 				t.Errorf("search 50%% = %+v", got)
 			}
-			if got := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "_"}).Matches; len(got) != 0 {
+			if got := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "_"}).Matches; len(got) != 0 {
 				t.Errorf("search _ = %+v", got)
 			}
-			if got := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "' OR 1=1 --"}).Matches; len(got) != 0 {
+			if got := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "' OR 1=1 --"}).Matches; len(got) != 0 {
 				t.Errorf("search sql = %+v", got)
 			}
-			dated := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "lisbon", "since": "2026-02-26", "until": "2026-02-26"})
+			dated := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "lisbon", "since": "2026-02-26", "until": "2026-02-26"})
 			if got := mailIDs(dated.Matches, matchID); !slices.Equal(got, []string{"m-000002", "m-000001"}) {
 				t.Errorf("dated search = %v", got)
 			}
-			lim := call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "e", "limit": 2})
+			lim := servicetest.Call[SearchMailsOut](t, cs, "search_mails", map[string]any{"query": "e", "limit": 2})
 			if len(lim.Matches) != 2 || !lim.More {
 				t.Errorf("limited search = %+v", lim)
 			}
 
 			// read_mail marks read and returns attachments.
-			m1 := call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000004"})
+			m1 := servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000004"})
 			if !m1.New || !m1.Read || m1.Subject != "Invoice for January" || len(m1.Attachments) != 0 {
 				t.Errorf("read m-000004 = %+v", m1)
 			}
-			if again := call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000004"}); again.New {
+			if again := servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000004"}); again.New {
 				t.Errorf("still new after reading")
 			}
-			m1 = call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000001"})
+			m1 = servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000001"})
 			if !slices.Equal(m1.Attachments, []AttachmentView{{"itinerary.pdf", "docs/itinerary.pdf"}}) || !slices.Equal(m1.Cc, []string{"sam@example.com"}) {
 				t.Errorf("read m-000001 = %+v", m1)
 			}
 
 			// read_thread: every folder, oldest first, marks read.
-			th := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"})
+			th := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"})
 			if got := mailIDs(th.Mails, viewID); !slices.Equal(got, []string{"m-000001", "m-000002", "m-000003"}) || !th.Mails[2].New || th.Mails[1].Folder != Sent {
 				t.Fatalf("thread = %v %+v", got, th)
 			}
-			if f := call[ListFoldersOut](t, cs, "list_folders", nil); f.Folders[0].Unread != 0 {
+			if f := servicetest.Call[ListFoldersOut](t, cs, "list_folders", nil); f.Folders[0].Unread != 0 {
 				t.Errorf("inbox unread after reading = %d", f.Folders[0].Unread)
 			}
 
 			// send_mail: a new mail with attachments.
-			sent := call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"bob@weller.example"}, "cc": []string{"maya@example.com"},
+			sent := servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"bob@weller.example"}, "cc": []string{"maya@example.com"},
 				"subject": "January invoice", "body": "Here it is.", "attachments": []string{"docs/invoice-jan.pdf", "./docs/report.md"}})
 			wantSent := MailView{Mail: "m-000008", Folder: Sent, ThreadKey: "m-000008", From: TestSelfAddress, To: []string{"bob@weller.example"},
 				Cc: []string{"maya@example.com"}, Subject: "January invoice", Body: "Here it is.", SentAt: "2026-03-01 09:00:00", Read: true,
@@ -125,43 +126,43 @@ func TestTools(t *testing.T) {
 			if a, b := jsonOf(t, sent), jsonOf(t, wantSent); a != b {
 				t.Errorf("sent = %s\nwant %s", a, b)
 			}
-			if back := call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000008"}); jsonOf(t, back) != jsonOf(t, wantSent) {
+			if back := servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000008"}); jsonOf(t, back) != jsonOf(t, wantSent) {
 				t.Errorf("stored = %s", jsonOf(t, back))
 			}
 			// a reply: thread, recipient and subject from the parent.
-			reply := call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000003", "body": "Thanks!"})
+			reply := servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000003", "body": "Thanks!"})
 			if reply.Mail != "m-000009" || reply.ThreadKey != "t-lisbon" || reply.Subject != "Re: Lisbon flights" || !slices.Equal(reply.To, []string{"maya@example.com"}) {
 				t.Errorf("reply = %+v", reply)
 			}
-			reply = call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000004", "body": "Sent.", "subject": "Invoice"})
+			reply = servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000004", "body": "Sent.", "subject": "Invoice"})
 			if reply.ThreadKey != "t-invoice" || reply.Subject != "Invoice" || !slices.Equal(reply.To, []string{"bob@weller.example"}) {
 				t.Errorf("reply 2 = %+v", reply)
 			}
-			if th := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"}); len(th.Mails) != 4 {
+			if th := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"}); len(th.Mails) != 4 {
 				t.Errorf("thread after reply has %d mails", len(th.Mails))
 			}
 
 			// move, star, delete.
-			mv := call[MoveMailOut](t, cs, "move_mail", map[string]any{"mail": "m-000004", "folder": "archive"})
+			mv := servicetest.Call[MoveMailOut](t, cs, "move_mail", map[string]any{"mail": "m-000004", "folder": "archive"})
 			if mv != (MoveMailOut{Mail: "m-000004", From: Inbox, Folder: Archive}) {
 				t.Errorf("move = %+v", mv)
 			}
-			if st := call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000004", "starred": true}); !st.Starred {
+			if st := servicetest.Call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000004", "starred": true}); !st.Starred {
 				t.Errorf("star = %+v", st)
 			}
-			if got := call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "archive"}); got.Mails[0].Mail != "m-000004" || !got.Mails[0].Starred {
+			if got := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "archive"}); got.Mails[0].Mail != "m-000004" || !got.Mails[0].Starred {
 				t.Errorf("archive = %+v", got.Mails)
 			}
-			call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000004", "starred": false})
-			del := call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000001"})
+			servicetest.Call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000004", "starred": false})
+			del := servicetest.Call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000001"})
 			if del != (DeleteMailOut{Mail: "m-000001", Folder: Trash}) {
 				t.Errorf("delete = %+v", del)
 			}
-			del = call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000001"})
+			del = servicetest.Call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000001"})
 			if del != (DeleteMailOut{Mail: "m-000001", Deleted: true}) {
 				t.Errorf("delete from trash = %+v", del)
 			}
-			if msg := callError(t, cs, "read_mail", map[string]any{"mail": "m-000001"}); !strings.Contains(msg, "no mail") {
+			if msg := servicetest.CallError(t, cs, "read_mail", map[string]any{"mail": "m-000001"}); !strings.Contains(msg, "no mail") {
 				t.Errorf("deleted mail read: %q", msg)
 			}
 			if n := queryInt(t, dbPath(dir), `SELECT COUNT(*) FROM attachments WHERE home_path = 'docs/itinerary.pdf'`); n != 0 {
@@ -275,18 +276,18 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"delete_mail", map[string]any{"mail": "nope"}, "no mail"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
-			cs := tr.connect(t, NewTestService(t, dir))
-			before := hashDB(t, dbPath(dir))
+		t.Run(tr.Name, func(t *testing.T) {
+			cs := tr.Connect(t, NewTestService(t, dir))
+			before := servicetest.HashDB(t, dbPath(dir))
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, msg, c.want)
 				}
 				if strings.Contains(msg, dir) {
 					t.Errorf("%s: message %q reveals the world path", c.tool, msg)
 				}
-				if after := hashDB(t, dbPath(dir)); after != before {
+				if after := servicetest.HashDB(t, dbPath(dir)); after != before {
 					t.Fatalf("%s(%v) changed the database", c.tool, c.args)
 				}
 			}
@@ -299,25 +300,25 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000003"})
-	call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000003", "body": "See you there.", "attachments": []string{"docs/report.md"}})
-	call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"priya@example.com"}, "subject": "Flights", "body": "Numbers?"})
-	call[MoveMailOut](t, cs, "move_mail", map[string]any{"mail": "m-000005", "folder": "receipts"})
-	call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000001", "starred": true})
-	call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000007"})
-	call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000004"})
-	call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"})
+	servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "m-000003"})
+	servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"in_reply_to": "m-000003", "body": "See you there.", "attachments": []string{"docs/report.md"}})
+	servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"priya@example.com"}, "subject": "Flights", "body": "Numbers?"})
+	servicetest.Call[MoveMailOut](t, cs, "move_mail", map[string]any{"mail": "m-000005", "folder": "receipts"})
+	servicetest.Call[StarMailOut](t, cs, "star_mail", map[string]any{"mail": "m-000001", "starred": true})
+	servicetest.Call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000007"})
+	servicetest.Call[DeleteMailOut](t, cs, "delete_mail", map[string]any{"mail": "m-000004"})
+	servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-lisbon"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	if hashDB(t, dbPath(a)) != hashDB(t, dbPath(b)) {
+	if servicetest.HashDB(t, dbPath(a)) != servicetest.HashDB(t, dbPath(b)) {
 		t.Fatal("fresh worlds differ")
 	}
-	orig := hashDB(t, dbPath(a))
-	script(t, connectMemory(t, NewTestService(t, a)))
-	script(t, connectHTTP(t, NewTestService(t, b)))
-	ha, hb := hashDB(t, dbPath(a)), hashDB(t, dbPath(b))
+	orig := servicetest.HashDB(t, dbPath(a))
+	script(t, servicetest.ConnectMemory(t, NewTestService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, NewTestService(t, b)))
+	ha, hb := servicetest.HashDB(t, dbPath(a)), servicetest.HashDB(t, dbPath(b))
 	if ha != hb {
 		if d, err := state.Compare(context.Background(), a, b); err == nil {
 			t.Logf("first difference: %s", d.First())
@@ -330,7 +331,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, NewTestService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, NewTestService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +383,7 @@ func TestToolsList(t *testing.T) {
 
 func TestMailboxResource(t *testing.T) {
 	dir := newWorld(t)
-	cs := connectMemory(t, NewTestService(t, dir))
+	cs := servicetest.ConnectMemory(t, NewTestService(t, dir))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -391,7 +392,7 @@ func TestMailboxResource(t *testing.T) {
 	if len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "mail://mailbox/{folder}" {
 		t.Fatalf("templates = %+v", tmpl.ResourceTemplates)
 	}
-	before := hashDB(t, dbPath(dir))
+	before := servicetest.HashDB(t, dbPath(dir))
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: MailboxURI("inbox")})
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +409,7 @@ func TestMailboxResource(t *testing.T) {
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: MailboxURI("nope")}); err == nil {
 		t.Error("unknown folder resource: no error")
 	}
-	if hashDB(t, dbPath(dir)) != before {
+	if servicetest.HashDB(t, dbPath(dir)) != before {
 		t.Error("reading a resource changed the database")
 	}
 }
@@ -453,16 +454,16 @@ func TestOps(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, out2, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	if hashDB(t, dbPath(out)) != hashDB(t, dbPath(out2)) {
+	if servicetest.HashDB(t, dbPath(out)) != servicetest.HashDB(t, dbPath(out2)) {
 		t.Error("applying the ops twice gave different databases")
 	}
 
-	cs := connectMemory(t, NewTestService(t, out))
-	folders := call[ListFoldersOut](t, cs, "list_folders", nil)
+	cs := servicetest.ConnectMemory(t, NewTestService(t, out))
+	folders := servicetest.Call[ListFoldersOut](t, cs, "list_folders", nil)
 	if want := []Folder{{"inbox", 1, 1}, {"sent", 1, 0}, {"archive", 0, 0}, {"drafts", 0, 0}, {"trash", 0, 0}, {"projects", 1, 1}}; !slices.Equal(folders.Folders, want) {
 		t.Errorf("folders = %+v", folders.Folders)
 	}
-	got := call[MailView](t, cs, "read_mail", map[string]any{"mail": "x-100"})
+	got := servicetest.Call[MailView](t, cs, "read_mail", map[string]any{"mail": "x-100"})
 	want := MailView{Mail: "x-100", Folder: Inbox, ThreadKey: "t-plans", From: "maya@example.com", To: []string{TestSelfAddress},
 		Cc: []string{"sam@example.com", "priya@example.com"}, Subject: "Plans", Body: "Agenda attached.", SentAt: "2026-03-02 07:30:00",
 		Read: true, New: true, Attachments: []AttachmentView{{"agenda.txt", "mail/agenda.txt"}, {"notes.txt", "docs/old.txt"}}}
@@ -472,15 +473,15 @@ func TestOps(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(out, world.HomeDir, "mail", "agenda.txt")); err != nil || string(b) != "agenda" {
 		t.Errorf("attachment file: %q %v", b, err)
 	}
-	th := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-plans"})
+	th := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread_key": "t-plans"})
 	if ids := mailIDs(th.Mails, viewID); !slices.Equal(ids, []string{"x-100", "x-101"}) || th.Mails[1].Folder != Sent || !th.Mails[1].Read {
 		t.Errorf("thread = %+v", th)
 	}
-	if p := call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "projects"}); len(p.Mails) != 1 || !p.Mails[0].Starred {
+	if p := servicetest.Call[ListMailsOut](t, cs, "list_mails", map[string]any{"folder": "projects"}); len(p.Mails) != 1 || !p.Mails[0].Starred {
 		t.Errorf("projects = %+v", p)
 	}
 	// The service's own numbering skips an ext_id a delta already used.
-	s := call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"maya@example.com"}, "subject": "x", "body": "y", "attachments": []string{"mail/agenda.txt"}})
+	s := servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"maya@example.com"}, "subject": "x", "body": "y", "attachments": []string{"mail/agenda.txt"}})
 	if s.Mail != "m-000004" {
 		t.Errorf("sent id = %s, want m-000004 (m-000003 is taken)", s.Mail)
 	}
@@ -524,14 +525,14 @@ func TestNew(t *testing.T) {
 // service does not create an empty database in its place.
 func TestMissingDatabase(t *testing.T) {
 	dir := newWorld(t)
-	cs := connectMemory(t, NewTestService(t, dir))
+	cs := servicetest.ConnectMemory(t, NewTestService(t, dir))
 	if err := os.Remove(dbPath(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "read_mail", map[string]any{"mail": "m-000001"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "read_mail", map[string]any{"mail": "m-000001"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_folders", nil)
+	servicetest.CallError(t, cs, "list_folders", nil)
 	if _, err := os.Stat(dbPath(dir)); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}
@@ -584,12 +585,12 @@ func TestConcurrentSends(t *testing.T) {
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		if i%2 == 1 {
-			cs = connectHTTP(t, s)
+			cs = servicetest.ConnectHTTP(t, s)
 		}
 		wg.Go(func() {
-			ids[i] = call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"a@b.example"}, "subject": fmt.Sprint("n", i), "body": "x"}).Mail
+			ids[i] = servicetest.Call[MailView](t, cs, "send_mail", map[string]any{"to": []string{"a@b.example"}, "subject": fmt.Sprint("n", i), "body": "x"}).Mail
 		})
 	}
 	wg.Wait()

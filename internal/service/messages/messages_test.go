@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -38,103 +39,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-// connectMemory connects an SDK client to s over in-memory transports.
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-// connectHTTP connects an SDK client to s over streamable HTTP.
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-// call calls a tool that must succeed and decodes its structured result.
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-// callError calls a tool that must fail with a tool error and returns its text.
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func threadIDs(ts []ThreadSummary) []string {
 	var ids []string
@@ -146,12 +51,12 @@ func threadIDs(ts []ThreadSummary) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
 			// list_threads: most recently active first, with unread counts.
-			list := call[ListThreadsOut](t, cs, "list_threads", map[string]any{})
+			list := servicetest.Call[ListThreadsOut](t, cs, "list_threads", map[string]any{})
 			if got, want := threadIDs(list.Threads), []string{"dm-maya-chen", "grp-lisbon", "t-bob"}; !slices.Equal(got, want) {
 				t.Fatalf("threads = %v, want %v", got, want)
 			}
@@ -165,17 +70,17 @@ func TestTools(t *testing.T) {
 			}
 
 			// Pagination.
-			page1 := call[ListThreadsOut](t, cs, "list_threads", map[string]any{"limit": 2})
+			page1 := servicetest.Call[ListThreadsOut](t, cs, "list_threads", map[string]any{"limit": 2})
 			if got := threadIDs(page1.Threads); !slices.Equal(got, []string{"dm-maya-chen", "grp-lisbon"}) || page1.NextCursor == "" {
 				t.Fatalf("page 1 = %v, cursor %q", got, page1.NextCursor)
 			}
-			page2 := call[ListThreadsOut](t, cs, "list_threads", map[string]any{"limit": 2, "cursor": page1.NextCursor})
+			page2 := servicetest.Call[ListThreadsOut](t, cs, "list_threads", map[string]any{"limit": 2, "cursor": page1.NextCursor})
 			if got := threadIDs(page2.Threads); !slices.Equal(got, []string{"t-bob"}) || page2.NextCursor != "" {
 				t.Fatalf("page 2 = %v, cursor %q", got, page2.NextCursor)
 			}
 
 			// read_thread returns messages in order and marks them read.
-			read := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "grp-lisbon"})
+			read := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "grp-lisbon"})
 			if len(read.Messages) != 4 || read.Title != "Lisbon trip" {
 				t.Fatalf("read = %+v", read)
 			}
@@ -187,70 +92,70 @@ func TestTools(t *testing.T) {
 					t.Errorf("message %d new = %v, want %v", m.Seq, m.New, want)
 				}
 			}
-			again := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "grp-lisbon"})
+			again := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "grp-lisbon"})
 			for _, m := range again.Messages {
 				if m.New {
 					t.Errorf("message %d still new after reading", m.Seq)
 				}
 			}
-			list = call[ListThreadsOut](t, cs, "list_threads", nil)
+			list = servicetest.Call[ListThreadsOut](t, cs, "list_threads", nil)
 			if list.Threads[1].Unread != 0 {
 				t.Errorf("unread after read_thread = %d", list.Threads[1].Unread)
 			}
 
 			// search_messages: body and sender, case-insensitive, newest first;
 			// SQL wildcards are plain characters.
-			found := call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "DINNER"})
+			found := servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "DINNER"})
 			if len(found.Matches) != 2 || found.Matches[0].Thread != "grp-lisbon" || found.Matches[1].Thread != "dm-maya-chen" || found.Matches[1].Seq != 1 {
 				t.Fatalf("search dinner = %+v", found.Matches)
 			}
 			if !strings.Contains(found.Matches[0].Snippet, "Dinner on us") {
 				t.Errorf("snippet = %q", found.Matches[0].Snippet)
 			}
-			bySender := call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "bob weller"})
+			bySender := servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "bob weller"})
 			if len(bySender.Matches) != 1 || bySender.Matches[0].Thread != "t-bob" {
 				t.Errorf("search by sender = %+v", bySender.Matches)
 			}
-			pct := call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "50%"})
+			pct := servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "50%"})
 			if len(pct.Matches) != 1 || pct.Matches[0].Seq != 1 {
 				t.Errorf("search 50%% = %+v", pct.Matches)
 			}
-			if none := call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "_"}); len(none.Matches) != 0 {
+			if none := servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "_"}); len(none.Matches) != 0 {
 				t.Errorf("search _ = %+v, want none", none.Matches)
 			}
-			limited := call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "a", "limit": 3})
+			limited := servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "a", "limit": 3})
 			if len(limited.Matches) != 3 || !limited.More {
 				t.Errorf("limited search: %d matches, more=%v", len(limited.Matches), limited.More)
 			}
 
 			// send_message to a thread.
-			sent := call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "grp-lisbon", "body": "Booked!"})
+			sent := servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "grp-lisbon", "body": "Booked!"})
 			want := SendMessageOut{Thread: "grp-lisbon", Title: "Lisbon trip", Seq: 5, Sender: TestSelf, Body: "Booked!", SentAt: "2026-03-01 09:00:00"}
 			if sent != want {
 				t.Errorf("sent = %+v, want %+v", sent, want)
 			}
 			// to an existing DM whose id is not dm-<slug>, matched by name.
-			sent = call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "bob weller", "body": "Ping"})
+			sent = servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "bob weller", "body": "Ping"})
 			if sent.Thread != "t-bob" || sent.Seq != 3 || sent.CreatedThread {
 				t.Errorf("sent to Bob = %+v", sent)
 			}
 			// to a new person: a DM thread is created, then reused.
-			sent = call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zoë Park", "body": "Hi Zoë"})
+			sent = servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zoë Park", "body": "Hi Zoë"})
 			if sent.Thread != "dm-zo-park" || sent.Seq != 1 || !sent.CreatedThread || sent.Title != "Zoë Park" {
 				t.Errorf("sent to Zoë = %+v", sent)
 			}
-			sent = call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zoë Park", "body": "Are you free?"})
+			sent = servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zoë Park", "body": "Are you free?"})
 			if sent.Thread != "dm-zo-park" || sent.Seq != 2 || sent.CreatedThread {
 				t.Errorf("second message to Zoë = %+v", sent)
 			}
-			list = call[ListThreadsOut](t, cs, "list_threads", nil)
+			list = servicetest.Call[ListThreadsOut](t, cs, "list_threads", nil)
 			if got, want := threadIDs(list.Threads), []string{"dm-zo-park", "grp-lisbon", "t-bob", "dm-maya-chen"}; !slices.Equal(got, want) {
 				t.Errorf("threads after sending = %v, want %v", got, want)
 			}
 			if z := list.Threads[0]; !slices.Equal(z.Participants, []string{TestSelf, "Zoë Park"}) || z.Unread != 0 || z.Kind != "dm" {
 				t.Errorf("new DM summary = %+v", z)
 			}
-			zoe := call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "dm-zo-park"})
+			zoe := servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "dm-zo-park"})
 			if len(zoe.Messages) != 2 || zoe.Messages[1].Body != "Are you free?" || zoe.Messages[0].Sender != TestSelf {
 				t.Errorf("new DM = %+v", zoe)
 			}
@@ -291,10 +196,10 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"no_such_tool", map[string]any{}, ""},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
 				if c.tool == "no_such_tool" {
 					// An unknown tool is the one protocol-level error.
@@ -303,11 +208,11 @@ func TestBadInputsChangeNothing(t *testing.T) {
 					}
 					continue
 				}
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%v): message %q does not mention %q", c.tool, c.args, msg, c.want)
 				}
-				if after := hashDB(t, path); after != before {
+				if after := servicetest.HashDB(t, path); after != before {
 					t.Fatalf("%s(%v) changed the database", c.tool, c.args)
 				}
 			}
@@ -317,24 +222,24 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "dm-maya-chen"})
-	call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "dm-maya-chen", "body": "Great, see you then."})
-	call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Priya Nair", "body": "Can you share the flight numbers?"})
-	call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Priya Nair", "body": "Thanks!"})
-	call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "flight"})
-	call[ListThreadsOut](t, cs, "list_threads", nil)
-	callError(t, cs, "send_message", map[string]any{"thread": "missing", "body": "x"})
+	servicetest.Call[ReadThreadOut](t, cs, "read_thread", map[string]any{"thread": "dm-maya-chen"})
+	servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "dm-maya-chen", "body": "Great, see you then."})
+	servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Priya Nair", "body": "Can you share the flight numbers?"})
+	servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Priya Nair", "body": "Thanks!"})
+	servicetest.Call[SearchMessagesOut](t, cs, "search_messages", map[string]any{"query": "flight"})
+	servicetest.Call[ListThreadsOut](t, cs, "list_threads", nil)
+	servicetest.CallError(t, cs, "send_message", map[string]any{"thread": "missing", "body": "x"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	if hashDB(t, a) != hashDB(t, b) {
+	if servicetest.HashDB(t, a) != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	orig := hashDB(t, a)
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	ha, hb := hashDB(t, a), hashDB(t, b)
+	orig := servicetest.HashDB(t, a)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b)
 	if ha != hb {
 		d, err := state.Compare(context.Background(), filepath.Dir(filepath.Dir(a)), filepath.Dir(filepath.Dir(b)))
 		if err == nil {
@@ -348,7 +253,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +311,7 @@ func TestToolsList(t *testing.T) {
 
 func TestThreadResource(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -415,7 +320,7 @@ func TestThreadResource(t *testing.T) {
 	if len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "messages://thread/{thread}" {
 		t.Fatalf("templates = %+v", tmpl.ResourceTemplates)
 	}
-	before := hashDB(t, path)
+	before := servicetest.HashDB(t, path)
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: ThreadURI("grp-lisbon")})
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +337,7 @@ func TestThreadResource(t *testing.T) {
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: ThreadURI("nope")}); err == nil {
 		t.Error("unknown thread resource: no error")
 	}
-	if hashDB(t, path) != before {
+	if servicetest.HashDB(t, path) != before {
 		t.Error("reading a resource changed the database")
 	}
 }
@@ -443,9 +348,9 @@ func TestReplacedDatabase(t *testing.T) {
 	path := newWorld(t)
 	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
 	MakeTestDB(t, pristine)
-	cs := connectMemory(t, newService(t, path))
-	call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zed", "body": "one"})
-	if got := call[ListThreadsOut](t, cs, "list_threads", nil); len(got.Threads) != 4 {
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zed", "body": "one"})
+	if got := servicetest.Call[ListThreadsOut](t, cs, "list_threads", nil); len(got.Threads) != 4 {
 		t.Fatalf("%d threads after sending", len(got.Threads))
 	}
 	data, err := os.ReadFile(pristine)
@@ -455,10 +360,10 @@ func TestReplacedDatabase(t *testing.T) {
 	if err := world.WriteFileAtomic(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := call[ListThreadsOut](t, cs, "list_threads", nil); len(got.Threads) != 3 {
+	if got := servicetest.Call[ListThreadsOut](t, cs, "list_threads", nil); len(got.Threads) != 3 {
 		t.Fatalf("%d threads after the reset, want 3", len(got.Threads))
 	}
-	sent := call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zed", "body": "two"})
+	sent := servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"to": "Zed", "body": "two"})
 	if sent.Seq != 1 || !sent.CreatedThread {
 		t.Errorf("after reset: %+v", sent)
 	}
@@ -468,15 +373,15 @@ func TestReplacedDatabase(t *testing.T) {
 // service does not create an empty database in its place.
 func TestMissingDatabase(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	msg := callError(t, cs, "send_message", map[string]any{"thread": "t-bob", "body": "hi"})
+	msg := servicetest.CallError(t, cs, "send_message", map[string]any{"thread": "t-bob", "body": "hi"})
 	if !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_threads", nil)
+	servicetest.CallError(t, cs, "list_threads", nil)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}
@@ -489,16 +394,16 @@ func TestConcurrentSends(t *testing.T) {
 	sessions := make([]*mcp.ClientSession, n)
 	for i := range sessions {
 		if i%2 == 0 {
-			sessions[i] = connectMemory(t, s)
+			sessions[i] = servicetest.ConnectMemory(t, s)
 		} else {
-			sessions[i] = connectHTTP(t, s)
+			sessions[i] = servicetest.ConnectHTTP(t, s)
 		}
 	}
 	var wg sync.WaitGroup
 	seqs := make([]int, n)
 	for i, cs := range sessions {
 		wg.Go(func() {
-			seqs[i] = call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "grp-lisbon", "body": fmt.Sprint("msg ", i)}).Seq
+			seqs[i] = servicetest.Call[SendMessageOut](t, cs, "send_message", map[string]any{"thread": "grp-lisbon", "body": fmt.Sprint("msg ", i)}).Seq
 		})
 	}
 	wg.Wait()

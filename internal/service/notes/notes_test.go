@@ -3,7 +3,6 @@ package notes
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -38,99 +38,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func noteIDs(ns []NoteSummary) []string {
 	var out []string
@@ -142,40 +50,40 @@ func noteIDs(ns []NoteSummary) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
-			books := call[ListNotebooksOut](t, cs, "list_notebooks", nil)
+			books := servicetest.Call[ListNotebooksOut](t, cs, "list_notebooks", nil)
 			if want := []NotebookSummary{{"Archive", 0}, {"Personal", 2}, {"Work", 2}}; !reflect.DeepEqual(books.Notebooks, want) {
 				t.Errorf("notebooks = %+v", books.Notebooks)
 			}
 
 			// list_notes: pinned first, then most recently updated.
-			list := call[ListNotesOut](t, cs, "list_notes", map[string]any{})
+			list := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{})
 			if got, want := noteIDs(list.Notes), []string{"lisbon-packing", "groceries", "q1-plan", "standup-2026-02-27"}; !slices.Equal(got, want) {
 				t.Fatalf("notes = %v, want %v", got, want)
 			}
 			if l := list.Notes[0]; !l.Pinned || l.Notebook != "Personal" || l.Preview != "# Packing - passport - adapter - sunscreen" {
 				t.Errorf("first = %+v", l)
 			}
-			p1 := call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 2})
-			p2 := call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 2, "cursor": p1.NextCursor})
+			p1 := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 2})
+			p2 := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 2, "cursor": p1.NextCursor})
 			if got := append(noteIDs(p1.Notes), noteIDs(p2.Notes)...); !slices.Equal(got, noteIDs(list.Notes)) || p1.NextCursor == "" || p2.NextCursor != "" {
 				t.Errorf("pages = %v %v, cursor %q", noteIDs(p1.Notes), noteIDs(p2.Notes), p2.NextCursor)
 			}
-			work := call[ListNotesOut](t, cs, "list_notes", map[string]any{"notebook": "work"})
+			work := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"notebook": "work"})
 			if got := noteIDs(work.Notes); !slices.Equal(got, []string{"q1-plan", "standup-2026-02-27"}) {
 				t.Errorf("work = %v", got)
 			}
-			if got := call[ListNotesOut](t, cs, "list_notes", map[string]any{"notebook": "Archive"}); len(got.Notes) != 0 {
+			if got := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"notebook": "Archive"}); len(got.Notes) != 0 {
 				t.Errorf("archive = %v", noteIDs(got.Notes))
 			}
 
 			// Walking one at a time gives the same order, crossing every boundary.
 			var walked []string
 			for cur, n := "", 0; n < 10; n++ {
-				pg := call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 1, "cursor": cur})
+				pg := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 1, "cursor": cur})
 				walked = append(walked, noteIDs(pg.Notes)...)
 				if cur = pg.NextCursor; cur == "" {
 					break
@@ -189,90 +97,90 @@ func TestTools(t *testing.T) {
 			for q, want := range map[string][]string{
 				"PASSPORT": {"lisbon-packing"}, "q1": {"q1-plan"}, "50%": {"groceries"}, "_": nil, "**beta**": {"q1-plan"},
 			} {
-				got := call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": q})
+				got := servicetest.Call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": q})
 				if !slices.Equal(noteIDs(got.Notes), want) {
 					t.Errorf("search %q = %v, want %v", q, noteIDs(got.Notes), want)
 				}
 			}
-			found := call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": "designer"})
+			found := servicetest.Call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": "designer"})
 			if len(found.Notes) != 1 || !strings.Contains(found.Notes[0].Preview, "Hire a designer") {
 				t.Errorf("snippet = %+v", found.Notes)
 			}
-			if got := call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": "e", "limit": 1}); len(got.Notes) != 1 || !got.More {
+			if got := servicetest.Call[SearchNotesOut](t, cs, "search_notes", map[string]any{"query": "e", "limit": 1}); len(got.Notes) != 1 || !got.More {
 				t.Errorf("limited = %+v", got)
 			}
 
 			// read_note.
-			n := call[Note](t, cs, "read_note", map[string]any{"note": "lisbon-packing"})
+			n := servicetest.Call[Note](t, cs, "read_note", map[string]any{"note": "lisbon-packing"})
 			if n.Body != "# Packing\n\n- passport\n- adapter\n- sunscreen" || !n.Pinned || !slices.Equal(n.Links, []string{"https://www.visitlisboa.com/en", "travel/lisbon/booking.pdf"}) || n.CreatedAt != "2026-02-10 10:00:00" {
 				t.Errorf("read = %+v", n)
 			}
 
 			// create_note in an existing notebook (case-insensitive) and a new one.
-			cr := call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "personal", "title": "Groceries", "body": "Bread"})
+			cr := servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "personal", "title": "Groceries", "body": "Bread"})
 			want := Note{Note: "groceries-2", Notebook: "Personal", Title: "Groceries", Body: "Bread", Links: []string{}, CreatedAt: "2026-03-01 09:00:00", UpdatedAt: "2026-03-01 09:00:00"}
 			if cr.CreatedNotebook || !reflect.DeepEqual(cr.Note, want) {
 				t.Errorf("create = %+v", cr)
 			}
-			cr = call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": " Recipes ", "title": "Pão de queijo"})
+			cr = servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": " Recipes ", "title": "Pão de queijo"})
 			if !cr.CreatedNotebook || cr.Note.Notebook != "Recipes" || cr.Note.Note != "p-o-de-queijo" || cr.Note.Body != "" {
 				t.Errorf("create in new notebook = %+v", cr)
 			}
-			if got := call[Note](t, cs, "read_note", map[string]any{"note": "groceries-2"}); !reflect.DeepEqual(got, want) {
+			if got := servicetest.Call[Note](t, cs, "read_note", map[string]any{"note": "groceries-2"}); !reflect.DeepEqual(got, want) {
 				t.Errorf("read new = %+v", got)
 			}
 
 			// update_note: append, replace, title, no-op.
-			up := call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "q1-plan", "append": "- [ ] budget"})
+			up := servicetest.Call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "q1-plan", "append": "- [ ] budget"})
 			if up.Note.Body != "Ship the **beta** by March 15.\nHire a designer.\n- [ ] budget" || !slices.Equal(up.Changed, []string{"body"}) || up.Note.UpdatedAt != "2026-03-01 09:00:00" {
 				t.Errorf("append = %+v", up)
 			}
-			up = call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "standup-2026-02-27", "title": "Standup Feb 27", "append": "All green."})
+			up = servicetest.Call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "standup-2026-02-27", "title": "Standup Feb 27", "append": "All green."})
 			if up.Note.Body != "All green." || !slices.Equal(up.Changed, []string{"title", "body"}) {
 				t.Errorf("title+append = %+v", up)
 			}
-			up = call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "groceries", "body": ""})
+			up = servicetest.Call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "groceries", "body": ""})
 			if up.Note.Body != "" || !slices.Equal(up.Changed, []string{"body"}) {
 				t.Errorf("clear = %+v", up)
 			}
-			before := hashDB(t, path)
-			if up = call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "groceries", "title": "Groceries"}); len(up.Changed) != 0 || hashDB(t, path) != before {
+			before := servicetest.HashDB(t, path)
+			if up = servicetest.Call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "groceries", "title": "Groceries"}); len(up.Changed) != 0 || servicetest.HashDB(t, path) != before {
 				t.Errorf("no-op = %+v", up)
 			}
 
 			// pin_note.
-			if pn := call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "q1-plan"}); !pn.Pinned || !pn.Changed {
+			if pn := servicetest.Call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "q1-plan"}); !pn.Pinned || !pn.Changed {
 				t.Errorf("pin = %+v", pn)
 			}
-			if pn := call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "q1-plan"}); !pn.Pinned || pn.Changed {
+			if pn := servicetest.Call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "q1-plan"}); !pn.Pinned || pn.Changed {
 				t.Errorf("pin again = %+v", pn)
 			}
-			if pn := call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "lisbon-packing", "unpin": true}); pn.Pinned || !pn.Changed {
+			if pn := servicetest.Call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "lisbon-packing", "unpin": true}); pn.Pinned || !pn.Changed {
 				t.Errorf("unpin = %+v", pn)
 			}
-			if got := call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 1}); noteIDs(got.Notes)[0] != "q1-plan" {
+			if got := servicetest.Call[ListNotesOut](t, cs, "list_notes", map[string]any{"limit": 1}); noteIDs(got.Notes)[0] != "q1-plan" {
 				t.Errorf("first after pin = %v", noteIDs(got.Notes))
 			}
 
 			// link_note.
-			ln := call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": " https://example.com/a?b=c "})
+			ln := servicetest.Call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": " https://example.com/a?b=c "})
 			if !ln.Changed || !slices.Equal(ln.Links, []string{"docs/roadmap.md", "https://example.com/a?b=c"}) {
 				t.Errorf("link = %+v", ln)
 			}
-			if ln = call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": "docs/roadmap.md"}); ln.Changed {
+			if ln = servicetest.Call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": "docs/roadmap.md"}); ln.Changed {
 				t.Errorf("relink = %+v", ln)
 			}
-			if ln = call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": "docs/roadmap.md", "remove": true}); !ln.Changed || !slices.Equal(ln.Links, []string{"https://example.com/a?b=c"}) {
+			if ln = servicetest.Call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "q1-plan", "target": "docs/roadmap.md", "remove": true}); !ln.Changed || !slices.Equal(ln.Links, []string{"https://example.com/a?b=c"}) {
 				t.Errorf("unlink = %+v", ln)
 			}
 
 			// delete_note.
-			del := call[DeleteNoteOut](t, cs, "delete_note", map[string]any{"note": "lisbon-packing"})
+			del := servicetest.Call[DeleteNoteOut](t, cs, "delete_note", map[string]any{"note": "lisbon-packing"})
 			if !del.Deleted || del.Title != "Lisbon packing list" {
 				t.Errorf("delete = %+v", del)
 			}
-			callError(t, cs, "read_note", map[string]any{"note": "lisbon-packing"})
-			books = call[ListNotebooksOut](t, cs, "list_notebooks", nil)
+			servicetest.CallError(t, cs, "read_note", map[string]any{"note": "lisbon-packing"})
+			books = servicetest.Call[ListNotebooksOut](t, cs, "list_notebooks", nil)
 			if want := []NotebookSummary{{"Archive", 0}, {"Personal", 2}, {"Recipes", 1}, {"Work", 2}}; !reflect.DeepEqual(books.Notebooks, want) {
 				t.Errorf("notebooks at the end = %+v", books.Notebooks)
 			}
@@ -342,16 +250,16 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"delete_note", map[string]any{"note": sqlish}, "no note"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.80v): message %q does not mention %q", c.tool, c.args, clip(msg, 300), c.want)
 				}
-				if after := hashDB(t, path); after != before {
+				if after := servicetest.HashDB(t, path); after != before {
 					t.Fatalf("%s(%.80v) changed the database", c.tool, c.args)
 				}
 			}
@@ -363,26 +271,26 @@ func TestBadInputsChangeNothing(t *testing.T) {
 }
 
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "Ideas", "title": "Side project", "body": "A tiny *wiki*."})
-	call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "ideas", "title": "Side project"})
-	call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "side-project", "append": "Use SQLite."})
-	call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "side-project", "target": "code/wiki/README.md"})
-	call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "side-project-2"})
-	call[DeleteNoteOut](t, cs, "delete_note", map[string]any{"note": "groceries"})
-	call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "Personal", "title": "Groceries"})
-	call[ListNotesOut](t, cs, "list_notes", nil)
-	callError(t, cs, "link_note", map[string]any{"note": "side-project", "target": "/abs"})
+	servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "Ideas", "title": "Side project", "body": "A tiny *wiki*."})
+	servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "ideas", "title": "Side project"})
+	servicetest.Call[UpdateNoteOut](t, cs, "update_note", map[string]any{"note": "side-project", "append": "Use SQLite."})
+	servicetest.Call[LinkNoteOut](t, cs, "link_note", map[string]any{"note": "side-project", "target": "code/wiki/README.md"})
+	servicetest.Call[PinNoteOut](t, cs, "pin_note", map[string]any{"note": "side-project-2"})
+	servicetest.Call[DeleteNoteOut](t, cs, "delete_note", map[string]any{"note": "groceries"})
+	servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "Personal", "title": "Groceries"})
+	servicetest.Call[ListNotesOut](t, cs, "list_notes", nil)
+	servicetest.CallError(t, cs, "link_note", map[string]any{"note": "side-project", "target": "/abs"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	if hashDB(t, a) != hashDB(t, b) {
+	if servicetest.HashDB(t, a) != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	orig := hashDB(t, a)
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	if ha, hb := hashDB(t, a), hashDB(t, b); ha != hb {
+	orig := servicetest.HashDB(t, a)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	if ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b); ha != hb {
 		t.Fatalf("same calls on equal worlds gave different databases: %s vs %s", ha, hb)
 	} else if ha == orig {
 		t.Fatal("the script changed nothing")
@@ -390,7 +298,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +349,7 @@ func TestToolsList(t *testing.T) {
 
 func TestNoteResource(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -544,25 +452,25 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, dst, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, newService(t, world.DBPath(dst, DBName)))
-	books := call[ListNotebooksOut](t, cs, "list_notebooks", nil)
+	cs := servicetest.ConnectMemory(t, newService(t, world.DBPath(dst, DBName)))
+	books := servicetest.Call[ListNotebooksOut](t, cs, "list_notebooks", nil)
 	if want := []NotebookSummary{{"Archive", 0}, {"Home", 1}, {"Work", 2}}; !reflect.DeepEqual(books.Notebooks, want) {
 		t.Errorf("notebooks = %+v", books.Notebooks)
 	}
-	list := call[ListNotesOut](t, cs, "list_notes", nil)
+	list := servicetest.Call[ListNotesOut](t, cs, "list_notes", nil)
 	if got := noteIDs(list.Notes); !slices.Equal(got, []string{"plumber", "q2-plan", "n-2"}) {
 		t.Errorf("notes = %v", got)
 	}
-	retro := call[Note](t, cs, "read_note", map[string]any{"note": "n-2"})
+	retro := servicetest.Call[Note](t, cs, "read_note", map[string]any{"note": "n-2"})
 	if retro.Body != body || retro.UpdatedAt != "2026-03-02 10:00:00" || retro.CreatedAt != "2026-03-02 08:00:00" || !slices.Equal(retro.Links, []string{"docs/retro.md"}) {
 		t.Errorf("retro = %+v", retro)
 	}
-	q2 := call[Note](t, cs, "read_note", map[string]any{"note": "q2-plan"})
+	q2 := servicetest.Call[Note](t, cs, "read_note", map[string]any{"note": "q2-plan"})
 	if !q2.Pinned || !slices.Equal(q2.Links, []string{"docs/q2.md", "https://example.com/okr"}) {
 		t.Errorf("q2 = %+v", q2)
 	}
 	// The tools continue from the synthesized state.
-	if cr := call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "work", "title": "Q2 plan"}); cr.Note.Note != "q2-plan-2" || cr.CreatedNotebook {
+	if cr := servicetest.Call[CreateNoteOut](t, cs, "create_note", map[string]any{"notebook": "work", "title": "Q2 plan"}); cr.Note.Note != "q2-plan-2" || cr.CreatedNotebook {
 		t.Errorf("create after synthesis = %+v", cr)
 	}
 
@@ -604,14 +512,14 @@ func TestTargets(t *testing.T) {
 // service does not create an empty database in its place.
 func TestMissingDatabase(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "create_note", map[string]any{"notebook": "W", "title": "T"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "create_note", map[string]any{"notebook": "W", "title": "T"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_notebooks", nil)
+	servicetest.CallError(t, cs, "list_notebooks", nil)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}

@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -38,99 +38,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func txIDs(ts []Transaction) []string {
 	var out []string
@@ -142,11 +50,11 @@ func txIDs(ts []Transaction) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
-			accts := call[ListAccountsOut](t, cs, "list_accounts", nil)
+			accts := servicetest.Call[ListAccountsOut](t, cs, "list_accounts", nil)
 			var names []string
 			for _, a := range accts.Accounts {
 				names = append(names, a.Account)
@@ -154,31 +62,31 @@ func TestTools(t *testing.T) {
 			if !slices.Equal(names, []string{"chk-main", "sav-rainy", "chk-usd", "cc-visa"}) {
 				t.Fatalf("accounts = %v", names)
 			}
-			visa := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "cc-visa"}).Account
+			visa := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "cc-visa"}).Account
 			if visa.BalanceCents != -23050 || visa.Balance != "-230.50" || visa.AvailableCents != nil || visa.Kind != "credit" {
 				t.Errorf("visa = %+v", visa)
 			}
-			main := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk-main"}).Account
+			main := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk-main"}).Account
 			if main.BalanceCents != 125000 || main.Balance != "1250.00" || main.AvailableCents == nil || *main.AvailableCents != 125000 {
 				t.Errorf("main = %+v", main)
 			}
 
 			// list_transactions: newest first, date range inclusive, pages.
-			all := call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main"})
+			all := servicetest.Call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main"})
 			if got := txIDs(all.Transactions); !slices.Equal(got, []string{"tx-5", "tx-4", "tx-3", "tx-2", "tx-1"}) || all.NextCursor != "" {
 				t.Fatalf("transactions = %v %q", got, all.NextCursor)
 			}
 			if tx := all.Transactions[2]; tx.AmountCents != -4550 || tx.Amount != "-45.50" || tx.Payee != "Lucia's" || tx.Category != "dining" {
 				t.Errorf("tx-3 = %+v", tx)
 			}
-			feb := call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main", "from": "2026-02-01", "to": "2026-02-28"})
+			feb := servicetest.Call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main", "from": "2026-02-01", "to": "2026-02-28"})
 			if got := txIDs(feb.Transactions); !slices.Equal(got, []string{"tx-4", "tx-3", "tx-2"}) {
 				t.Errorf("february = %v", got)
 			}
 			var paged []string
 			cur := ""
 			for range 10 {
-				p := call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main", "limit": 2, "cursor": cur})
+				p := servicetest.Call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk-main", "limit": 2, "cursor": cur})
 				paged = append(paged, txIDs(p.Transactions)...)
 				if cur = p.NextCursor; cur == "" {
 					break
@@ -189,39 +97,39 @@ func TestTools(t *testing.T) {
 			}
 
 			// search_transactions: payee, memo, category; plain text.
-			if got := txIDs(call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "RENT"}).Transactions); !slices.Equal(got, []string{"tx-5", "tx-2"}) {
+			if got := txIDs(servicetest.Call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "RENT"}).Transactions); !slices.Equal(got, []string{"tx-5", "tx-2"}) {
 				t.Errorf("search rent = %v", got)
 			}
-			if got := txIDs(call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "50%"}).Transactions); !slices.Equal(got, []string{"tx-3"}) {
+			if got := txIDs(servicetest.Call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "50%"}).Transactions); !slices.Equal(got, []string{"tx-3"}) {
 				t.Errorf("search 50%% = %v", got)
 			}
-			if got := txIDs(call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "income", "account": "chk-usd"}).Transactions); !slices.Equal(got, []string{"tx-9"}) {
+			if got := txIDs(servicetest.Call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "income", "account": "chk-usd"}).Transactions); !slices.Equal(got, []string{"tx-9"}) {
 				t.Errorf("search income in chk-usd = %v", got)
 			}
-			if got := call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "' OR 1=1 --"}); len(got.Transactions) != 0 {
+			if got := servicetest.Call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "' OR 1=1 --"}); len(got.Transactions) != 0 {
 				t.Errorf("SQL-looking search = %v", got)
 			}
-			if got := call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "a", "limit": 2}); len(got.Transactions) != 2 || !got.More {
+			if got := servicetest.Call[SearchTransactionsOut](t, cs, "search_transactions", map[string]any{"query": "a", "limit": 2}); len(got.Transactions) != 2 || !got.More {
 				t.Errorf("limited search = %+v", got)
 			}
 
 			// get_statement: computed from the balance, or stored.
-			st := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-02"})
+			st := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-02"})
 			if st.Source != "computed" || st.OpeningCents != 119550 || st.ClosingCents != 245000 || st.InCents != 250000 || st.OutCents != -124550 ||
 				st.Opening != "1195.50" || !slices.Equal(txIDs(st.Transactions), []string{"tx-2", "tx-3", "tx-4"}) {
 				t.Errorf("statement = %+v", st)
 			}
-			jan := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-01"})
+			jan := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-01"})
 			if jan.OpeningCents != -130450 || jan.ClosingCents != 119550 {
 				t.Errorf("january = %+v", jan)
 			}
-			stored := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "sav-rainy", "period": "2026-01"})
+			stored := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "sav-rainy", "period": "2026-01"})
 			if stored.Source != "stored" || stored.OpeningCents != 0 || stored.ClosingCents != 500000 || len(stored.Transactions) != 1 {
 				t.Errorf("stored = %+v", stored)
 			}
 
 			// transfer: both balances, two transactions, one transfer row.
-			out := call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "250.5", "memo": "save"})
+			out := servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "250.5", "memo": "save"})
 			if out.Transfer != "tr-1" || out.AmountCents != 25050 || out.Amount != "250.50" || out.BookedAt != "2026-03-01 09:00:00" ||
 				out.From.BalanceCents != 99950 || out.To.BalanceCents != 525050 {
 				t.Errorf("transfer = %+v", out)
@@ -231,12 +139,12 @@ func TestTools(t *testing.T) {
 				t.Errorf("transactions = %+v %+v", out.Debit, out.Credit)
 			}
 			// The whole balance may go; a credit account may go further below 0.
-			call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "cc-visa", "amount": "999.50"})
-			call[TransferOut](t, cs, "transfer", map[string]any{"from": "cc-visa", "to": "chk-main", "amount": "1000"})
-			if b := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "cc-visa"}).Account; b.BalanceCents != -23050+99950-100000 {
+			servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "cc-visa", "amount": "999.50"})
+			servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "cc-visa", "to": "chk-main", "amount": "1000"})
+			if b := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "cc-visa"}).Account; b.BalanceCents != -23050+99950-100000 {
 				t.Errorf("visa after = %+v", b)
 			}
-			mar := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-03"})
+			mar := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk-main", "period": "2026-03"})
 			if mar.OpeningCents != 245000 || mar.ClosingCents != 100000 || len(mar.Transactions) != 4 {
 				t.Errorf("march = %+v", mar)
 			}
@@ -290,16 +198,16 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"get_statement", map[string]any{"account": "nope", "period": "2026-02"}, "call list_accounts"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, msg, c.want)
 				}
-				if hashDB(t, path) != before {
+				if servicetest.HashDB(t, path) != before {
 					t.Fatalf("%s(%.200v) changed the database", c.tool, c.args)
 				}
 			}
@@ -309,21 +217,21 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "100"})
-	call[TransferOut](t, cs, "transfer", map[string]any{"from": "sav-rainy", "to": "cc-visa", "amount": "230.50", "memo": "pay card"})
-	call[StatementOut](t, cs, "get_statement", map[string]any{"account": "cc-visa", "period": "2026-03"})
-	call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "sav-rainy"})
+	servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "100"})
+	servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "sav-rainy", "to": "cc-visa", "amount": "230.50", "memo": "pay card"})
+	servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "cc-visa", "period": "2026-03"})
+	servicetest.Call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "sav-rainy"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	orig := hashDB(t, a)
-	if orig != hashDB(t, b) {
+	orig := servicetest.HashDB(t, a)
+	if orig != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	ha, hb := hashDB(t, a), hashDB(t, b)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b)
 	if ha != hb {
 		if d, err := state.Compare(context.Background(), filepath.Dir(filepath.Dir(a)), filepath.Dir(filepath.Dir(b))); err == nil {
 			t.Logf("first difference: %s", d.First())
@@ -344,9 +252,9 @@ func TestConcurrentTransfers(t *testing.T) {
 	var wg sync.WaitGroup
 	ok := make([]bool, n)
 	for i := range n {
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		if i%2 == 1 {
-			cs = connectHTTP(t, s)
+			cs = servicetest.ConnectHTTP(t, s)
 		}
 		wg.Go(func() {
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "transfer", Arguments: map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "500"}})
@@ -360,15 +268,15 @@ func TestConcurrentTransfers(t *testing.T) {
 			succeeded++
 		}
 	}
-	cs := connectMemory(t, s)
-	b := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk-main"}).Account
+	cs := servicetest.ConnectMemory(t, s)
+	b := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk-main"}).Account
 	if succeeded != 2 || b.BalanceCents != 25000 {
 		t.Errorf("%d transfers succeeded, balance %d", succeeded, b.BalanceCents)
 	}
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -437,25 +345,25 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, dst, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, newService(t, world.DBPath(dst, DBName)))
-	chk := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk"}).Account
-	sav := call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "sav"}).Account
+	cs := servicetest.ConnectMemory(t, newService(t, world.DBPath(dst, DBName)))
+	chk := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "chk"}).Account
+	sav := servicetest.Call[BalanceOut](t, cs, "get_balance", map[string]any{"account": "sav"}).Account
 	if chk.BalanceCents != 300000-2599-50000 || sav.BalanceCents != 51000 {
 		t.Errorf("balances %d %d", chk.BalanceCents, sav.BalanceCents)
 	}
-	list := call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk"})
+	list := servicetest.Call[ListTransactionsOut](t, cs, "list_transactions", map[string]any{"account": "chk"})
 	if got := txIDs(list.Transactions); !slices.Equal(got, []string{"st-1-out", "s-2", "s-1"}) || list.Transactions[0].Payee != "Transfer to Savings" {
 		t.Errorf("seeded transactions = %+v", list.Transactions)
 	}
-	feb := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk", "period": "2026-02"})
+	feb := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "chk", "period": "2026-02"})
 	if feb.OpeningCents != 0 || feb.ClosingCents != chk.BalanceCents || feb.Source != "computed" {
 		t.Errorf("february = %+v", feb)
 	}
-	if jan := call[StatementOut](t, cs, "get_statement", map[string]any{"account": "sav", "period": "2026-01"}); jan.Source != "stored" || jan.ClosingCents != 1000 {
+	if jan := servicetest.Call[StatementOut](t, cs, "get_statement", map[string]any{"account": "sav", "period": "2026-01"}); jan.Source != "stored" || jan.ClosingCents != 1000 {
 		t.Errorf("stored january = %+v", jan)
 	}
 	// The tool can now transfer on the synthesized world.
-	call[TransferOut](t, cs, "transfer", map[string]any{"from": "sav", "to": "chk", "amount": "510.00"})
+	servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "sav", "to": "chk", "amount": "510.00"})
 
 	if _, err := AccountOp(SeedAccount{ID: "x", Name: "X", Kind: "brokerage", Currency: "EUR"}); err == nil {
 		t.Error("bad kind: no error")
@@ -478,8 +386,8 @@ func TestReplacedAndMissingDatabase(t *testing.T) {
 	path := newWorld(t)
 	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
 	MakeTestDB(t, pristine)
-	cs := connectMemory(t, newService(t, path))
-	call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "1250"})
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "1250"})
 	data, err := os.ReadFile(pristine)
 	if err != nil {
 		t.Fatal(err)
@@ -487,13 +395,13 @@ func TestReplacedAndMissingDatabase(t *testing.T) {
 	if err := world.WriteFileAtomic(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "1250"}); out.Transfer != "tr-1" {
+	if out := servicetest.Call[TransferOut](t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "1250"}); out.Transfer != "tr-1" {
 		t.Errorf("after reset: %+v", out)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "list_accounts", nil); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "list_accounts", nil); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {

@@ -16,9 +16,9 @@ import (
 
 func TestResources(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	servicetest.WantTemplates(t, cs, "text/plain", "payments://account/{account}", "payments://statement/{account}/{period}")
-	before := hashDB(t, path)
+	before := servicetest.HashDB(t, path)
 
 	uri := AccountURI("chk-main")
 	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/plain"),
@@ -47,7 +47,7 @@ func TestResources(t *testing.T) {
 	} {
 		servicetest.WantNotFound(t, cs, uri)
 	}
-	if after := hashDB(t, path); after != before {
+	if after := servicetest.HashDB(t, path); after != before {
 		t.Errorf("reading resources changed the database: %s -> %s", before, after)
 	}
 }
@@ -56,7 +56,7 @@ func TestAccountResourceBound(t *testing.T) {
 	path := newWorld(t)
 	state.ExecTest(t, path, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80)
 INSERT INTO transactions (id, ext_id, account_id, booked_at, amount_cents, payee) SELECT 100 + i, 'bulk-' || i, 4, printf('2026-02-%02d 12:00:00', 1 + i % 28), -1, 'Coffee ' || i FROM n`)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	uri := AccountURI("chk-usd")
 	text := servicetest.ReadResource(t, cs, uri, "text/plain")
 	servicetest.WantText(t, uri, text, "Transactions, newest first: the latest 50 of 81 (this view shows the latest 50 at most; list_transactions pages through them all):\n")
@@ -75,7 +75,7 @@ func TestResourceInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, s)
+	cs := servicetest.ConnectMemory(t, s)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}

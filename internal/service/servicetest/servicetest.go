@@ -1,17 +1,24 @@
 // Package servicetest has the helpers the MCP services' tests share:
-// reading a resource through a real client and checking what came back.
-// Tests only; it imports no package of the project.
+// connecting a real SDK client in memory or over HTTP, calling tools,
+// reading resources and hashing a database. Tests only; it imports state
+// and world.
 package servicetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // ReadResource reads uri through cs and returns its only content's text,
@@ -72,4 +79,118 @@ func WantTemplates(t testing.TB, cs *mcp.ClientSession, mimeType string, want ..
 	if !slices.Equal(uris, want) {
 		t.Fatalf("templates = %v, want %v", uris, want)
 	}
+}
+
+// Server is what a service under test offers.
+type Server interface {
+	Server() *mcp.Server
+	HTTPHandler() http.Handler
+}
+
+// ConnectMemory connects an SDK client to s over in-memory transports; the
+// session closes when the test ends.
+func ConnectMemory(t testing.TB, s Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// ConnectHTTP connects an SDK client to s over streamable HTTP on a
+// loopback test server; both close when the test ends.
+func ConnectHTTP(t testing.TB, s Server) *mcp.ClientSession {
+	t.Helper()
+	ts := httptest.NewServer(s.HTTPHandler())
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		ts.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ts.Close()
+	})
+	return cs
+}
+
+// Transport is one way a test connects to a service.
+type Transport struct {
+	Name    string
+	Connect func(testing.TB, Server) *mcp.ClientSession
+}
+
+// Transports are the in-memory and streamable-HTTP transports, for tests
+// that run over both.
+func Transports() []Transport {
+	return []Transport{{"memory", ConnectMemory}, {"http", ConnectHTTP}}
+}
+
+// Call calls the tool name with args and decodes its structured result,
+// failing the test on a protocol or tool error.
+func Call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%.200v): %v", name, args, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s(%.200v): tool error: %s", name, args, ResultText(res))
+	}
+	var out Out
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: decode %s: %v", name, raw, err)
+	}
+	return out
+}
+
+// CallError calls the tool name with args and returns its tool error's
+// message, failing the test on a protocol error or a success.
+func CallError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%.200v): protocol error %v, want a tool error", name, args, err)
+	}
+	if !res.IsError {
+		t.Fatalf("%s(%.200v): succeeded, want a tool error", name, args)
+	}
+	return ResultText(res)
+}
+
+// ResultText joins the text contents of res.
+func ResultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// HashDB is the logical hash of the database at path.
+func HashDB(t testing.TB, path string) world.ID {
+	t.Helper()
+	id, _, err := state.HashDB(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -19,7 +19,7 @@ import (
 
 func TestTicketResource(t *testing.T) {
 	dir := newWorld(t)
-	cs := connectMemory(t, newService(t, dir))
+	cs := servicetest.ConnectMemory(t, newService(t, dir))
 	ctx := context.Background()
 	tmpl, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -35,7 +35,7 @@ func TestTicketResource(t *testing.T) {
 	if err := os.Remove(world.DBPath(dir, shop.DBName)); err != nil {
 		t.Fatal(err)
 	}
-	before := hashDB(t, dbPath(dir))
+	before := servicetest.HashDB(t, dbPath(dir))
 	uri := TicketURI("T-1001")
 	text := servicetest.ReadResource(t, cs, uri, "text/plain")
 	want := "Lamp flickers (ticket T-1001)\n" +
@@ -58,12 +58,12 @@ func TestTicketResource(t *testing.T) {
 			t.Errorf("read %s: %v, want resource not found", uri, err)
 		}
 	}
-	if after := hashDB(t, dbPath(dir)); after != before {
+	if after := servicetest.HashDB(t, dbPath(dir)); after != before {
 		t.Errorf("reading resources changed the database: %s -> %s", before, after)
 	}
 
 	// A comment on several lines stays under its event.
-	call[TicketOut](t, cs, "add_comment", AddCommentIn{Ticket: "T-1001", Body: "Photo attached.\nLabel: LMP-2/EU"})
+	servicetest.Call[TicketOut](t, cs, "add_comment", AddCommentIn{Ticket: "T-1001", Body: "Photo attached.\nLabel: LMP-2/EU"})
 	if text := servicetest.ReadResource(t, cs, uri, "text/plain"); !strings.Contains(text, "Status: open\n") || !strings.HasSuffix(text, "3. customer (2026-03-01 09:00:00) [open]: Photo attached.\n   Label: LMP-2/EU\n") {
 		t.Errorf("%s after a comment:\n%s", uri, text)
 	}
@@ -76,7 +76,7 @@ func TestTicketResourceInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, s)
+	cs := servicetest.ConnectMemory(t, s)
 	if err := os.Remove(dbPath(dir)); err != nil {
 		t.Fatal(err)
 	}

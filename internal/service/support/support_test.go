@@ -3,7 +3,6 @@ package support
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -43,99 +43,7 @@ func newService(t testing.TB, dir string) *Service {
 	return s
 }
 
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%.200v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%.200v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func ids(ts []TicketView) []string {
 	var out []string
@@ -155,23 +63,23 @@ func statuses(es []EventView) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			dir := newWorld(t)
-			cs := tr.connect(t, newService(t, dir))
-			shopBefore := hashDB(t, world.DBPath(dir, shop.DBName))
+			cs := tr.Connect(t, newService(t, dir))
+			shopBefore := servicetest.HashDB(t, world.DBPath(dir, shop.DBName))
 
-			list := call[ListTicketsOut](t, cs, "list_tickets", nil)
+			list := servicetest.Call[ListTicketsOut](t, cs, "list_tickets", nil)
 			if got := ids(list.Tickets); !slices.Equal(got, []string{"T-1001"}) || list.Tickets[0].Events != nil || list.Tickets[0].Status != "waiting" {
 				t.Fatalf("list_tickets = %+v", list)
 			}
-			got := call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-1001"}).Ticket
+			got := servicetest.Call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-1001"}).Ticket
 			if got.OrderNo != "SO-0950" || got.SKU != "LAMP-2" || got.Kind != "warranty" || len(got.Events) != 2 ||
 				got.Events[1] != (EventView{Seq: 2, Author: "support", Body: "Could you send a photo of the label?", StatusAfter: "waiting", At: "2026-02-26 12:00:00"}) {
 				t.Fatalf("get_ticket = %+v", got)
 			}
 
 			// open_ticket: a return inside the window.
-			opened := call[TicketOut](t, cs, "open_ticket", map[string]any{
+			opened := servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{
 				"order_no": "SO-1001", "sku": "MUG-01", "kind": "return", "subject": "Chipped mug", "body": "One mug arrived chipped; 50% of the set; O'Neil's order."}).Ticket
 			want := TicketView{Ticket: "T-1002", OrderNo: "SO-1001", SKU: "MUG-01", Kind: "return", Subject: "Chipped mug", Status: "open",
 				OpenedAt: "2026-03-01 09:00:00", UpdatedAt: "2026-03-01 09:00:00",
@@ -180,38 +88,38 @@ func TestTools(t *testing.T) {
 				t.Fatalf("open_ticket = %+v\nwant %+v", opened, want)
 			}
 			// Warranty and questions are fine on old orders.
-			q := call[TicketOut](t, cs, "open_ticket", map[string]any{
+			q := servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{
 				"order_no": "SO-0950", "sku": "LAMP-2", "kind": "question", "subject": "Bulb type?", "body": "Which bulb does it take?"}).Ticket
 			if q.Ticket != "T-1003" || q.Status != "open" {
 				t.Errorf("question = %+v", q)
 			}
 
 			// add_comment reopens a waiting ticket.
-			c := call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "Photo attached."}).Ticket
+			c := servicetest.Call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "Photo attached."}).Ticket
 			if c.Status != "open" || !slices.Equal(statuses(c.Events), []string{"open", "waiting", "open"}) || c.Events[2].Author != "customer" || c.UpdatedAt != "2026-03-01 09:00:00" {
 				t.Errorf("add_comment = %+v", c)
 			}
 			// close_ticket appends a closing event.
-			cl := call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1002"}).Ticket
+			cl := servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1002"}).Ticket
 			if cl.Status != "closed" || len(cl.Events) != 2 || cl.Events[1] != (EventView{Seq: 2, Author: "customer", Body: closeNote, StatusAfter: "closed", At: "2026-03-01 09:00:00"}) {
 				t.Errorf("close_ticket = %+v", cl)
 			}
 
 			// list: newest first, filters and pages.
-			all := call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "all"})
+			all := servicetest.Call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "all"})
 			if got := ids(all.Tickets); !slices.Equal(got, []string{"T-1003", "T-1002", "T-1001"}) {
 				t.Errorf("all = %v", got)
 			}
-			if got := ids(call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "open"}).Tickets); !slices.Equal(got, []string{"T-1003", "T-1001"}) {
+			if got := ids(servicetest.Call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "open"}).Tickets); !slices.Equal(got, []string{"T-1003", "T-1001"}) {
 				t.Errorf("open = %v", got)
 			}
-			if got := ids(call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "closed"}).Tickets); !slices.Equal(got, []string{"T-1002"}) {
+			if got := ids(servicetest.Call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"status": "closed"}).Tickets); !slices.Equal(got, []string{"T-1002"}) {
 				t.Errorf("closed = %v", got)
 			}
 			var paged []string
 			cursor := ""
 			for range 10 {
-				page := call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"limit": 2, "cursor": cursor})
+				page := servicetest.Call[ListTicketsOut](t, cs, "list_tickets", map[string]any{"limit": 2, "cursor": cursor})
 				paged = append(paged, ids(page.Tickets)...)
 				if cursor = page.NextCursor; cursor == "" {
 					break
@@ -220,7 +128,7 @@ func TestTools(t *testing.T) {
 			if !slices.Equal(paged, []string{"T-1003", "T-1002", "T-1001"}) {
 				t.Errorf("pages = %v", paged)
 			}
-			if hashDB(t, world.DBPath(dir, shop.DBName)) != shopBefore {
+			if servicetest.HashDB(t, world.DBPath(dir, shop.DBName)) != shopBefore {
 				t.Error("the shop database changed")
 			}
 		})
@@ -289,17 +197,17 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"close_ticket", map[string]any{}, "ticket"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			dir := newWorld(t)
-			cs := tr.connect(t, newService(t, dir))
+			cs := tr.Connect(t, newService(t, dir))
 			path := dbPath(dir)
-			before := hashDB(t, path)
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, msg, c.want)
 				}
-				if hashDB(t, path) != before {
+				if servicetest.HashDB(t, path) != before {
 					t.Fatalf("%s(%.200v) changed the database", c.tool, c.args)
 				}
 			}
@@ -312,20 +220,20 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 func TestClosedTicket(t *testing.T) {
 	dir := newWorld(t)
-	cs := connectMemory(t, newService(t, dir))
-	call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
-	before := hashDB(t, dbPath(dir))
-	if msg := callError(t, cs, "close_ticket", map[string]any{"ticket": "T-1001"}); !strings.Contains(msg, "already closed") {
+	cs := servicetest.ConnectMemory(t, newService(t, dir))
+	servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
+	before := servicetest.HashDB(t, dbPath(dir))
+	if msg := servicetest.CallError(t, cs, "close_ticket", map[string]any{"ticket": "T-1001"}); !strings.Contains(msg, "already closed") {
 		t.Errorf("close twice: %q", msg)
 	}
-	if msg := callError(t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "hi"}); !strings.Contains(msg, "open_ticket a new one") {
+	if msg := servicetest.CallError(t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "hi"}); !strings.Contains(msg, "open_ticket a new one") {
 		t.Errorf("comment on closed: %q", msg)
 	}
-	if hashDB(t, dbPath(dir)) != before {
+	if servicetest.HashDB(t, dbPath(dir)) != before {
 		t.Fatal("a refused call changed the database")
 	}
 	// With T-1001 closed, a new warranty ticket for the lamp is accepted.
-	if got := call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-0950", "sku": "LAMP-2", "kind": "warranty", "subject": "Again", "body": "Still flickers."}).Ticket; got.Ticket != "T-1002" {
+	if got := servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-0950", "sku": "LAMP-2", "kind": "warranty", "subject": "Again", "body": "Still flickers."}).Ticket; got.Ticket != "T-1002" {
 		t.Errorf("reopened as %+v", got)
 	}
 }
@@ -343,11 +251,11 @@ func TestReturnWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		args := map[string]any{"order_no": "SO-1001", "sku": "TEE-M", "kind": "return", "subject": "Too small", "body": "Size M is too small."}
 		if c.ok {
-			call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": call[TicketOut](t, cs, "open_ticket", args).Ticket.Ticket})
-		} else if msg := callError(t, cs, "open_ticket", args); !strings.Contains(msg, "placed on 2026-02-20") || !strings.Contains(msg, "warranty") {
+			servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": servicetest.Call[TicketOut](t, cs, "open_ticket", args).Ticket.Ticket})
+		} else if msg := servicetest.CallError(t, cs, "open_ticket", args); !strings.Contains(msg, "placed on 2026-02-20") || !strings.Contains(msg, "warranty") {
 			t.Errorf("late return: %q", msg)
 		}
 	}
@@ -355,23 +263,23 @@ func TestReturnWindow(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-1001", "sku": "TEE-M", "kind": "return", "subject": "Too small", "body": "Size M is too small."})
-	call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "Photo attached."})
-	call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-0950", "sku": "LAMP-2", "kind": "question", "subject": "Bulb", "body": "Which bulb?"})
-	call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1002"})
-	call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-1001"})
-	call[ListTicketsOut](t, cs, "list_tickets", nil)
+	servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-1001", "sku": "TEE-M", "kind": "return", "subject": "Too small", "body": "Size M is too small."})
+	servicetest.Call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-1001", "body": "Photo attached."})
+	servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-0950", "sku": "LAMP-2", "kind": "question", "subject": "Bulb", "body": "Which bulb?"})
+	servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1002"})
+	servicetest.Call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-1001"})
+	servicetest.Call[ListTicketsOut](t, cs, "list_tickets", nil)
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	orig := hashDB(t, dbPath(a))
-	if orig != hashDB(t, dbPath(b)) {
+	orig := servicetest.HashDB(t, dbPath(a))
+	if orig != servicetest.HashDB(t, dbPath(b)) {
 		t.Fatal("fresh worlds differ")
 	}
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	ha, hb := hashDB(t, dbPath(a)), hashDB(t, dbPath(b))
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	ha, hb := servicetest.HashDB(t, dbPath(a)), servicetest.HashDB(t, dbPath(b))
 	if ha != hb {
 		if d, err := state.Compare(context.Background(), a, b); err == nil {
 			t.Logf("first difference: %s", d.First())
@@ -384,7 +292,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -446,17 +354,17 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, parent, dst, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, newService(t, dst))
-	list := call[ListTicketsOut](t, cs, "list_tickets", nil)
+	cs := servicetest.ConnectMemory(t, newService(t, dst))
+	list := servicetest.Call[ListTicketsOut](t, cs, "list_tickets", nil)
 	if got := ids(list.Tickets); !slices.Equal(got, []string{"T-2002", "T-2001"}) {
 		t.Fatalf("seeded = %v", got)
 	}
-	t1 := call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-2001"}).Ticket
+	t1 := servicetest.Call[TicketOut](t, cs, "get_ticket", map[string]any{"ticket": "T-2001"}).Ticket
 	if t1.Status != "waiting" || t1.UpdatedAt != "2026-02-21 09:00:00" || t1.OpenedAt != "2026-02-21 08:00:00" || !slices.Equal(statuses(t1.Events), []string{"open", "waiting"}) {
 		t.Errorf("T-2001 = %+v", t1)
 	}
 	// The tools continue the seeded history.
-	if c := call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-2001", "body": "Sent."}).Ticket; len(c.Events) != 3 || c.Events[2].Seq != 3 {
+	if c := servicetest.Call[TicketOut](t, cs, "add_comment", map[string]any{"ticket": "T-2001", "body": "Sent."}).Ticket; len(c.Events) != 3 || c.Events[2].Seq != 3 {
 		t.Errorf("comment on seeded = %+v", c)
 	}
 
@@ -470,13 +378,13 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, dst, dst2, d2, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs2 := connectMemory(t, newService(t, dst2))
-	t2 := call[TicketOut](t, cs2, "get_ticket", map[string]any{"ticket": "T-2002"}).Ticket
+	cs2 := servicetest.ConnectMemory(t, newService(t, dst2))
+	t2 := servicetest.Call[TicketOut](t, cs2, "get_ticket", map[string]any{"ticket": "T-2002"}).Ticket
 	if t2.Status != "resolved" || t2.UpdatedAt != "2026-02-22 08:00:00" || len(t2.Events) != 2 ||
 		t2.Events[1] != (EventView{Seq: 2, Author: "support", Body: "It takes an E14 bulb.", StatusAfter: "resolved", At: "2026-02-22 08:00:00"}) {
 		t.Errorf("T-2002 = %+v", t2)
 	}
-	if got := ids(call[ListTicketsOut](t, cs2, "list_tickets", map[string]any{"status": "resolved"}).Tickets); !slices.Equal(got, []string{"T-2002"}) {
+	if got := ids(servicetest.Call[ListTicketsOut](t, cs2, "list_tickets", map[string]any{"status": "resolved"}).Tickets); !slices.Equal(got, []string{"T-2002"}) {
 		t.Errorf("resolved = %v", got)
 	}
 
@@ -515,8 +423,8 @@ func TestReplacedDatabase(t *testing.T) {
 	dir := newWorld(t)
 	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
 	MakeTestDB(t, pristine)
-	cs := connectMemory(t, newService(t, dir))
-	call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
+	cs := servicetest.ConnectMemory(t, newService(t, dir))
+	servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
 	data, err := os.ReadFile(pristine)
 	if err != nil {
 		t.Fatal(err)
@@ -524,26 +432,26 @@ func TestReplacedDatabase(t *testing.T) {
 	if err := world.WriteFileAtomic(dbPath(dir), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
+	servicetest.Call[TicketOut](t, cs, "close_ticket", map[string]any{"ticket": "T-1001"})
 }
 
 func TestMissingDatabases(t *testing.T) {
 	dir := newWorld(t)
-	cs := connectMemory(t, newService(t, dir))
+	cs := servicetest.ConnectMemory(t, newService(t, dir))
 	open := map[string]any{"order_no": "SO-1001", "sku": "MUG-01", "kind": "question", "subject": "s", "body": "b"}
 	if err := os.Remove(world.DBPath(dir, shop.DBName)); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "open_ticket", open); !strings.Contains(msg, "no shop orders") {
+	if msg := servicetest.CallError(t, cs, "open_ticket", open); !strings.Contains(msg, "no shop orders") {
 		t.Errorf("no shop: %q", msg)
 	}
 	if err := os.Remove(dbPath(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "close_ticket", map[string]any{"ticket": "T-1001"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "close_ticket", map[string]any{"ticket": "T-1001"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_tickets", nil)
+	servicetest.CallError(t, cs, "list_tickets", nil)
 	if _, err := os.Stat(dbPath(dir)); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}
@@ -556,13 +464,13 @@ func TestConcurrentOpens(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]string, n)
 	for i := range n {
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		if i%2 == 1 {
-			cs = connectHTTP(t, s)
+			cs = servicetest.ConnectHTTP(t, s)
 		}
 		wg.Go(func() {
 			// Six distinct items and kinds, so that none is a duplicate.
-			got[i] = call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-1001", "sku": []string{"MUG-01", "TEE-M"}[i%2],
+			got[i] = servicetest.Call[TicketOut](t, cs, "open_ticket", map[string]any{"order_no": "SO-1001", "sku": []string{"MUG-01", "TEE-M"}[i%2],
 				"kind": []string{"return", "warranty", "question"}[i/2], "subject": "q", "body": "b"}).Ticket.Ticket
 		})
 	}

@@ -16,9 +16,9 @@ import (
 
 func TestResources(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	servicetest.WantTemplates(t, cs, "text/markdown", "tasks://project/{project}", "tasks://todo/{todo}")
-	before := hashDB(t, path)
+	before := servicetest.HashDB(t, path)
 
 	uri := ProjectURI("Work")
 	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"),
@@ -44,13 +44,13 @@ func TestResources(t *testing.T) {
 	} {
 		servicetest.WantNotFound(t, cs, uri)
 	}
-	if after := hashDB(t, path); after != before {
+	if after := servicetest.HashDB(t, path); after != before {
 		t.Errorf("reading resources changed the database: %s -> %s", before, after)
 	}
 
 	// A name with characters url.PathEscape keeps still reads.
 	name := "R&D + Ops's (2026)/Q1"
-	call[ProjectOut](t, cs, "create_project", ProjectIn{Name: name})
+	servicetest.Call[ProjectOut](t, cs, "create_project", ProjectIn{Name: name})
 	uri = ProjectURI(name)
 	servicetest.WantText(t, uri, servicetest.ReadResource(t, cs, uri, "text/markdown"), "# "+name+"\n", "No to-dos.\n")
 }
@@ -62,7 +62,7 @@ func TestResourceInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMemory(t, s)
+	cs := servicetest.ConnectMemory(t, s)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestProjectResourceBound(t *testing.T) {
 	state.ExecTest(t, path, `INSERT INTO projects (id, name, archived) VALUES (4, 'Big', 0)`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250)
 INSERT INTO todos (id, ext_id, project_id, title, created_at) SELECT 100 + i, 'big-' || i, 4, 'Step ' || i, '2026-02-01 09:00:00' FROM n`)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	uri := ProjectURI("Big")
 	text := servicetest.ReadResource(t, cs, uri, "text/markdown")
 	servicetest.WantText(t, uri, text, "Open: 250 ", `Showing the first 200 of 250 to-dos; list_todos with project "Big" and status all pages through them all.`, "(big-200)")

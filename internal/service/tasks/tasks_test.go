@@ -3,7 +3,6 @@ package tasks
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -38,99 +38,7 @@ func newService(t testing.TB, path string) *Service {
 	return s
 }
 
-func connectMemory(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-func connectHTTP(t testing.TB, s *Service) *mcp.ClientSession {
-	t.Helper()
-	ts := httptest.NewServer(s.HTTPHandler())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		ts.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ts.Close()
-	})
-	return cs
-}
-
-var transports = []struct {
-	name    string
-	connect func(testing.TB, *Service) *mcp.ClientSession
-}{
-	{"memory", connectMemory},
-	{"http", connectHTTP},
-}
-
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func hashDB(t testing.TB, path string) world.ID {
-	t.Helper()
-	id, _, err := state.HashDB(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
+var transports = servicetest.Transports()
 
 func ids(ts []Todo) []string {
 	var out []string
@@ -142,22 +50,22 @@ func ids(ts []Todo) []string {
 
 func TestTools(t *testing.T) {
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
+			cs := tr.Connect(t, newService(t, path))
 
-			projects := call[ListProjectsOut](t, cs, "list_projects", nil)
+			projects := servicetest.Call[ListProjectsOut](t, cs, "list_projects", nil)
 			want := []Project{{Name: "Home", Open: 3}, {Name: "Work", Open: 2, Overdue: 1, Done: 1}}
 			if projects.Today != "2026-03-01" || !slices.Equal(projects.Projects, want) {
 				t.Fatalf("list_projects = %+v", projects)
 			}
-			all := call[ListProjectsOut](t, cs, "list_projects", map[string]any{"include_archived": true})
+			all := servicetest.Call[ListProjectsOut](t, cs, "list_projects", map[string]any{"include_archived": true})
 			if len(all.Projects) != 3 || all.Projects[1] != (Project{Name: "Old", Archived: true, Open: 1}) {
 				t.Errorf("with archived = %+v", all.Projects)
 			}
 
 			// list_todos: due date, then priority, then id; undated last.
-			list := call[ListTodosOut](t, cs, "list_todos", nil)
+			list := servicetest.Call[ListTodosOut](t, cs, "list_todos", nil)
 			if got, want := ids(list.Todos), []string{"todo-1", "todo-3", "t-dentist", "todo-2", "todo-4", "todo-8"}; !slices.Equal(got, want) {
 				t.Fatalf("list_todos = %v, want %v", got, want)
 			}
@@ -170,7 +78,7 @@ func TestTools(t *testing.T) {
 			var paged []string
 			cursor := ""
 			for range 10 {
-				page := call[ListTodosOut](t, cs, "list_todos", map[string]any{"limit": 4, "cursor": cursor, "status": "all"})
+				page := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"limit": 4, "cursor": cursor, "status": "all"})
 				paged = append(paged, ids(page.Todos)...)
 				if cursor = page.NextCursor; cursor == "" {
 					break
@@ -179,79 +87,79 @@ func TestTools(t *testing.T) {
 			if want := []string{"todo-5", "todo-1", "todo-3", "t-dentist", "todo-2", "todo-4", "todo-8"}; !slices.Equal(paged, want) {
 				t.Errorf("pages = %v, want %v", paged, want)
 			}
-			work := call[ListTodosOut](t, cs, "list_todos", map[string]any{"project": "Work", "status": "done"})
+			work := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"project": "Work", "status": "done"})
 			if got := ids(work.Todos); !slices.Equal(got, []string{"todo-5"}) || work.Todos[0].CompletedAt != "2026-02-19 10:00:00" {
 				t.Errorf("done in Work = %+v", work.Todos)
 			}
-			due := call[ListTodosOut](t, cs, "list_todos", map[string]any{"due_before": "2026-03-02"})
+			due := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"due_before": "2026-03-02"})
 			if got := ids(due.Todos); !slices.Equal(got, []string{"todo-1", "todo-3"}) {
 				t.Errorf("due before 03-02 = %v", got)
 			}
 
 			// search_todos: title, notes, project; plain text.
-			if got := ids(call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "INVOICE"}).Todos); !slices.Equal(got, []string{"todo-1"}) {
+			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "INVOICE"}).Todos); !slices.Equal(got, []string{"todo-1"}) {
 				t.Errorf("search invoice = %v", got)
 			}
-			if got := ids(call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "50%"}).Todos); !slices.Equal(got, []string{"todo-4"}) {
+			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "50%"}).Todos); !slices.Equal(got, []string{"todo-4"}) {
 				t.Errorf("search 50%% = %v", got)
 			}
-			if got := ids(call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "work", "status": "open"}).Todos); !slices.Equal(got, []string{"todo-1", "todo-2"}) {
+			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "work", "status": "open"}).Todos); !slices.Equal(got, []string{"todo-1", "todo-2"}) {
 				t.Errorf("search work = %v", got)
 			}
-			if got := call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "'; DROP TABLE todos; --"}); len(got.Todos) != 0 {
+			if got := servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "'; DROP TABLE todos; --"}); len(got.Todos) != 0 {
 				t.Errorf("SQL-looking search = %v", got)
 			}
-			if got := call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "o", "limit": 2}); len(got.Todos) != 2 || !got.More {
+			if got := servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "o", "limit": 2}); len(got.Todos) != 2 || !got.More {
 				t.Errorf("limited search = %+v", got)
 			}
 
 			// create_todo: the default id todo-8 is taken, so todo-8-2.
-			created := call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Renew passport", "project": "Home", "due_on": "2026-04-01", "priority": "high", "notes": "photo booth"})
+			created := servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Renew passport", "project": "Home", "due_on": "2026-04-01", "priority": "high", "notes": "photo booth"})
 			wantTodo := Todo{Todo: "todo-8-2", Project: "Home", Title: "Renew passport", Notes: "photo booth", DueOn: "2026-04-01", Priority: "high", Status: "open", CreatedAt: "2026-03-01 09:00:00"}
 			if created.Todo != wantTodo {
 				t.Errorf("created = %+v, want %+v", created.Todo, wantTodo)
 			}
-			plain := call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Water plants", "project": "Home"})
+			plain := servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Water plants", "project": "Home"})
 			if plain.Todo.Todo != "todo-9" || plain.Todo.Priority != "medium" || plain.Todo.DueOn != "" {
 				t.Errorf("plain = %+v", plain.Todo)
 			}
 
 			// update_todo: only the fields given; "" clears the due date.
-			upd := call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "due_on": "", "priority": "low", "project": "Home"})
+			upd := servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "due_on": "", "priority": "low", "project": "Home"})
 			if u := upd.Todo; u.DueOn != "" || u.Priority != "low" || u.Project != "Home" || u.Title != "Send invoice to ACME" || u.Notes != "January hours" || u.Overdue {
 				t.Errorf("updated = %+v", u)
 			}
-			upd = call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "title": "Send invoice", "notes": "", "due_on": "2026-02-28"})
+			upd = servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "title": "Send invoice", "notes": "", "due_on": "2026-02-28"})
 			if u := upd.Todo; u.Title != "Send invoice" || u.Notes != "" || !u.Overdue {
 				t.Errorf("updated again = %+v", u)
 			}
 
 			// complete, reopen, delete.
-			done := call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-3"})
+			done := servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-3"})
 			if done.Todo.Status != "done" || done.Todo.CompletedAt != "2026-03-01 09:00:00" {
 				t.Errorf("completed = %+v", done.Todo)
 			}
-			reopened := call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
+			reopened := servicetest.Call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
 			if reopened.Todo.Status != "open" || reopened.Todo.CompletedAt != "" || !reopened.Todo.Overdue {
 				t.Errorf("reopened = %+v", reopened.Todo)
 			}
-			deleted := call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "t-dentist"})
+			deleted := servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "t-dentist"})
 			if deleted.Todo.Title != "Call dentist" {
 				t.Errorf("deleted = %+v", deleted.Todo)
 			}
-			callError(t, cs, "complete_todo", map[string]any{"todo": "t-dentist"})
+			servicetest.CallError(t, cs, "complete_todo", map[string]any{"todo": "t-dentist"})
 
 			// projects.
-			np := call[ProjectOut](t, cs, "create_project", map[string]any{"name": "  Garden "})
+			np := servicetest.Call[ProjectOut](t, cs, "create_project", map[string]any{"name": "  Garden "})
 			if np.Project != (Project{Name: "Garden"}) {
 				t.Errorf("new project = %+v", np)
 			}
-			call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Plant tulips", "project": "Garden"})
-			arch := call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Work"})
+			servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Plant tulips", "project": "Garden"})
+			arch := servicetest.Call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Work"})
 			if arch.Project != (Project{Name: "Work", Archived: true, Open: 2, Overdue: 1}) {
 				t.Errorf("archived = %+v", arch.Project)
 			}
-			projects = call[ListProjectsOut](t, cs, "list_projects", nil)
+			projects = servicetest.Call[ListProjectsOut](t, cs, "list_projects", nil)
 			if len(projects.Projects) != 2 || projects.Projects[0].Name != "Garden" || projects.Projects[1] != (Project{Name: "Home", Open: 4, Overdue: 1, Done: 1}) {
 				t.Errorf("projects after = %+v", projects.Projects)
 			}
@@ -315,16 +223,16 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"archive_project", map[string]any{"project": "Nope"}, "call list_projects"},
 	}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
+		t.Run(tr.Name, func(t *testing.T) {
 			path := newWorld(t)
-			cs := tr.connect(t, newService(t, path))
-			before := hashDB(t, path)
+			cs := tr.Connect(t, newService(t, path))
+			before := servicetest.HashDB(t, path)
 			for _, c := range cases {
-				msg := callError(t, cs, c.tool, c.args)
+				msg := servicetest.CallError(t, cs, c.tool, c.args)
 				if !strings.Contains(msg, c.want) {
 					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, msg, c.want)
 				}
-				if hashDB(t, path) != before {
+				if servicetest.HashDB(t, path) != before {
 					t.Fatalf("%s(%.200v) changed the database", c.tool, c.args)
 				}
 			}
@@ -337,26 +245,26 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 // script is a fixed sequence of calls that writes and reads.
 func script(t testing.TB, cs *mcp.ClientSession) {
-	call[TodoOut](t, cs, "create_todo", map[string]any{"title": "A", "project": "Work", "due_on": "2026-03-03"})
-	call[ProjectOut](t, cs, "create_project", map[string]any{"name": "Side"})
-	call[TodoOut](t, cs, "create_todo", map[string]any{"title": "B", "project": "Side", "priority": "low"})
-	call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-2", "notes": "draft first"})
-	call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
-	call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
-	call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-4"})
-	call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Side"})
-	call[ListTodosOut](t, cs, "list_todos", map[string]any{"status": "all"})
+	servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "A", "project": "Work", "due_on": "2026-03-03"})
+	servicetest.Call[ProjectOut](t, cs, "create_project", map[string]any{"name": "Side"})
+	servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "B", "project": "Side", "priority": "low"})
+	servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-2", "notes": "draft first"})
+	servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
+	servicetest.Call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
+	servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-4"})
+	servicetest.Call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Side"})
+	servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"status": "all"})
 }
 
 func TestDeterminism(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
-	orig := hashDB(t, a)
-	if orig != hashDB(t, b) {
+	orig := servicetest.HashDB(t, a)
+	if orig != servicetest.HashDB(t, b) {
 		t.Fatal("fresh worlds differ")
 	}
-	script(t, connectMemory(t, newService(t, a)))
-	script(t, connectHTTP(t, newService(t, b)))
-	ha, hb := hashDB(t, a), hashDB(t, b)
+	script(t, servicetest.ConnectMemory(t, newService(t, a)))
+	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
+	ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b)
 	if ha != hb {
 		if d, err := state.Compare(context.Background(), filepath.Dir(filepath.Dir(a)), filepath.Dir(filepath.Dir(b))); err == nil {
 			t.Logf("first difference: %s", d.First())
@@ -369,7 +277,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestToolsList(t *testing.T) {
-	cs := connectMemory(t, newService(t, newWorld(t)))
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -426,8 +334,8 @@ func TestSynthesis(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := world.DBPath(dst, DBName)
-	cs := connectMemory(t, newService(t, path))
-	list := call[ListTodosOut](t, cs, "list_todos", map[string]any{"status": "all"})
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	list := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"status": "all"})
 	if got := ids(list.Todos); !slices.Equal(got, []string{"e-1", "e-2", "a-1"}) {
 		t.Fatalf("seeded = %v", got)
 	}
@@ -437,7 +345,7 @@ func TestSynthesis(t *testing.T) {
 	if a1 := list.Todos[2]; a1.Status != "done" || a1.CompletedAt != "2026-02-01 10:00:00" || a1.Project != "Attic" || a1.Priority != "medium" {
 		t.Errorf("a-1 = %+v", a1)
 	}
-	projects := call[ListProjectsOut](t, cs, "list_projects", nil)
+	projects := servicetest.Call[ListProjectsOut](t, cs, "list_projects", nil)
 	if len(projects.Projects) != 1 || projects.Projects[0] != (Project{Name: "Errands", Open: 1, Overdue: 1, Done: 1}) {
 		t.Errorf("projects = %+v", projects.Projects)
 	}
@@ -447,8 +355,8 @@ func TestSynthesis(t *testing.T) {
 	if err := delta.ApplyCopy(ctx, dst, dst2, d2, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs2 := connectMemory(t, newService(t, world.DBPath(dst2, DBName)))
-	if got := call[ListProjectsOut](t, cs2, "list_projects", nil); len(got.Projects) != 0 {
+	cs2 := servicetest.ConnectMemory(t, newService(t, world.DBPath(dst2, DBName)))
+	if got := servicetest.Call[ListProjectsOut](t, cs2, "list_projects", nil); len(got.Projects) != 0 {
 		t.Errorf("after archiving: %+v", got.Projects)
 	}
 
@@ -475,8 +383,8 @@ func TestReplacedDatabase(t *testing.T) {
 	path := newWorld(t)
 	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
 	MakeTestDB(t, pristine)
-	cs := connectMemory(t, newService(t, path))
-	call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-1"})
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-1"})
 	data, err := os.ReadFile(pristine)
 	if err != nil {
 		t.Fatal(err)
@@ -484,19 +392,19 @@ func TestReplacedDatabase(t *testing.T) {
 	if err := world.WriteFileAtomic(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
+	servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
 }
 
 func TestMissingDatabase(t *testing.T) {
 	path := newWorld(t)
-	cs := connectMemory(t, newService(t, path))
+	cs := servicetest.ConnectMemory(t, newService(t, path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if msg := callError(t, cs, "create_todo", map[string]any{"title": "x", "project": "Home"}); !strings.Contains(msg, "internal error") {
+	if msg := servicetest.CallError(t, cs, "create_todo", map[string]any{"title": "x", "project": "Home"}); !strings.Contains(msg, "internal error") {
 		t.Errorf("message = %q", msg)
 	}
-	callError(t, cs, "list_todos", nil)
+	servicetest.CallError(t, cs, "list_todos", nil)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("database recreated: %v", err)
 	}
@@ -509,12 +417,12 @@ func TestConcurrentCreates(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]string, n)
 	for i := range n {
-		cs := connectMemory(t, s)
+		cs := servicetest.ConnectMemory(t, s)
 		if i%2 == 1 {
-			cs = connectHTTP(t, s)
+			cs = servicetest.ConnectHTTP(t, s)
 		}
 		wg.Go(func() {
-			got[i] = call[TodoOut](t, cs, "create_todo", map[string]any{"title": "c", "project": "Home"}).Todo.Todo
+			got[i] = servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "c", "project": "Home"}).Todo.Todo
 		})
 	}
 	wg.Wait()
