@@ -691,3 +691,30 @@ func TestPanicInWriteRollsBack(t *testing.T) {
 		t.Fatalf("the write after a panic: %v", err)
 	}
 }
+
+func TestCursorAndLimit(t *testing.T) {
+	c := EncodeCursor("threads", "2026-03-01 09:00:00", "t-1")
+	f, ok := DecodeCursor(c, "threads", 2)
+	if !ok || f[0] != "2026-03-01 09:00:00" || f[1] != "t-1" {
+		t.Fatalf("round trip: %v %v", f, ok)
+	}
+	for _, bad := range []struct {
+		s, prefix string
+		n         int
+	}{{c, "mails", 2}, {c, "threads", 3}, {"not a cursor!", "threads", 2}, {c[:len(c)-3], "threads", 2}} {
+		if _, ok := DecodeCursor(bad.s, bad.prefix, bad.n); ok {
+			t.Errorf("DecodeCursor(%q, %q, %d) accepted", bad.s, bad.prefix, bad.n)
+		}
+	}
+	if n, err := CheckLimit(0, 20, 100); n != 20 || err != nil {
+		t.Errorf("default: %d %v", n, err)
+	}
+	if n, err := CheckLimit(100, 20, 100); n != 100 || err != nil {
+		t.Errorf("max: %d %v", n, err)
+	}
+	for _, l := range []int{-1, 101} {
+		if _, err := CheckLimit(l, 20, 100); err == nil || !strings.Contains(err.Error(), "between 1 and 100") {
+			t.Errorf("limit %d: %v", l, err)
+		}
+	}
+}
