@@ -1,11 +1,12 @@
 package calendar
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // MaxCount is the largest COUNT of a recurrence.
@@ -185,23 +186,19 @@ const cursorPrefix = "c1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", cursorPrefix, c.startsAt, c.event, c.index))
+	return dbtool.EncodeCursor(cursorPrefix, c.startsAt, c.event, strconv.Itoa(c.index))
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
+	if !ok || parts[0] == "" || parts[1] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 4 || parts[0] != cursorPrefix || parts[1] == "" || parts[2] == "" {
-		return cursor{}, false
-	}
-	n, err := strconv.Atoi(parts[3])
+	n, err := strconv.Atoi(parts[2])
 	if err != nil || n < 1 {
 		return cursor{}, false
 	}
-	return cursor{startsAt: parts[1], event: parts[2], index: n}, true
+	return cursor{startsAt: parts[0], event: parts[1], index: n}, true
 }
 
 // before reports whether c comes before the occurrence (startsAt, event, index).

@@ -217,17 +217,6 @@ func clip(s string) string {
 	return s
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // today is midnight UTC of the clock's day.
 func (s *Service) today() time.Time {
 	now := s.clock.Now().UTC()
@@ -351,7 +340,7 @@ func (s *Service) occurrences(ctx context.Context, q querier, from, to time.Time
 func unixText(t int64) string { return time.Unix(t, 0).UTC().Format(TimeFormat) }
 
 func (s *Service) listEvents(ctx context.Context, in ListEventsIn) (ListEventsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListEventsOut{}, err
 	}

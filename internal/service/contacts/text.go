@@ -2,11 +2,12 @@ package contacts
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // slug turns a name into a contact ext_id: ASCII letters and digits
@@ -175,17 +176,13 @@ const cursorPrefix = "c1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + c.name + "\x00" + c.contact))
+	return dbtool.EncodeCursor(cursorPrefix, c.name, c.contact)
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 2)
+	if !ok || parts[1] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 3 || parts[0] != cursorPrefix || parts[2] == "" {
-		return cursor{}, false
-	}
-	return cursor{name: parts[1], contact: parts[2]}, true
+	return cursor{name: parts[0], contact: parts[1]}, true
 }

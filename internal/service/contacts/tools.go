@@ -186,17 +186,6 @@ func (s *Service) addTools(srv *mcp.Server) {
 	}, s.deleteContact)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // row is a row of contacts.
 type row struct {
 	id int64
@@ -316,7 +305,7 @@ func emailOwner(ctx context.Context, q querier, email string, exceptID int64) er
 }
 
 func (s *Service) listContacts(ctx context.Context, in ListContactsIn) (ListContactsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListContactsOut{}, err
 	}
@@ -410,7 +399,7 @@ func tagInUse(ctx context.Context, q querier, tag string) error {
 }
 
 func (s *Service) searchContacts(ctx context.Context, in SearchContactsIn) (SearchContactsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchContactsOut{}, err
 	}

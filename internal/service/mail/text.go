@@ -1,10 +1,11 @@
 package mail
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // oneLine replaces runs of whitespace with one space.
@@ -70,19 +71,15 @@ const cursorPrefix = "m1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + c.folder + "\x00" + c.sentAt + "\x00" + c.mail))
+	return dbtool.EncodeCursor(cursorPrefix, c.folder, c.sentAt, c.mail)
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
+	if !ok || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 4 || parts[0] != cursorPrefix || parts[1] == "" || parts[2] == "" || parts[3] == "" {
-		return cursor{}, false
-	}
-	return cursor{folder: parts[1], sentAt: parts[2], mail: parts[3]}, true
+	return cursor{folder: parts[0], sentAt: parts[1], mail: parts[2]}, true
 }
 
 // checkAddress returns what is wrong with a mail address, or "" when it is

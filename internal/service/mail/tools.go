@@ -260,17 +260,6 @@ func (s *Service) addTools(srv *mcp.Server) {
 	}, s.deleteMail)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // mailRow is a row of mails with its folder's name.
 type mailRow struct {
 	id                                                          int64
@@ -424,7 +413,7 @@ FROM folders f LEFT JOIN mails m ON m.folder_id = f.id GROUP BY f.id ORDER BY f.
 }
 
 func (s *Service) listMails(ctx context.Context, in ListMailsIn) (ListMailsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListMailsOut{}, err
 	}
@@ -489,7 +478,7 @@ func parseDay(field, value string) (time.Time, error) {
 }
 
 func (s *Service) searchMails(ctx context.Context, in SearchMailsIn) (SearchMailsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchMailsOut{}, err
 	}

@@ -2,10 +2,11 @@ package messages
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"strings"
 	"unicode"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // slug turns a name into the id part of a direct thread: ASCII letters and
@@ -102,17 +103,13 @@ const cursorPrefix = "c1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + c.activeAt + "\x00" + c.thread))
+	return dbtool.EncodeCursor(cursorPrefix, c.activeAt, c.thread)
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 2)
+	if !ok || parts[0] == "" || parts[1] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 3 || parts[0] != cursorPrefix || parts[1] == "" || parts[2] == "" {
-		return cursor{}, false
-	}
-	return cursor{activeAt: parts[1], thread: parts[2]}, true
+	return cursor{activeAt: parts[0], thread: parts[1]}, true
 }

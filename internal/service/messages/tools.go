@@ -159,17 +159,6 @@ func (s *Service) addTools(srv *mcp.Server) {
 	}, s.sendMessage)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // thread is a row of threads.
 type thread struct {
 	id                     int64
@@ -177,7 +166,7 @@ type thread struct {
 }
 
 func (s *Service) listThreads(ctx context.Context, in ListThreadsIn) (ListThreadsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListThreadsOut{}, err
 	}
@@ -194,7 +183,7 @@ func (s *Service) listThreads(ctx context.Context, in ListThreadsIn) (ListThread
 	// and latest message (a query per thread costs more than the page).
 	// The page size is part of the text, not a parameter: SQLite plans the
 	// ORDER BY ... LIMIT of the page with the bound value and re-prepares
-	// the statement whenever it changes (checkLimit bounds it to 1..100).
+	// the statement whenever it changes (dbtool.CheckLimit bounds it to 1..MaxLimit).
 	query := `WITH page AS (
   SELECT id, ext_id, title, kind, active_at FROM (
     SELECT t.id, t.ext_id, t.title, t.kind,
@@ -333,7 +322,7 @@ func (s *Service) readThread(ctx context.Context, in ReadThreadIn) (ReadThreadOu
 }
 
 func (s *Service) searchMessages(ctx context.Context, in SearchMessagesIn) (SearchMessagesOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchMessagesOut{}, err
 	}

@@ -2,13 +2,14 @@ package notes
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"net/url"
 	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // slug turns a title into a note ext_id: ASCII letters and digits
@@ -186,17 +187,13 @@ func (c cursor) String() string {
 	if c.pinned {
 		p = "1"
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + p + "\x00" + c.updatedAt + "\x00" + c.note))
+	return dbtool.EncodeCursor(cursorPrefix, p, c.updatedAt, c.note)
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
+	if !ok || (parts[0] != "0" && parts[0] != "1") || parts[1] == "" || parts[2] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 4 || parts[0] != cursorPrefix || (parts[1] != "0" && parts[1] != "1") || parts[2] == "" || parts[3] == "" {
-		return cursor{}, false
-	}
-	return cursor{pinned: parts[1] == "1", updatedAt: parts[2], note: parts[3]}, true
+	return cursor{pinned: parts[0] == "1", updatedAt: parts[1], note: parts[2]}, true
 }

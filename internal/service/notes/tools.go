@@ -213,17 +213,6 @@ func (s *Service) addTools(srv *mcp.Server) {
 	}, s.deleteNote)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 func (s *Service) listNotebooks(ctx context.Context, _ ListNotebooksIn) (ListNotebooksOut, error) {
 	out := ListNotebooksOut{Notebooks: []NotebookSummary{}}
 	err := s.read(ctx, func(q querier) error {
@@ -312,7 +301,7 @@ func querySummaries(ctx context.Context, q querier, query string, args ...any) (
 }
 
 func (s *Service) listNotes(ctx context.Context, in ListNotesIn) (ListNotesOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListNotesOut{}, err
 	}
@@ -368,7 +357,7 @@ func (s *Service) listNotes(ctx context.Context, in ListNotesIn) (ListNotesOut, 
 }
 
 func (s *Service) searchNotes(ctx context.Context, in SearchNotesIn) (SearchNotesOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchNotesOut{}, err
 	}

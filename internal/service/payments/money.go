@@ -1,10 +1,11 @@
 package payments
 
 import (
-	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // MaxAmountCents bounds an amount (10^13 cents), far from int64 overflow.
@@ -89,21 +90,17 @@ const cursorPrefix = "p1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + c.at + "\x00" + strconv.FormatInt(c.id, 10)))
+	return dbtool.EncodeCursor(cursorPrefix, c.at, strconv.FormatInt(c.id, 10))
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 2)
+	if !ok || parts[0] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 3 || parts[0] != cursorPrefix || parts[1] == "" {
-		return cursor{}, false
-	}
-	id, err := strconv.ParseInt(parts[2], 10, 64)
+	id, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || id < 1 {
 		return cursor{}, false
 	}
-	return cursor{at: parts[1], id: id}, true
+	return cursor{at: parts[0], id: id}, true
 }

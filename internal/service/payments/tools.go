@@ -181,17 +181,6 @@ func (s *Service) addTools(srv *mcp.Server) {
 	}, s.getStatement)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // clip shortens a value quoted back in an error message.
 func clip(s string) string {
 	r := []rune(s)
@@ -309,7 +298,7 @@ func (s *Service) getBalance(ctx context.Context, in AccountIn) (BalanceOut, err
 }
 
 func (s *Service) listTransactions(ctx context.Context, in ListTransactionsIn) (ListTransactionsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListTransactionsOut{}, err
 	}
@@ -364,7 +353,7 @@ func (s *Service) listTransactions(ctx context.Context, in ListTransactionsIn) (
 }
 
 func (s *Service) searchTransactions(ctx context.Context, in SearchTransactionsIn) (SearchTransactionsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchTransactionsOut{}, err
 	}

@@ -1,10 +1,11 @@
 package support
 
 import (
-	"encoding/base64"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // cursor is the position after which list_tickets continues: tickets are
@@ -17,19 +18,15 @@ const cursorPrefix = "s1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + strconv.FormatInt(c.id, 10)))
+	return dbtool.EncodeCursor(cursorPrefix, strconv.FormatInt(c.id, 10))
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 1)
+	if !ok {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 2 || parts[0] != cursorPrefix {
-		return cursor{}, false
-	}
-	id, err := strconv.ParseInt(parts[1], 10, 64)
+	id, err := strconv.ParseInt(parts[0], 10, 64)
 	if err != nil || id < 1 {
 		return cursor{}, false
 	}

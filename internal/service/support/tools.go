@@ -131,17 +131,6 @@ func (s *Service) now() string {
 	return s.clock.Now().UTC().Format(TimeFormat)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // ticketQuery selects tickets; callers add WHERE and ORDER.
 const ticketQuery = `SELECT id, ext_id, order_no, sku, kind, subject, status, opened_at, updated_at FROM tickets`
 
@@ -172,7 +161,7 @@ func queryTickets(ctx context.Context, q querier, query string, args ...any) ([]
 }
 
 func (s *Service) listTickets(ctx context.Context, in ListTicketsIn) (ListTicketsOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListTicketsOut{}, err
 	}

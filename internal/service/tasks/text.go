@@ -1,10 +1,10 @@
 package tasks
 
 import (
-	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // parseDate parses a YYYY-MM-DD date strictly (a real calendar day, zero
@@ -43,25 +43,21 @@ const cursorPrefix = "t1"
 
 // String encodes c as an opaque, URL-safe token.
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "\x00" + c.due + "\x00" + strconv.Itoa(c.rank) + "\x00" + strconv.FormatInt(c.id, 10)))
+	return dbtool.EncodeCursor(cursorPrefix, c.due, strconv.Itoa(c.rank), strconv.FormatInt(c.id, 10))
 }
 
 func parseCursor(s string) (cursor, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
+	if !ok || parts[0] == "" {
 		return cursor{}, false
 	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 4 || parts[0] != cursorPrefix || parts[1] == "" {
-		return cursor{}, false
-	}
-	rank, err := strconv.Atoi(parts[2])
+	rank, err := strconv.Atoi(parts[1])
 	if err != nil || rank < 0 || rank > 2 {
 		return cursor{}, false
 	}
-	id, err := strconv.ParseInt(parts[3], 10, 64)
+	id, err := strconv.ParseInt(parts[2], 10, 64)
 	if err != nil || id < 1 {
 		return cursor{}, false
 	}
-	return cursor{due: parts[1], rank: rank, id: id}, true
+	return cursor{due: parts[0], rank: rank, id: id}, true
 }

@@ -210,17 +210,6 @@ func (s *Service) today() string {
 	return s.clock.Now().UTC().Format(DateFormat)
 }
 
-// checkLimit applies the default and range of a limit argument.
-func checkLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultLimit, nil
-	case limit < 1 || limit > MaxLimit:
-		return 0, badCall("limit must be between 1 and %d (got %d); omit it for %d", MaxLimit, limit, DefaultLimit)
-	}
-	return limit, nil
-}
-
 // checkStatus returns the statuses a status filter selects.
 func checkStatus(status, def string) ([]string, error) {
 	if status == "" {
@@ -343,7 +332,7 @@ FROM projects p`
 }
 
 func (s *Service) listTodos(ctx context.Context, in ListTodosIn) (ListTodosOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return ListTodosOut{}, err
 	}
@@ -410,7 +399,7 @@ func placeholders(n int) string {
 }
 
 func (s *Service) searchTodos(ctx context.Context, in SearchTodosIn) (SearchTodosOut, error) {
-	limit, err := checkLimit(in.Limit)
+	limit, err := dbtool.CheckLimit(in.Limit, DefaultLimit, MaxLimit)
 	if err != nil {
 		return SearchTodosOut{}, err
 	}
