@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +60,41 @@ func TestMCPServeStdio(t *testing.T) {
 	if after, _ := state.Hash(context.Background(), dir); after != before {
 		t.Error("read-only calls and a rejected call changed the world")
 	}
+	// The harness's pipe is read through dbtool.StdioTransport (stdin made
+	// pollable), which answers a broken line with a parse error and goes
+	// on; the SDK's transport, its fallback, would end the session.
+	raw := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf)
+	raw.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
+	in, err := raw.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := raw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	for _, c := range []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, `"id":1,"result":{`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"broken`, `"id":null,"error":{"code":-32700`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+	} {
+		if _, err := io.WriteString(in, c.send+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, c.want) {
+			t.Fatalf("sent %s: got %q (%v), want %s", c.send, line, err, c.want)
+		}
+	}
+	in.Close()
+	if err := raw.Wait(); err != nil {
+		t.Errorf("mcp serve after its stdin closed: %v", err)
+	}
+
 	if _, _, err := run(t, filepath.Join(t.TempDir(), "s"), "mcp", "serve", "--world", dir, "--service", "nope"); err == nil || !strings.Contains(err.Error(), "known: messages") {
 		t.Errorf("unknown service: %v", err)
 	}

@@ -87,7 +87,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its day
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-calendar", Title: "Calendar", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-calendar", Title: "Calendar", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The calendar of %s. All times are UTC, \"YYYY-MM-DD HH:MM\". Use list_events to see what is scheduled, get_event for one event's details and guests, find_free_time before proposing a meeting, create_event, update_event and cancel_event for events %s organizes, and respond to answer an invitation.", s.self, s.self),
 		Logger:       s.log,
 	})
@@ -116,7 +116,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

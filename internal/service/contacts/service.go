@@ -86,7 +86,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its contact
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-contacts", Title: "Contacts", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-contacts", Title: "Contacts", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The address book of %s. Use list_contacts or search_contacts to find a contact's id, get_contact to see all of it, and create_contact, update_contact, tag_contact and delete_contact to change the address book.", s.self),
 		Logger:       s.log,
 	})
@@ -115,7 +115,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

@@ -72,14 +72,19 @@ func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.C
 			}
 			return errorResult(err), nil
 		}
-		b, err := json.Marshal(out)
+		// The text is the JSON a model reads: <, > and & stay as they are.
+		var text bytes.Buffer
+		enc := json.NewEncoder(&text)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(out)
+		b := bytes.TrimSuffix(text.Bytes(), []byte("\n"))
 		if err != nil {
 			d.Log.ErrorContext(ctx, d.Service+" tool output failed", LogKeyTool, t.Name, LogKeyErr, err)
 			return errorResult(fmt.Errorf("%s failed: the %s service could not encode its answer; try again later", t.Name, d.Service)), nil
 		}
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-			StructuredContent: json.RawMessage(b),
+			StructuredContent: out,
 		}, nil
 	})
 }

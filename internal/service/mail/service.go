@@ -102,7 +102,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its mailbox
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-mail", Title: "Mail", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-mail", Title: "Mail", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The mailbox of %s <%s>. Use list_folders and list_mails to browse, search_mails to find a mail, "+
 			"read_mail or read_thread to read (this marks mails read), send_mail to write (and reply) as %s, "+
 			"and move_mail, star_mail and delete_mail to organise.", s.self, s.selfAddr, s.selfAddr),
@@ -133,7 +133,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

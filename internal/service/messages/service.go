@@ -86,7 +86,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its thread
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-messages", Title: "Messages", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-messages", Title: "Messages", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Direct and group messages of %s. Use list_threads to see conversations, read_thread to read one (this marks it read), search_messages to find a message, and send_message to write as %s.", s.self, s.self),
 		Logger:       s.log,
 	})
@@ -115,7 +115,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

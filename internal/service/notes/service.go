@@ -86,7 +86,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its note
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-notes", Title: "Notes", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-notes", Title: "Notes", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The markdown notes of %s, grouped in notebooks. Use list_notebooks and list_notes to browse, search_notes to find a note, read_note to read one, and create_note, update_note, pin_note, link_note and delete_note to change them.", s.self),
 		Logger:       s.log,
 	})
@@ -115,7 +115,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

@@ -88,7 +88,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its account
 // and statement resource templates registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-payments", Title: "Payments", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-payments", Title: "Payments", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Bank accounts of %s. Use list_accounts to see accounts and balances, get_balance for one account, list_transactions and search_transactions to find payments, get_statement for a month's opening and closing balance, and transfer to move money between two of the accounts. Amounts are decimal strings with at most 2 decimals (e.g. \"12.50\"); *_cents fields are integer cents.", s.self),
 		Logger:       s.log,
 	})
@@ -128,7 +128,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

@@ -98,7 +98,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its ticket
 // resource template registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-support", Title: "Shop support", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-support", Title: "Shop support", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The shop website's customer support desk for %s: tickets about items of orders placed on the shop. "+
 			"Use list_tickets and get_ticket to see tickets and their history, open_ticket to ask about, return (within %d days of the order) "+
 			"or claim warranty on an item of an order, add_comment to reply on a ticket and close_ticket when it is settled.", s.self, ReturnDays),
@@ -131,7 +131,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // errNoShop is returned by readShop when the world has no shop database.

@@ -88,7 +88,7 @@ func New(opts Options) (*Service, error) {
 // Server returns a new MCP server with the service's tools and its project
 // and to-do resource templates registered.
 func (s *Service) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "wildawm-tasks", Title: "Tasks", Version: "1"}, &mcp.ServerOptions{
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-tasks", Title: "Tasks", Version: "1"}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("The to-do list of %s, grouped in projects. Use list_projects and list_todos to see what there is, search_todos to find a to-do, create_todo, update_todo, complete_todo, reopen_todo and delete_todo to change to-dos, create_project and archive_project to manage projects. A to-do is overdue when it is open and its due date is before today (the service's clock gives today).", s.self),
 		Logger:       s.log,
 	})
@@ -126,7 +126,7 @@ func (s *Service) HTTPHandler() http.Handler {
 // RunStdio serves one session over stdin/stdout until the client disconnects
 // or ctx is cancelled.
 func (s *Service) RunStdio(ctx context.Context) error {
-	return s.Server().Run(ctx, &mcp.StdioTransport{})
+	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // open opens the database; it never creates it (a missing file is an error,

@@ -1,0 +1,181 @@
+package dbtool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioPeer is the client end of a session served over a pair of pipes.
+type stdioPeer struct {
+	t    *testing.T
+	w    *os.File
+	r    *bufio.Reader
+	done chan error
+}
+
+// serveOverPipes serves srv over tr(in, out) on pipes and returns the
+// client's end.
+func serveOverPipes(t *testing.T, ctx context.Context, srv *mcp.Server, tr func(in *os.File, out *os.File) mcp.Transport) *stdioPeer {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inW.Close(); outR.Close(); outW.Close() })
+	p := &stdioPeer{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() { p.done <- srv.Run(ctx, tr(inR, outW)) }()
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	if _, err := p.w.WriteString(line + "\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *stdioPeer) recv() string {
+	p.t.Helper()
+	line, err := p.r.ReadString('\n')
+	if err != nil {
+		p.t.Fatalf("reading the server's output: %v", err)
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+func (p *stdioPeer) initialize() {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if got := p.recv(); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		p.t.Fatalf("initialize: %s", got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+func greetServer(t *testing.T) *mcp.Server {
+	d, _ := testDB(t)
+	srv := NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	AddTool(srv, d, &mcp.Tool{Name: "greet", Description: "greets"}, func(ctx context.Context, in argsIn) (argsOut, error) {
+		return argsOut{Text: "hi " + in.Name + "\nbye"}, nil
+	})
+	return srv
+}
+
+func TestStdioTransport(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := serveOverPipes(t, ctx, greetServer(t), func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} })
+	p.initialize()
+
+	// A result is written as the SDK encoded it, with the id as sent.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bo"}}}`)
+	want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"text\":\"hi bo\\nbye\"}"}],"structuredContent":{"text":"hi bo\nbye"}}}`
+	if got := p.recv(); got != want {
+		t.Errorf("tools/call:\n got %s\nwant %s", got, want)
+	}
+	p.send(`{"jsonrpc":"2.0","id":"a\"b","method":"ping"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":"a\"b","result":{}}` {
+		t.Errorf("ping with a string id: %s", got)
+	}
+	// Errors go through the SDK's encoding.
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"no/such"}`)
+	if got := p.recv(); !strings.Contains(got, `"id":3,"error":{"code":-32601`) {
+		t.Errorf("unknown method: %s", got)
+	}
+	// A line that is not JSON-RPC, and a batch, get an error and the
+	// session goes on.
+	p.send(`{"jsonrpc":"2.0","id":4,"method":`)
+	if got := p.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not a JSON-RPC message`) {
+		t.Errorf("broken line: %s", got)
+	}
+	p.send(`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	if got := p.recv(); !strings.Contains(got, `"id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported`) {
+		t.Errorf("batch: %s", got)
+	}
+	p.send("")
+	p.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":6,"result":{}}` {
+		t.Errorf("ping after bad lines: %s", got)
+	}
+
+	// Ending the context ends the session although the client says nothing.
+	cancel()
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended: Close did not interrupt Read")
+	}
+}
+
+// TestStdioTransportAnswersAsTheSDK sends the same calls through
+// StdioTransport and the SDK's transport and compares the decoded answers.
+func TestStdioTransportAnswersAsTheSDK(t *testing.T) {
+	calls := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"<b>&"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"nme":"x"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`,
+	}
+	answers := map[string][]any{}
+	for name, tr := range map[string]func(in, out *os.File) mcp.Transport{
+		"ours": func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} },
+		"sdk":  func(in, out *os.File) mcp.Transport { return &mcp.IOTransport{Reader: in, Writer: out} },
+	} {
+		p := serveOverPipes(t, context.Background(), greetServer(t), tr)
+		p.initialize()
+		for _, c := range calls {
+			p.send(c)
+			var v any
+			if err := json.Unmarshal([]byte(p.recv()), &v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			answers[name] = append(answers[name], v)
+		}
+		p.w.Close()
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Run did not return when its input closed", name)
+		}
+	}
+	for i := range calls {
+		if !reflect.DeepEqual(answers["ours"][i], answers["sdk"][i]) {
+			t.Errorf("%s:\n ours %v\n  sdk %v", calls[i], answers["ours"][i], answers["sdk"][i])
+		}
+	}
+}
+
+// A regular file cannot interrupt a Read, so Connect falls back to the
+// SDK's transport, which reads on a goroutine of its own.
+func TestStdioTransportFallsBackForFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	conn, err := (&StdioTransport{In: f, Out: os.Stderr}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, ok := conn.(*stdioConn); ok {
+		t.Error("Connect used its own connection on a regular file")
+	}
+}
