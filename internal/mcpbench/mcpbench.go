@@ -84,18 +84,20 @@ type Options struct {
 
 // Case is one measured (server, transport, tool).
 type Case struct {
-	Server    string        `json:"server"`
-	Transport string        `json:"transport"` // in-process, stdio, http
-	Tool      string        `json:"tool"`
-	Kind      string        `json:"kind"` // read or write
-	P50       time.Duration `json:"p50"`
-	P99       time.Duration `json:"p99"`
-	Mean      time.Duration `json:"mean"`
+	Server    string `json:"server"`
+	Transport string `json:"transport"` // in-process, stdio, http
+	// Client is ClientSDK or ClientRaw.
+	Client string        `json:"client"`
+	Tool   string        `json:"tool"`
+	Kind   string        `json:"kind"` // read or write
+	P50    time.Duration `json:"p50"`
+	P99    time.Duration `json:"p99"`
+	Mean   time.Duration `json:"mean"`
 	// Bytes is the size of one tools/call response on the wire (the
 	// JSON-RPC message as the client received it, last call).
 	Bytes int `json:"bytes"`
 	// Ratio is this case's p50 over the p50 of the reference case on the
-	// same transport (0 if there is none).
+	// same transport with the same client (0 if there is none).
 	Ratio float64 `json:"ratio,omitempty"`
 	// Reference is true for a TypeScript reference server's case.
 	Reference bool `json:"reference,omitempty"`
@@ -136,11 +138,19 @@ func sdkVersion() string {
 	return "unknown"
 }
 
+// Clients that measure: the go-sdk client, as an agent harness on this SDK
+// calls a tool, and a raw JSON-RPC client that times the server alone.
+const (
+	ClientSDK = "go-sdk"
+	ClientRaw = "raw"
+)
+
 type bench struct {
 	Case
-	session *mcp.ClientSession
-	params  func(i int) *mcp.CallToolParams
-	durs    []time.Duration
+	// call makes call i and returns its time and, if last, the response's
+	// size.
+	call func(ctx context.Context, i int, last bool) (time.Duration, int, error)
+	durs []time.Duration
 }
 
 // Run measures every case and returns the report. It starts the processes it
@@ -199,32 +209,47 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		closers = append(closers, func() { cs.Close() })
 		return cs, nil
 	}
-	// Ours: one world per transport, so the writes of one do not grow the
-	// others' database.
-	ours := func(transport string, cs *mcp.ClientSession) {
-		body := "Sounds good, see you at the station at seven; I'll bring the tickets and the printed itinerary."
-		for _, t := range []struct {
-			tool, kind string
-			params     func(int) *mcp.CallToolParams
-		}{
-			{"list_threads", "read", func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}}
-			}},
-			{"list_threads limit=5", "read", func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{"limit": 5}}
-			}},
-			{"read_thread", "read", func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"thread": readThread}}
-			}},
-			{"send_message", "write", func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"thread": writeThread, "body": body}}
-			}},
-		} {
-			cases = append(cases, &bench{Case: Case{Server: "wildawm messages", Transport: transport, Tool: t.tool, Kind: t.kind}, session: cs, params: t.params})
+	rawStdioOf := func(cmd *exec.Cmd) (rawClient, error) {
+		rc, err := startRawStdio(ctx, cmd)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, rc.close)
+		return rc, nil
+	}
+	rawHTTPOf := func(url string) (rawClient, error) {
+		rc, err := startRawHTTP(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, rc.close)
+		return rc, nil
+	}
+	// add appends a case per call for a session of the go-sdk client (cs)
+	// or of the raw client (rc).
+	add := func(server, transport string, reference bool, cs *mcp.ClientSession, rc rawClient, calls []toolCall) {
+		for _, t := range calls {
+			c := Case{Server: server, Transport: transport, Tool: t.label(), Kind: t.kind, Reference: reference, Client: ClientSDK}
+			if rc != nil {
+				c.Client = ClientRaw
+				cases = append(cases, rawBench(c, rc, t))
+			} else {
+				cases = append(cases, sdkBench(c, cs, t))
+			}
 		}
 	}
+	body := "Sounds good, see you at the station at seven; I'll bring the tickets and the printed itinerary."
+	ours := []toolCall{
+		{name: "list_threads", kind: "read", args: func(int) map[string]any { return map[string]any{} }},
+		{name: "list_threads", variant: "limit=5", kind: "read", args: func(int) map[string]any { return map[string]any{"limit": 5} }},
+		{name: "read_thread", kind: "read", args: func(int) map[string]any { return map[string]any{"thread": readThread} }},
+		{name: "send_message", kind: "write", args: func(int) map[string]any { return map[string]any{"thread": writeThread, "body": body} }},
+	}
+	const oursName = "wildawm messages"
 	// Worlds are ephemeral, as the runtime serves its instances (and as
-	// `mcp serve --ephemeral` does), except the durable case's.
+	// `mcp serve --ephemeral` does), except the durable case's. Each
+	// session has its own world, so the writes of one do not grow another's
+	// database.
 	newWorldIn := func(parent, name string, ephemeral bool) (string, *messages.Service, error) {
 		dir := filepath.Join(parent, name)
 		size, err := writeWorld(ctx, dir, o.Threads, o.Messages, 1)
@@ -247,7 +272,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		closers = append(closers, func() { ss.Close() })
 		return connect(ct)
 	}
-	// In process.
+	// In process (the go-sdk client only: the raw client is for transports).
 	{
 		_, svc, err := newWorld("inprocess")
 		if err != nil {
@@ -257,7 +282,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		ours("in-process", cs)
+		add(oursName, "in-process", false, cs, nil, ours)
 	}
 	// In process, durable: send_message with a journal file and fsync on
 	// DiskDir's file system.
@@ -270,74 +295,97 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		body := "Sounds good, see you at the station at seven; I'll bring the tickets and the printed itinerary."
-		cases = append(cases, &bench{Case: Case{Server: "wildawm messages", Transport: "in-process, durable (" + rep.DiskMedium + ")", Tool: "send_message", Kind: "write"},
-			session: cs, params: func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"thread": writeThread, "body": body}}
-			}})
+		add(oursName, "in-process, durable ("+rep.DiskMedium+")", false, cs, nil, ours[3:])
 	}
-	// Stdio: the real command an agent harness launches.
-	if o.Binary != "" {
-		dir, _, err := newWorld("stdio")
-		if err != nil {
-			return nil, err
+	for _, client := range []string{ClientSDK, ClientRaw} {
+		// Stdio: the real command an agent harness launches.
+		if o.Binary != "" {
+			dir, _, err := newWorld("stdio-" + client)
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral")
+			var cs *mcp.ClientSession
+			var rc rawClient
+			if client == ClientSDK {
+				cs, err = connect(&mcp.CommandTransport{Command: cmd})
+			} else {
+				rc, err = rawStdioOf(cmd)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: %s mcp serve: %w", o.Binary, err)
+			}
+			add(oursName, "stdio", false, cs, rc, ours)
+		} else if client == ClientSDK {
+			rep.Skipped = append(rep.Skipped, "wildawm messages over stdio: no wildawm binary given")
 		}
-		cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral")
-		cs, err := connect(&mcp.CommandTransport{Command: cmd})
-		if err != nil {
-			return nil, fmt.Errorf("mcpbench: %s mcp serve: %w", o.Binary, err)
+		// Streamable HTTP on loopback.
+		{
+			_, svc, err := newWorld("http-" + client)
+			if err != nil {
+				return nil, err
+			}
+			srv := httptest.NewServer(svc.HTTPHandler())
+			closers = append(closers, srv.Close)
+			var cs *mcp.ClientSession
+			var rc rawClient
+			if client == ClientSDK {
+				cs, err = connect(&mcp.StreamableClientTransport{Endpoint: srv.URL})
+			} else {
+				rc, err = rawHTTPOf(srv.URL)
+			}
+			if err != nil {
+				return nil, err
+			}
+			add(oursName, "http", false, cs, rc, ours)
 		}
-		ours("stdio", cs)
-	} else {
-		rep.Skipped = append(rep.Skipped, "wildawm messages over stdio: no wildawm binary given")
-	}
-	// Streamable HTTP on loopback.
-	{
-		_, svc, err := newWorld("http")
-		if err != nil {
-			return nil, err
-		}
-		srv := httptest.NewServer(svc.HTTPHandler())
-		closers = append(closers, srv.Close)
-		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: srv.URL})
-		if err != nil {
-			return nil, err
-		}
-		ours("http", cs)
 	}
 
 	// The floor: a plain go-sdk server's echo tool, in each transport.
-	echo := func(transport string, cs *mcp.ClientSession) {
-		cases = append(cases, &bench{Case: Case{Server: "go-sdk echo (floor)", Transport: transport, Tool: "echo", Kind: "read"},
-			session: cs, params: func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "Sounds good, see you at the station at seven."}}
-			}})
-	}
+	const floorName = "go-sdk echo (floor)"
+	echo := []toolCall{{name: "echo", kind: "read", args: func(int) map[string]any {
+		return map[string]any{"message": "Sounds good, see you at the station at seven."}
+	}}}
 	{
 		cs, err := inProcess(EchoServer())
 		if err != nil {
 			return nil, err
 		}
-		echo("in-process", cs)
+		add(floorName, "in-process", false, cs, nil, echo)
 	}
-	if o.Binary != "" && len(o.EchoArgs) > 0 {
-		cs, err := connect(&mcp.CommandTransport{Command: exec.CommandContext(ctx, o.Binary, o.EchoArgs...)})
-		if err != nil {
-			return nil, fmt.Errorf("mcpbench: echo server: %w", err)
+	echoSrv := EchoServer()
+	echoHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoSrv }, nil))
+	closers = append(closers, echoHTTP.Close)
+	for _, client := range []string{ClientSDK, ClientRaw} {
+		if o.Binary != "" && len(o.EchoArgs) > 0 {
+			cmd := exec.CommandContext(ctx, o.Binary, o.EchoArgs...)
+			var cs *mcp.ClientSession
+			var rc rawClient
+			var err error
+			if client == ClientSDK {
+				cs, err = connect(&mcp.CommandTransport{Command: cmd})
+			} else {
+				rc, err = rawStdioOf(cmd)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: echo server: %w", err)
+			}
+			add(floorName, "stdio", false, cs, rc, echo)
+		} else if client == ClientSDK {
+			rep.Skipped = append(rep.Skipped, "go-sdk echo over stdio: no echo server command given")
 		}
-		echo("stdio", cs)
-	} else {
-		rep.Skipped = append(rep.Skipped, "go-sdk echo over stdio: no echo server command given")
-	}
-	{
-		srv := EchoServer()
-		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-		closers = append(closers, hs.Close)
-		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: hs.URL})
+		var cs *mcp.ClientSession
+		var rc rawClient
+		var err error
+		if client == ClientSDK {
+			cs, err = connect(&mcp.StreamableClientTransport{Endpoint: echoHTTP.URL})
+		} else {
+			rc, err = rawHTTPOf(echoHTTP.URL)
+		}
 		if err != nil {
 			return nil, err
 		}
-		echo("http", cs)
+		add(floorName, "http", false, cs, rc, echo)
 	}
 
 	// The reference servers.
@@ -352,19 +400,28 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if r, ok := refs[MemoryPackage]; ok {
 		rep.Versions[MemoryPackage] = r.version
-		cmd := exec.CommandContext(ctx, node, r.main)
-		cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(work, "memory.jsonl"))
-		cs, err := connect(&mcp.CommandTransport{Command: cmd})
-		if err != nil {
-			return nil, fmt.Errorf("mcpbench: %s: %w", MemoryPackage, err)
+		create := []toolCall{{name: "create_entities", kind: "write", args: func(i int) map[string]any {
+			return map[string]any{"entities": []any{map[string]any{
+				"name": fmt.Sprintf("Contact %d", i), "entityType": "person",
+				"observations": []string{"Met at the Lisbon offsite", "Prefers messages to calls"},
+			}}}
+		}}}
+		for _, client := range []string{ClientSDK, ClientRaw} {
+			cmd := exec.CommandContext(ctx, node, r.main)
+			cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(work, "memory-"+client+".jsonl"))
+			var cs *mcp.ClientSession
+			var rc rawClient
+			var err error
+			if client == ClientSDK {
+				cs, err = connect(&mcp.CommandTransport{Command: cmd})
+			} else {
+				rc, err = rawStdioOf(cmd)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: %s: %w", MemoryPackage, err)
+			}
+			add("server-memory (TS)", "stdio", true, cs, rc, create)
 		}
-		cases = append(cases, &bench{Case: Case{Server: "server-memory (TS)", Transport: "stdio", Tool: "create_entities", Kind: "write", Reference: true},
-			session: cs, params: func(i int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "create_entities", Arguments: map[string]any{"entities": []any{map[string]any{
-					"name": fmt.Sprintf("Contact %d", i), "entityType": "person",
-					"observations": []string{"Met at the Lisbon offsite", "Prefers messages to calls"},
-				}}}}
-			}})
 	}
 	if r, ok := refs[EverythingPackage]; ok {
 		rep.Versions[EverythingPackage] = r.version
@@ -373,14 +430,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		closers = append(closers, stop)
-		cs, err := connect(&mcp.StreamableClientTransport{Endpoint: url})
-		if err != nil {
-			return nil, fmt.Errorf("mcpbench: %s: %w", EverythingPackage, err)
+		for _, client := range []string{ClientSDK, ClientRaw} {
+			var cs *mcp.ClientSession
+			var rc rawClient
+			if client == ClientSDK {
+				cs, err = connect(&mcp.StreamableClientTransport{Endpoint: url})
+			} else {
+				rc, err = rawHTTPOf(url)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: %s: %w", EverythingPackage, err)
+			}
+			add("server-everything (TS)", "http", true, cs, rc, echo)
 		}
-		cases = append(cases, &bench{Case: Case{Server: "server-everything (TS)", Transport: "http", Tool: "echo", Kind: "read", Reference: true},
-			session: cs, params: func(int) *mcp.CallToolParams {
-				return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "Sounds good, see you at the station at seven."}}
-			}})
 	}
 
 	// Round robin: call i of every case, then call i+1 of every case.
@@ -388,26 +450,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		b.durs = make([]time.Duration, 0, o.Calls)
 	}
 	for i := range o.Warmup + o.Calls {
+		last := i == o.Warmup+o.Calls-1
 		for _, b := range cases {
-			p := b.params(i)
-			start := time.Now()
-			res, err := b.session.CallTool(ctx, p)
-			d := time.Since(start)
+			d, size, err := b.call(ctx, i, last)
 			if err != nil {
-				return nil, fmt.Errorf("mcpbench: %s %s %s: %w", b.Server, b.Transport, b.Tool, err)
-			}
-			if res.IsError {
-				return nil, fmt.Errorf("mcpbench: %s %s %s: tool error: %s", b.Server, b.Transport, b.Tool, toolText(res))
+				return nil, fmt.Errorf("mcpbench: %s %s %s (%s client): %w", b.Server, b.Transport, b.Tool, b.Client, err)
 			}
 			if i >= o.Warmup {
 				b.durs = append(b.durs, d)
 			}
-			if i == o.Warmup+o.Calls-1 {
-				b.Bytes = responseBytes(res)
+			if last {
+				b.Bytes = size
 			}
 		}
 	}
-	refP50 := map[string]time.Duration{}
+	type key struct{ client, transport string }
+	refP50 := map[key]time.Duration{}
 	for _, b := range cases {
 		slices.Sort(b.durs)
 		b.P50 = quantile(b.durs, 0.50)
@@ -418,17 +476,66 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		b.Mean = sum / time.Duration(len(b.durs))
 		if b.Reference {
-			refP50[b.Transport] = b.P50
+			refP50[key{b.Client, b.Transport}] = b.P50
 		}
 	}
 	for _, b := range cases {
-		if r := refP50[b.Transport]; r > 0 && !b.Reference {
+		if r := refP50[key{b.Client, b.Transport}]; r > 0 && !b.Reference {
 			b.Ratio = float64(b.P50) / float64(r)
 		}
 		rep.Cases = append(rep.Cases, b.Case)
 	}
 	rep.Elapsed = time.Since(began)
 	return rep, nil
+}
+
+// toolCall is one measured tool call: the tool's name, a variant label for
+// the table and its arguments for call i.
+type toolCall struct {
+	name, variant, kind string
+	args                func(i int) map[string]any
+}
+
+func (t toolCall) label() string {
+	if t.variant == "" {
+		return t.name
+	}
+	return t.name + " " + t.variant
+}
+
+// sdkBench times t through the go-sdk client's CallTool.
+func sdkBench(c Case, cs *mcp.ClientSession, t toolCall) *bench {
+	return &bench{Case: c, call: func(ctx context.Context, i int, last bool) (time.Duration, int, error) {
+		p := &mcp.CallToolParams{Name: t.name, Arguments: t.args(i)}
+		start := time.Now()
+		res, err := cs.CallTool(ctx, p)
+		d := time.Since(start)
+		if err != nil {
+			return d, 0, err
+		}
+		if res.IsError {
+			return d, 0, fmt.Errorf("tool error: %s", toolText(res))
+		}
+		size := 0
+		if last {
+			size = responseBytes(res)
+		}
+		return d, size, nil
+	}}
+}
+
+// rawBench times t through the raw client, checking every response after
+// the clock stops.
+func rawBench(c Case, rc rawClient, t toolCall) *bench {
+	var id int64
+	return &bench{Case: c, call: func(ctx context.Context, i int, _ bool) (time.Duration, int, error) {
+		id++
+		msg, d, err := rc.call(ctx, id, t.name, t.args(i))
+		if err == nil {
+			_, err = checkResponse(msg, id)
+		}
+		return d, len(msg), err
+	}}
 }
 
 // responseBytes is the size of res as a JSON-RPC response message (the

@@ -52,15 +52,17 @@ func TestRun(t *testing.T) {
 			t.Errorf("%s %s %s: response of %d bytes", c.Server, c.Transport, c.Tool, c.Bytes)
 		}
 	}
-	if ours != 13 {
-		t.Errorf("%d of our cases, want 13 (4 calls x 3 transports, and the durable write)", ours)
+	if ours != 21 {
+		t.Errorf("%d of our cases, want 21 (4 calls in process, over stdio and HTTP with each of 2 clients, and the durable write)", ours)
 	}
-	if floors != 3 {
-		t.Errorf("%d floor cases, want 3 (in-process, stdio, http)", floors)
+	if floors != 5 {
+		t.Errorf("%d floor cases, want 5 (in-process, stdio and http with each of 2 clients)", floors)
 	}
 	md := rep.Markdown()
-	if !strings.Contains(md, "| wildawm messages | stdio | send_message | write |") {
-		t.Errorf("markdown lacks our stdio send_message row:\n%s", md)
+	for _, client := range []string{ClientSDK, ClientRaw} {
+		if row := "| wildawm messages | stdio | " + client + " | send_message | write |"; !strings.Contains(md, row) {
+			t.Errorf("markdown lacks the row %q:\n%s", row, md)
+		}
 	}
 	t.Log("\n" + md)
 }

@@ -8,7 +8,7 @@ import (
 
 // Markdown renders the report as a markdown section: the setup, then one
 // table row per case with p50, p99 and the ratio to the reference server on
-// the same transport.
+// the same transport, measured with the same client.
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## MCP tools/call latency\n\n")
@@ -16,7 +16,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "wildawm messages service on a database of %d threads and %d messages (%.1f KiB); read_thread reads one %d-message thread (and marks it read, a write transaction), send_message appends to another. ",
 		r.Threads, r.Messages, float64(r.DBBytes)/1024, r.Messages/r.Threads)
 	fmt.Fprintf(&b, "Worlds on %s, ephemeral as the runtime's instances (`mcp serve --ephemeral` over stdio); the durable case writes with a journal file and fsync on %s. ", r.Medium, r.DiskMedium)
-	fmt.Fprintf(&b, "Client: go-sdk %s, %s, GOMAXPROCS %d, %s", r.SDKVersion, r.GoVersion, r.GOMAXPROCS, r.GC)
+	fmt.Fprintf(&b, "Clients: the go-sdk %s client (go-sdk), and a raw JSON-RPC client (raw) that writes the request and stops the clock at the response's last byte, parsing and checking it afterwards; %s, GOMAXPROCS %d, %s", r.SDKVersion, r.GoVersion, r.GOMAXPROCS, r.GC)
 	if r.NodeVersion != "" {
 		fmt.Fprintf(&b, "; reference servers on Node %s", r.NodeVersion)
 		for _, n := range []string{MemoryPackage, EverythingPackage} {
@@ -26,7 +26,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	fmt.Fprintf(&b, ".\n\n")
-	b.WriteString("| server | transport | tool | kind | response | p50 | p99 | mean | p50 ratio vs reference |\n|---|---|---|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| server | transport | client | tool | kind | response | p50 | p99 | mean | p50 ratio vs reference |\n|---|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.Cases {
 		ratio := "—"
 		switch {
@@ -35,9 +35,9 @@ func (r *Report) Markdown() string {
 		case c.Ratio > 0:
 			ratio = fmt.Sprintf("**%.2fx**", c.Ratio)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Tool, c.Kind, fmtBytes(c.Bytes), fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Client, c.Tool, c.Kind, fmtBytes(c.Bytes), fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
 	}
-	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference. Response: the JSON-RPC response message's size.\n")
+	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport with the same client (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference. Response: the JSON-RPC response message's size (go-sdk: the SDK's re-encoding of the result; raw: the bytes received).\n")
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "\nSkipped: %s", s)
 	}

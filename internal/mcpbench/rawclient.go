@@ -1,0 +1,303 @@
+package mcpbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// rawProtocolVersion is the protocol version the raw client asks for: one
+// every server measured here speaks.
+const rawProtocolVersion = "2025-11-25"
+
+// A rawClient speaks MCP as bare JSON-RPC: it writes a tools/call request
+// and stops the clock when the last byte of the response has arrived,
+// before parsing it. What it times is the server (and the transport), not a
+// client library: with the go-sdk client, more than half of a small call's
+// time is the client's own decoding and goroutine hand-offs. The response
+// is parsed and checked after the clock stops.
+type rawClient interface {
+	// call sends tools/call with the given id and returns the response
+	// message (the JSON-RPC object) and the time from the request's first
+	// byte written to the response's last byte read.
+	call(ctx context.Context, id int64, name string, args any) ([]byte, time.Duration, error)
+	close()
+}
+
+type rawRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      *int64 `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+type rawResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rawMessage encodes a request with id, or a notification if id < 0.
+func rawMessage(id int64, method string, params any) []byte {
+	req := rawRequest{JSONRPC: "2.0", Method: method, Params: params}
+	if id >= 0 {
+		req.ID = &id
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		panic(err) // only the benchmark's own literals are encoded here
+	}
+	return b
+}
+
+func initializeParams() map[string]any {
+	return map[string]any{"protocolVersion": rawProtocolVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "wildawm-mcpbench-raw", "version": "1"}}
+}
+
+// checkResponse parses msg as the response to request id and returns its
+// result, or an error naming what is wrong: another id, a JSON-RPC error or
+// a tool error.
+func checkResponse(msg []byte, id int64) (*rawResponse, error) {
+	var r rawResponse
+	if err := json.Unmarshal(msg, &r); err != nil {
+		return nil, fmt.Errorf("response is not JSON-RPC: %v: %.200s", err, msg)
+	}
+	if string(r.ID) != fmt.Sprint(id) {
+		return nil, fmt.Errorf("response has id %s, want %d", r.ID, id)
+	}
+	if r.Error != nil {
+		return nil, fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	if r.Result == nil {
+		return nil, errors.New("response has neither result nor error")
+	}
+	if r.Result.IsError {
+		var text strings.Builder
+		for _, c := range r.Result.Content {
+			text.WriteString(c.Text)
+		}
+		return nil, fmt.Errorf("tool error: %s", text.String())
+	}
+	return &r, nil
+}
+
+// hasID reports whether msg is a JSON-RPC message with the given id (a
+// response), as opposed to a notification or a request of the server.
+func hasID(msg []byte, id int64) bool {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(msg, &m) == nil && string(m.ID) == fmt.Sprint(id)
+}
+
+// rawStdio is a raw client of a server started as a command, one message
+// per line.
+type rawStdio struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	line []byte
+}
+
+// startRawStdio starts cmd and initializes an MCP session over its stdin
+// and stdout.
+func startRawStdio(ctx context.Context, cmd *exec.Cmd) (*rawStdio, error) {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &rawStdio{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	msg, _, err := c.roundTrip(0, rawMessage(0, "initialize", initializeParams()))
+	if err == nil {
+		_, err = checkResponse(msg, 0)
+	}
+	if err == nil {
+		_, err = c.in.Write(append(rawMessage(-1, "notifications/initialized", nil), '\n'))
+	}
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("initialize over stdio: %w", err)
+	}
+	return c, nil
+}
+
+// roundTrip writes req and reads lines until the response with id; the
+// server's notifications before it are skipped. It returns the response and
+// when its last byte was read.
+func (c *rawStdio) roundTrip(id int64, req []byte) ([]byte, time.Time, error) {
+	if _, err := c.in.Write(append(req, '\n')); err != nil {
+		return nil, time.Time{}, err
+	}
+	for {
+		c.line = c.line[:0]
+		for {
+			chunk, err := c.out.ReadSlice('\n')
+			c.line = append(c.line, chunk...)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, time.Time{}, fmt.Errorf("reading the server's stdout: %w", err)
+			}
+		}
+		read := time.Now()
+		if hasID(c.line, id) {
+			return bytes.TrimRight(c.line, "\r\n"), read, nil
+		}
+	}
+}
+
+func (c *rawStdio) call(_ context.Context, id int64, name string, args any) ([]byte, time.Duration, error) {
+	req := rawMessage(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	start := time.Now()
+	msg, read, err := c.roundTrip(id, req)
+	if err != nil {
+		return nil, time.Since(start), err
+	}
+	return msg, read.Sub(start), nil
+}
+
+func (c *rawStdio) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rawHTTP is a raw client of a streamable HTTP endpoint: one POST per
+// message, with the session id and protocol version headers the transport
+// requires; a response comes as a JSON body or as server-sent events.
+type rawHTTP struct {
+	url      string
+	client   *http.Client
+	session  string
+	protocol string
+}
+
+// startRawHTTP initializes an MCP session with the endpoint at url.
+func startRawHTTP(ctx context.Context, url string) (*rawHTTP, error) {
+	c := &rawHTTP{url: url, client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
+	body, hdr, err := c.post(ctx, rawMessage(0, "initialize", initializeParams()))
+	if err != nil {
+		return nil, fmt.Errorf("initialize over HTTP: %w", err)
+	}
+	msg, err := responseIn(body, hdr, 0)
+	if err != nil {
+		return nil, fmt.Errorf("initialize over HTTP: %w", err)
+	}
+	r, err := checkResponse(msg, 0)
+	if err != nil {
+		return nil, fmt.Errorf("initialize over HTTP: %w", err)
+	}
+	c.session = hdr.Get("Mcp-Session-Id")
+	c.protocol = r.Result.ProtocolVersion
+	if _, _, err := c.post(ctx, rawMessage(-1, "notifications/initialized", nil)); err != nil {
+		return nil, fmt.Errorf("initialized notification over HTTP: %w", err)
+	}
+	return c, nil
+}
+
+// post sends one message and reads the whole response body.
+func (c *rawHTTP) post(ctx context.Context, msg []byte) ([]byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.protocol != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.protocol)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
+	}
+	return body, resp.Header, nil
+}
+
+// responseIn finds the response with id in a POST's body: the body itself
+// (application/json) or the data of one of its server-sent events.
+func responseIn(body []byte, hdr http.Header, id int64) ([]byte, error) {
+	if !strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
+		return body, nil
+	}
+	for event := range bytes.SplitSeq(body, []byte("\n\n")) {
+		var data []byte
+		for line := range bytes.SplitSeq(event, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+			}
+		}
+		if len(data) > 0 && hasID(data, id) {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("no response with id %d in the event stream: %.200s", id, body)
+}
+
+func (c *rawHTTP) call(ctx context.Context, id int64, name string, args any) ([]byte, time.Duration, error) {
+	req := rawMessage(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	start := time.Now()
+	body, hdr, err := c.post(ctx, req)
+	d := time.Since(start)
+	if err != nil {
+		return nil, d, err
+	}
+	msg, err := responseIn(body, hdr, id)
+	return msg, d, err
+}
+
+func (c *rawHTTP) close() {
+	if c.session != "" {
+		req, err := http.NewRequest(http.MethodDelete, c.url, nil)
+		if err == nil {
+			req.Header.Set("Mcp-Session-Id", c.session)
+			if resp, err := c.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}
+	c.client.CloseIdleConnections()
+}
