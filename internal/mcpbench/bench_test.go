@@ -3,6 +3,8 @@ package mcpbench
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,6 +100,50 @@ func BenchmarkAddTool(b *testing.B) {
 			for b.Loop() {
 				if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
 					b.Fatalf("%v %v", err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPResponse compares the two ways streamable HTTP may answer a
+// POST, as the raw client sees them: one application/json body (what
+// dbtool.NewHTTPHandler serves) and an event stream (the SDK's default),
+// for send_message on the benchmark world.
+func BenchmarkHTTPResponse(b *testing.B) {
+	ctx := context.Background()
+	for _, jsonResponse := range []bool{true, false} {
+		name := "event-stream"
+		if jsonResponse {
+			name = "json"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "w")
+			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
+				b.Fatal(err)
+			}
+			svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self, Ephemeral: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := svc.Server()
+			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+			defer hs.Close()
+			rc, err := startRawHTTP(ctx, hs.URL)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rc.close()
+			args := map[string]any{"thread": writeThread, "body": "Sounds good, see you at the station at seven."}
+			var id int64
+			for b.Loop() {
+				id++
+				msg, _, err := rc.call(ctx, id, "send_message", args)
+				if err == nil {
+					_, err = checkResponse(msg, id)
+				}
+				if err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

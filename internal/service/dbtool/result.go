@@ -8,14 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// NewServer returns an MCP server for a service, as mcp.NewServer does,
-// with its tool results encoded once (see encodeResults).
-func NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) *mcp.Server {
-	srv := mcp.NewServer(impl, opts)
-	srv.AddReceivingMiddleware(encodeResults)
-	return srv
-}
-
 // encodeResults is a receiving middleware that hands the SDK the result of
 // a tools/call in a form encoding/json writes in one pass, when it has the
 // shape AddTool gives it (text content and structured content, nothing

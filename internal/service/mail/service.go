@@ -127,7 +127,7 @@ func (s *Service) HTTPHandler() http.Handler {
 	// the tools' JSON schemas, which costs more than a reset.
 	s.srvOnce.Do(func() { s.srv = s.Server() })
 	srv := s.srv
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.sessionTimeout})
+	return dbtool.NewHTTPHandler(srv, s.log, s.sessionTimeout)
 }
 
 // RunStdio serves one session over stdin/stdout until the client disconnects
