@@ -313,7 +313,7 @@ func (s *Service) readThread(ctx context.Context, in ReadThreadIn) (ReadThreadOu
 			return fmt.Errorf("read thread: %w", err)
 		}
 		rows.Close()
-		if _, err := q.ExecContext(ctx, `UPDATE messages SET is_read = 1 WHERE thread_id = ? AND is_read <> 1`, t.id); err != nil {
+		if _, err := q.ExecContext(ctx, `UPDATE messages SET is_read = 1 WHERE thread_id = ? AND is_read = 0`, t.id); err != nil {
 			return fmt.Errorf("mark read: %w", err)
 		}
 		return nil
