@@ -1,10 +1,12 @@
 package mcpbench
 
 import (
+	"bufio"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,6 +141,71 @@ func BenchmarkHTTPResponse(b *testing.B) {
 			for b.Loop() {
 				id++
 				msg, _, err := rc.call(ctx, id, "send_message", args)
+				if err == nil {
+					_, err = checkResponse(msg, id)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStdioResult times a read_thread-sized answer (a fixed
+// 40-message result, 18 KiB on the wire) over a pipe with the raw client,
+// three ways: the SDK's result encoding and stdio transport
+// (mcp.NewServer, mcp.IOTransport), dbtool's one-pass result encoding on
+// the SDK's transport (dbtool.NewServer), and both of dbtool's
+// (dbtool.StdioTransport, as `wildawm mcp serve` runs).
+func BenchmarkStdioResult(b *testing.B) {
+	out := messages.ReadThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
+	for i := range 40 {
+		out.Messages = append(out.Messages, messages.Message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
+			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
+	}
+	fn := func(context.Context, messages.ReadThreadIn) (messages.ReadThreadOut, error) { return out, nil }
+	for _, c := range []struct {
+		name      string
+		newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server
+		transport func(in, out *os.File) mcp.Transport
+	}{
+		{"sdk-encoding/sdk-stdio", mcp.NewServer, func(in, out *os.File) mcp.Transport { return &mcp.IOTransport{Reader: in, Writer: out} }},
+		{"dbtool-encoding/sdk-stdio", dbtool.NewServer, func(in, out *os.File) mcp.Transport { return &mcp.IOTransport{Reader: in, Writer: out} }},
+		{"dbtool-encoding/dbtool-stdio", dbtool.NewServer, func(in, out *os.File) mcp.Transport { return &dbtool.StdioTransport{In: in, Out: out} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			srv := c.newServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			dbtool.AddTool(srv, &dbtool.DB{Service: "bench", Log: slog.New(slog.DiscardHandler)}, &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}, fn)
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(context.Background(), c.transport(inR, outW)) }()
+			defer func() { inW.Close(); <-done; outR.Close(); outW.Close() }()
+			// The raw client over the pipe pair, as startRawStdio speaks to
+			// a command.
+			rc := &rawStdio{in: inW, out: bufio.NewReaderSize(outR, 64<<10)}
+			msg, _, err := rc.roundTrip(0, rawMessage(0, "initialize", initializeParams()))
+			if err == nil {
+				_, err = checkResponse(msg, 0)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := inW.Write(append(rawMessage(-1, "notifications/initialized", nil), '\n')); err != nil {
+				b.Fatal(err)
+			}
+			args := map[string]any{"thread": readThread}
+			var id int64
+			for b.Loop() {
+				id++
+				msg, _, err := rc.call(context.Background(), id, "read_thread", args)
 				if err == nil {
 					_, err = checkResponse(msg, id)
 				}
