@@ -95,6 +95,22 @@ func TestMCPServeStdio(t *testing.T) {
 		t.Errorf("mcp serve after its stdin closed: %v", err)
 	}
 
+	// A harness that writes its requests and closes the pipe before the
+	// server reads (echo ... | wildawm mcp serve) gets every answer.
+	piped := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf)
+	piped.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
+	piped.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_threads","arguments":{"limit":1}}}
+`)
+	outb, err := piped.Output()
+	if err != nil {
+		t.Fatalf("mcp serve with a closed stdin: %v", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(outb)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text"`) {
+		t.Errorf("mcp serve with a closed stdin answered:\n%s", outb)
+	}
+
 	if _, _, err := run(t, filepath.Join(t.TempDir(), "s"), "mcp", "serve", "--world", dir, "--service", "nope"); err == nil || !strings.Contains(err.Error(), "known: messages") {
 		t.Errorf("unknown service: %v", err)
 	}

@@ -209,21 +209,32 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		closers = append(closers, func() { cs.Close() })
 		return cs, nil
 	}
-	rawStdioOf := func(cmd *exec.Cmd) (rawClient, error) {
+	// overStdio starts cmd and connects client to it; overHTTP connects
+	// client to the streamable HTTP endpoint at url. One of the session
+	// and the raw client is set.
+	overStdio := func(client string, cmd *exec.Cmd) (*mcp.ClientSession, rawClient, error) {
+		if client == ClientSDK {
+			cs, err := connect(&mcp.CommandTransport{Command: cmd})
+			return cs, nil, err
+		}
 		rc, err := startRawStdio(ctx, cmd)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		closers = append(closers, rc.close)
-		return rc, nil
+		return nil, rc, nil
 	}
-	rawHTTPOf := func(url string) (rawClient, error) {
+	overHTTP := func(client, url string) (*mcp.ClientSession, rawClient, error) {
+		if client == ClientSDK {
+			cs, err := connect(&mcp.StreamableClientTransport{Endpoint: url})
+			return cs, nil, err
+		}
 		rc, err := startRawHTTP(ctx, url)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		closers = append(closers, rc.close)
-		return rc, nil
+		return nil, rc, nil
 	}
 	// add appends a case per call for a session of the go-sdk client (cs)
 	// or of the raw client (rc).
@@ -305,13 +316,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return nil, err
 			}
 			cmd := exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral")
-			var cs *mcp.ClientSession
-			var rc rawClient
-			if client == ClientSDK {
-				cs, err = connect(&mcp.CommandTransport{Command: cmd})
-			} else {
-				rc, err = rawStdioOf(cmd)
-			}
+			cs, rc, err := overStdio(client, cmd)
 			if err != nil {
 				return nil, fmt.Errorf("mcpbench: %s mcp serve: %w", o.Binary, err)
 			}
@@ -327,13 +332,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			srv := httptest.NewServer(svc.HTTPHandler())
 			closers = append(closers, srv.Close)
-			var cs *mcp.ClientSession
-			var rc rawClient
-			if client == ClientSDK {
-				cs, err = connect(&mcp.StreamableClientTransport{Endpoint: srv.URL})
-			} else {
-				rc, err = rawHTTPOf(srv.URL)
-			}
+			cs, rc, err := overHTTP(client, srv.URL)
 			if err != nil {
 				return nil, err
 			}
@@ -358,15 +357,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	closers = append(closers, echoHTTP.Close)
 	for _, client := range []string{ClientSDK, ClientRaw} {
 		if o.Binary != "" && len(o.EchoArgs) > 0 {
-			cmd := exec.CommandContext(ctx, o.Binary, o.EchoArgs...)
-			var cs *mcp.ClientSession
-			var rc rawClient
-			var err error
-			if client == ClientSDK {
-				cs, err = connect(&mcp.CommandTransport{Command: cmd})
-			} else {
-				rc, err = rawStdioOf(cmd)
-			}
+			cs, rc, err := overStdio(client, exec.CommandContext(ctx, o.Binary, o.EchoArgs...))
 			if err != nil {
 				return nil, fmt.Errorf("mcpbench: echo server: %w", err)
 			}
@@ -374,14 +365,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		} else if client == ClientSDK {
 			rep.Skipped = append(rep.Skipped, "go-sdk echo over stdio: no echo server command given")
 		}
-		var cs *mcp.ClientSession
-		var rc rawClient
-		var err error
-		if client == ClientSDK {
-			cs, err = connect(&mcp.StreamableClientTransport{Endpoint: echoHTTP.URL})
-		} else {
-			rc, err = rawHTTPOf(echoHTTP.URL)
-		}
+		cs, rc, err := overHTTP(client, echoHTTP.URL)
 		if err != nil {
 			return nil, err
 		}
@@ -409,14 +393,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		for _, client := range []string{ClientSDK, ClientRaw} {
 			cmd := exec.CommandContext(ctx, node, r.main)
 			cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(work, "memory-"+client+".jsonl"))
-			var cs *mcp.ClientSession
-			var rc rawClient
-			var err error
-			if client == ClientSDK {
-				cs, err = connect(&mcp.CommandTransport{Command: cmd})
-			} else {
-				rc, err = rawStdioOf(cmd)
-			}
+			cs, rc, err := overStdio(client, cmd)
 			if err != nil {
 				return nil, fmt.Errorf("mcpbench: %s: %w", MemoryPackage, err)
 			}
@@ -431,13 +408,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		closers = append(closers, stop)
 		for _, client := range []string{ClientSDK, ClientRaw} {
-			var cs *mcp.ClientSession
-			var rc rawClient
-			if client == ClientSDK {
-				cs, err = connect(&mcp.StreamableClientTransport{Endpoint: url})
-			} else {
-				rc, err = rawHTTPOf(url)
-			}
+			cs, rc, err := overHTTP(client, url)
 			if err != nil {
 				return nil, fmt.Errorf("mcpbench: %s: %w", EverythingPackage, err)
 			}

@@ -263,10 +263,16 @@ func responseIn(body []byte, hdr http.Header, id int64) ([]byte, error) {
 	if !strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
 		return body, nil
 	}
+	// Lines end in CRLF, LF or CR; an event ends at an empty line, and its
+	// data lines join with LF.
+	body = bytes.ReplaceAll(bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
 	for event := range bytes.SplitSeq(body, []byte("\n\n")) {
 		var data []byte
 		for line := range bytes.SplitSeq(event, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if data != nil {
+					data = append(data, '\n')
+				}
 				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
 			}
 		}

@@ -37,6 +37,10 @@ func TestResponseIn(t *testing.T) {
 	if err != nil || string(got) != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("event stream: %q, %v", got, err)
 	}
+	crlf := "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":5,\"result\":{}}\r\n\r\nevent: message\r\ndata: {\"id\":6}\r\n\r\n"
+	if got, err := responseIn([]byte(crlf), sse, 5); err != nil || string(got) != "{\"jsonrpc\":\"2.0\",\n\"id\":5,\"result\":{}}" {
+		t.Errorf("CRLF events, data on two lines: %q, %v", got, err)
+	}
 	if _, err := responseIn([]byte(body), sse, 4); err == nil {
 		t.Error("found a response with id 4 in a stream without one")
 	}

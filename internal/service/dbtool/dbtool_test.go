@@ -18,6 +18,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/servicetest"
+
 	"github.com/wildawm/wildawm/internal/state"
 )
 
@@ -420,17 +422,7 @@ func TestAddToolChecksArguments(t *testing.T) {
 		}
 		return argsOut{Text: strings.Repeat("hi "+in.Name, max(in.Count, 1))}, nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
 
 	// The schemas are derived from the types.
 	tools, err := cs.ListTools(context.Background(), nil)

@@ -37,18 +37,23 @@ func encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // plainResult is a CallToolResult written by encoding/json field by field.
-// It embeds the result for the methods the SDK calls on a Result; the
-// embedded result's MarshalJSON would be promoted too and make encoding/json
-// call it, so noMarshal, embedded at the same depth, makes the name
-// ambiguous and leaves plainResult without one (the Go spec's rule for
-// selectors at equal depth).
+// It embeds the result for the methods the SDK calls on a Result after the
+// middleware (for a request of protocol 2026-07-28 or later the SDK adds
+// the server's identity to _meta and may set a result type, on the
+// embedded result). The embedded result's MarshalJSON would be promoted too and make
+// encoding/json call it, so noMarshal, embedded at the same depth, makes
+// the name ambiguous and leaves plainResult without one (the Go spec's rule
+// for selectors at equal depth). Meta and ResultType read the embedded
+// result when the result is encoded, so what the SDK set there is written.
 type plainResult struct {
 	*mcp.CallToolResult `json:"-"`
 	noMarshal           `json:"-"`
 
-	Content           []plainText `json:"content"`
-	StructuredContent any         `json:"structuredContent,omitempty"`
-	IsError           bool        `json:"isError,omitempty"`
+	Meta              metaOf       `json:"_meta,omitzero"`
+	Content           []plainText  `json:"content"`
+	StructuredContent any          `json:"structuredContent,omitempty"`
+	IsError           bool         `json:"isError,omitempty"`
+	ResultType        resultTypeOf `json:"resultType,omitzero"`
 }
 
 type plainText struct {
@@ -63,19 +68,51 @@ func (noMarshal) MarshalJSON() ([]byte, error) {
 	return nil, errors.New("dbtool: noMarshal.MarshalJSON called")
 }
 
+// metaOf writes a result's _meta (small, so encoding/json's re-scan of a
+// MarshalJSON's output costs nothing here).
+type metaOf struct{ r *mcp.CallToolResult }
+
+func (m metaOf) IsZero() bool                 { return len(m.r.Meta) == 0 }
+func (m metaOf) MarshalJSON() ([]byte, error) { return json.Marshal(m.r.Meta) }
+
+// resultTypeOf writes a result's resultType, which the SDK keeps in an
+// unexported field: it is read from the SDK's own encoding of the result
+// stripped of everything else.
+type resultTypeOf struct{ r *mcp.CallToolResult }
+
+func (t resultTypeOf) get() string {
+	bare := *t.r
+	bare.Meta, bare.Content, bare.StructuredContent, bare.IsError = nil, nil, nil, false
+	b, err := bare.MarshalJSON()
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		ResultType string `json:"resultType"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v.ResultType
+}
+
+func (t resultTypeOf) IsZero() bool                 { return t.get() == "" }
+func (t resultTypeOf) MarshalJSON() ([]byte, error) { return json.Marshal(t.get()) }
+
 // plain returns r as a plainResult if it holds only plain text content,
 // structured content that is not a json.Marshaler (a Marshaler's output
-// would be re-scanned) and the error flag; ok is false for anything else
-// (metadata, annotations, other content, input requests), which the SDK
-// then encodes as usual.
+// would be re-scanned), the error flag, _meta and a result type; ok is
+// false for anything else (annotations, other content, input requests),
+// which the SDK then encodes as usual.
 func plain(r *mcp.CallToolResult) (_ *plainResult, ok bool) {
-	if r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+	if r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
 		return nil, false
 	}
 	if _, ok := r.StructuredContent.(json.Marshaler); ok {
 		return nil, false
 	}
-	p := &plainResult{CallToolResult: r, Content: make([]plainText, len(r.Content)), StructuredContent: r.StructuredContent, IsError: r.IsError}
+	p := &plainResult{CallToolResult: r, Meta: metaOf{r}, Content: make([]plainText, len(r.Content)),
+		StructuredContent: r.StructuredContent, IsError: r.IsError, ResultType: resultTypeOf{r}}
 	for i, c := range r.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok || t.Meta != nil || t.Annotations != nil {

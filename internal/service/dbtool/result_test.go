@@ -3,11 +3,20 @@ package dbtool
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 )
+
+// serverOf makes a server a servicetest.Server.
+type serverOf func() *mcp.Server
+
+func (f serverOf) Server() *mcp.Server       { return f() }
+func (f serverOf) HTTPHandler() http.Handler { return NewHTTPHandler(f(), nil, 0) }
 
 // plainResult must be a Result without a MarshalJSON of its own: the
 // embedded result's is hidden by noMarshal's at the same depth.
@@ -36,6 +45,7 @@ func TestPlainResultEncodesAsTheSDK(t *testing.T) {
 	errRes.SetError(BadCall("no thread %q; call list_threads", "t-9<"))
 	for name, r := range map[string]*mcp.CallToolResult{
 		"result":   {Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out},
+		"meta":     {Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: "a"}}},
 		"error":    &errRes,
 		"no text":  {Content: []mcp.Content{}},
 		"two text": {Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
@@ -63,7 +73,6 @@ func TestPlainResultEncodesAsTheSDK(t *testing.T) {
 		}
 	}
 	for name, r := range map[string]*mcp.CallToolResult{
-		"meta":        {Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: "a"}}},
 		"annotations": {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
 		"image":       {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
 		"marshaler":   {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: json.RawMessage(`{}`)},
@@ -85,17 +94,7 @@ func TestNewServerEncodesToolResults(t *testing.T) {
 		}
 		return argsOut{Text: "hi <" + in.Name + ">"}, nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bo"}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)

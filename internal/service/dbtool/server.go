@@ -9,7 +9,9 @@ import (
 )
 
 // NewServer returns an MCP server for a service, as mcp.NewServer does,
-// with its tool results encoded once (see encodeResults).
+// with its tool results encoded once (see encodeResults). Receiving
+// middleware added to it later runs around encodeResults and sees a
+// tools/call result as an unexported type, not *mcp.CallToolResult.
 func NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) *mcp.Server {
 	srv := mcp.NewServer(impl, opts)
 	srv.AddReceivingMiddleware(encodeResults)

@@ -26,31 +26,30 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // client closes stdin or ctx ends.
 //
 // A harness hands its server the read end of a pipe in blocking mode,
-// which Go's poller does not take and so a Read of it cannot be
-// interrupted: StdioTransport would fall back to the SDK's transport. When
-// stdin is a pipe or a socket, ServeStdio puts it in non-blocking mode (the
-// mode is shared only by holders of that read end) and reads it through
-// the poller. A terminal or a file is left as it is (a terminal's mode is
-// shared with the shell).
+// which Go's poller does not take, and a Read of it cannot be interrupted:
+// StdioTransport would fall back to the SDK's transport. When stdin is a
+// pipe, ServeStdio reads it through a second, non-blocking open of the same
+// pipe (/proc/self/fd/0), which the poller takes; fd 0 itself, its mode and
+// whatever shares it are left alone. Any other stdin (a terminal, a file, a
+// socket) is read through the SDK's transport.
 func ServeStdio(ctx context.Context, srv *mcp.Server) error {
-	return srv.Run(ctx, &StdioTransport{In: pollableStdin(), Out: os.Stdout})
-}
-
-func pollableStdin() *os.File {
-	fi, err := os.Stdin.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
-		return os.Stdin
+	in := os.Stdin
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		// O_NONBLOCK: opening a pipe's read end blocks until it has a
+		// writer, and the harness may have written and closed it already.
+		if f, err := os.OpenFile("/proc/self/fd/0", os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			defer f.Close()
+			in = f
+		}
 	}
-	if err := unix.SetNonblock(0, true); err != nil {
-		return os.Stdin
-	}
-	return os.NewFile(0, "/dev/stdin")
+	return srv.Run(ctx, &StdioTransport{In: in, Out: os.Stdout})
 }
 
 // StdioTransport is newline-delimited JSON-RPC over a pair of files, as the
 // SDK's mcp.StdioTransport, with less work per message:
 //
-//   - Read reads a line and decodes it once, where the SDK's transport
+//   - Read reads a line, checks that it is one JSON value and decodes it
+//     once, where the SDK's transport
 //     decodes it three times (a streaming decoder, an attempt as a batch,
 //     the message) on a goroutine of its own that hands each message over
 //     a channel.
@@ -58,9 +57,10 @@ func pollableStdin() *os.File {
 //     the SDK's transport re-encodes the whole message, which re-scans the
 //     result (for a 18 KiB answer about 100 µs).
 //
-// It differs in two ways a client can see: a line that is not JSON-RPC
-// gets a parse error response (id null) and the session goes on, where the
-// SDK's transport ends the session; and a batch (a JSON array, which
+// It differs in two ways a client can see: a line that is not one JSON
+// value gets a parse error and one that is not a JSON-RPC message an
+// invalid-request error (id null), and the session goes on, where the SDK's
+// transport ends the session; and a batch (a JSON array, which
 // protocol versions before 2025-06-18 allow) gets an invalid-request error
 // response, where the SDK's transport accepts one before 2025-06-18.
 //
@@ -77,7 +77,8 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.In.SetReadDeadline(time.Time{}); err != nil {
 		return (&mcp.IOTransport{Reader: t.In, Writer: nopCloser{t.Out}}).Connect(ctx)
 	}
-	return &stdioConn{in: t.In, r: bufio.NewReaderSize(t.In, 64<<10), out: t.Out, closed: make(chan struct{})}, nil
+	return &stdioConn{in: t.In, r: bufio.NewReaderSize(t.In, 64<<10), out: t.Out,
+		pending: map[jsonrpc.ID]bool{}, answered: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 type nopCloser struct{ io.Writer }
@@ -91,6 +92,16 @@ type stdioConn struct {
 
 	wmu sync.Mutex
 	buf []byte
+
+	// pending holds the ids of the requests read and not yet answered: at
+	// the end of the input, Read waits for their answers before it reports
+	// the end (which closes the session), so a client that writes its
+	// requests and closes its end (a script piping into the server) gets
+	// every answer. answered is signalled when one is answered or the
+	// connection closes.
+	pmu      sync.Mutex
+	pending  map[jsonrpc.ID]bool
+	answered chan struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -106,6 +117,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		line, err := c.readLine()
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				c.awaitAnswers()
+			}
 			select {
 			case <-c.closed:
 				return nil, io.EOF
@@ -117,6 +131,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(line) == 0 {
 			continue
 		}
+		// One JSON value per line: DecodeMessage reads the first and would
+		// drop what follows it (a second message, garbage).
+		if !json.Valid(line) {
+			if err := c.writeError(ctx, jsonrpc.CodeParseError, "a line that is not one JSON value: send one JSON-RPC message per line"); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if line[0] == '[' {
 			if err := c.writeError(ctx, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line"); err != nil {
 				return nil, err
@@ -125,17 +147,52 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
-			if err := c.writeError(ctx, jsonrpc.CodeParseError, fmt.Sprintf("not a JSON-RPC message (%v): send one JSON-RPC object per line", err)); err != nil {
+			if err := c.writeError(ctx, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC message (%v): send one JSON-RPC object per line", err)); err != nil {
 				return nil, err
 			}
 			continue
+		}
+		if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+			c.pmu.Lock()
+			c.pending[r.ID] = true
+			c.pmu.Unlock()
 		}
 		return msg, nil
 	}
 }
 
-// readLine returns the next line, without its newline, in a new slice: a
-// decoded request keeps references to it while it is handled.
+// awaitAnswers waits until every request read has been answered or the
+// connection closes.
+func (c *stdioConn) awaitAnswers() {
+	for {
+		c.pmu.Lock()
+		n := len(c.pending)
+		c.pmu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// answer records that the request id has been answered.
+func (c *stdioConn) answer(id jsonrpc.ID) {
+	c.pmu.Lock()
+	delete(c.pending, id)
+	c.pmu.Unlock()
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+}
+
+// readLine returns the next line, without its newline, in a slice of its
+// own: a request may still be handled after the next line is read, and
+// nothing then depends on whether the SDK's decoder copies what it keeps.
 func (c *stdioConn) readLine() ([]byte, error) {
 	var line []byte
 	for {
@@ -167,6 +224,9 @@ func (c *stdioConn) readLine() ([]byte, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answer(r.ID)
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

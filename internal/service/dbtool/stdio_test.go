@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,8 +67,13 @@ func (p *stdioPeer) initialize() {
 }
 
 func greetServer(t *testing.T) *mcp.Server {
+	return greetServerOf(t, NewServer)
+}
+
+// greetServerOf makes a server with one tool, greet, with newServer.
+func greetServerOf(t *testing.T, newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server) *mcp.Server {
 	d, _ := testDB(t)
-	srv := NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	srv := newServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	AddTool(srv, d, &mcp.Tool{Name: "greet", Description: "greets"}, func(ctx context.Context, in argsIn) (argsOut, error) {
 		return argsOut{Text: "hi " + in.Name + "\nbye"}, nil
 	})
@@ -97,9 +103,19 @@ func TestStdioTransport(t *testing.T) {
 	}
 	// A line that is not JSON-RPC, and a batch, get an error and the
 	// session goes on.
-	p.send(`{"jsonrpc":"2.0","id":4,"method":`)
-	if got := p.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not a JSON-RPC message`) {
-		t.Errorf("broken line: %s", got)
+	for _, bad := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"} trailing`,
+	} {
+		p.send(bad)
+		if got := p.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"a line that is not one JSON value`) {
+			t.Errorf("%s: %s", bad, got)
+		}
+	}
+	p.send(`{"jsonrpc":"1.0","id":4,"method":"ping"}`)
+	if got := p.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not a JSON-RPC message`) {
+		t.Errorf("JSON that is not JSON-RPC: %s", got)
 	}
 	p.send(`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
 	if got := p.recv(); !strings.Contains(got, `"id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported`) {
@@ -120,21 +136,30 @@ func TestStdioTransport(t *testing.T) {
 	}
 }
 
-// TestStdioTransportAnswersAsTheSDK sends the same calls through
-// StdioTransport and the SDK's transport and compares the decoded answers.
+// TestStdioTransportAnswersAsTheSDK sends the same calls to a server of
+// NewServer over StdioTransport and to a plain SDK server over the SDK's
+// transport, and compares the decoded answers: the result encoding and the
+// transport write what the SDK writes, for requests of the session's
+// protocol and of the per-request protocol of 2026-07-28 (whose results
+// carry the server's identity in _meta, set after the middleware).
 func TestStdioTransportAnswersAsTheSDK(t *testing.T) {
 	calls := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"<b>&"}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"nme":"x"}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"greet","arguments":{"name":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"greet","arguments":{"nme":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	}
 	answers := map[string][]any{}
-	for name, tr := range map[string]func(in, out *os.File) mcp.Transport{
-		"ours": func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} },
-		"sdk":  func(in, out *os.File) mcp.Transport { return &mcp.IOTransport{Reader: in, Writer: out} },
+	for name, c := range map[string]struct {
+		newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server
+		transport func(in, out *os.File) mcp.Transport
+	}{
+		"ours": {NewServer, func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} }},
+		"sdk":  {mcp.NewServer, func(in, out *os.File) mcp.Transport { return &mcp.IOTransport{Reader: in, Writer: out} }},
 	} {
-		p := serveOverPipes(t, context.Background(), greetServer(t), tr)
+		p := serveOverPipes(t, context.Background(), greetServerOf(t, c.newServer), c.transport)
 		p.initialize()
 		for _, c := range calls {
 			p.send(c)
@@ -143,6 +168,9 @@ func TestStdioTransportAnswersAsTheSDK(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			answers[name] = append(answers[name], v)
+			if strings.Contains(c, `"id":5`) && !strings.Contains(fmt.Sprint(v), "io.modelcontextprotocol/serverInfo") {
+				t.Errorf("%s: a 2026-07-28 result without the server's identity in _meta: %v", name, v)
+			}
 		}
 		p.w.Close()
 		select {
