@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,16 +68,24 @@ are skipped; install them with
 	return c
 }
 
-// benchMCPEchoCmd serves the floor's plain go-sdk echo server over stdio
-// for bench mcp; hidden, it is not for users.
+// benchMCPEchoCmd serves the floor's plain go-sdk echo server over stdio,
+// or over streamable HTTP with --http, for bench mcp; hidden, it is not for
+// users.
 func (e *env) benchMCPEchoCmd() *cobra.Command {
-	return &cobra.Command{
+	var httpAddr string
+	c := &cobra.Command{
 		Use:    "mcp-echo-server",
-		Short:  "Serve bench mcp's plain go-sdk echo server over stdio",
+		Short:  "Serve bench mcp's plain go-sdk echo server over stdio or streamable HTTP",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return mcpbench.EchoServer().Run(cmd.Context(), &mcp.StdioTransport{})
+			srv := mcpbench.EchoServer()
+			if httpAddr != "" {
+				return serveMCPHTTP(cmd.Context(), httpAddr, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil), e.stdout)
+			}
+			return srv.Run(cmd.Context(), &mcp.StdioTransport{})
 		},
 	}
+	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio")
+	return c
 }

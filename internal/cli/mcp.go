@@ -11,13 +11,16 @@ import (
 
 func (e *env) mcpCmd() *cobra.Command {
 	c := &cobra.Command{Use: "mcp", Short: "Serve a world's MCP services to external agent harnesses"}
-	var worldDir, name, self string
+	var worldDir, name, self, httpAddr string
 	var ephemeral bool
 	serve := &cobra.Command{
-		Use:   "serve --world DIR --service NAME",
-		Short: "Serve one MCP service of a world over stdio (for agent harnesses that launch MCP servers)",
-		Long: `Serve the MCP service NAME over the world at DIR on stdin/stdout. The service
-reads and writes DIR/db/NAME.sqlite in place with the world's frozen clock (its
+		Use:   "serve --world DIR --service NAME [--http ADDR]",
+		Short: "Serve one MCP service of a world over stdio or streamable HTTP (for agent harnesses)",
+		Long: `Serve the MCP service NAME over the world at DIR on stdin/stdout, or with
+--http ADDR over streamable HTTP at http://ADDR/mcp (the URL is printed as the
+first line of the output; port 0 picks a free port) until interrupted. Bind a
+loopback address: the endpoint has no authentication. The service reads and
+writes DIR/db/NAME.sqlite in place with the world's frozen clock (its
 manifest's clock): point it at a copy or an instance, not at a stored state.
 Writes are crash-safe (a journal file and fsync) unless --ephemeral says the
 world is a throwaway copy.`,
@@ -48,12 +51,16 @@ world is a throwaway copy.`,
 			if err != nil {
 				return err
 			}
+			if httpAddr != "" {
+				return serveMCPHTTP(cmd.Context(), httpAddr, svc.HTTPHandler(), e.stdout)
+			}
 			return svc.RunStdio(cmd.Context())
 		},
 	}
 	serve.Flags().StringVar(&worldDir, "world", "", "the world directory")
 	serve.Flags().StringVar(&name, "service", "", "the service: messages, ...")
 	serve.Flags().StringVar(&self, "self", "", "the persona's name in the service (default: the first account's display name)")
+	serve.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for a free port) instead of stdio")
 	serve.Flags().BoolVar(&ephemeral, "ephemeral", false, "the world is a throwaway copy: keep write journals in memory and skip fsync (a crash may tear a database)")
 	c.AddCommand(serve)
 	return c

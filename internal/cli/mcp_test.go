@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +23,9 @@ import (
 // subprocess tests (the stdio MCP server).
 func TestMain(m *testing.M) {
 	if os.Getenv("WILDAWM_CLI_MAIN") == "1" {
-		if err := Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		// As cmd/wildawm's main: an interrupt ends the command's context.
+		ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -109,6 +113,38 @@ func TestMCPServeStdio(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(string(outb)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text"`) {
 		t.Errorf("mcp serve with a closed stdin answered:\n%s", outb)
+	}
+
+	// Over streamable HTTP: the first line of the output is the endpoint.
+	hs := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf, "--http", "127.0.0.1:0")
+	hs.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
+	hout, err := hs.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	url, err := bufio.NewReader(hout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp\n") {
+		hs.Process.Kill()
+		t.Fatalf("mcp serve --http printed %q (%v), want its URL", url, err)
+	}
+	hcs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: strings.TrimSpace(url)}, nil)
+	if err != nil {
+		hs.Process.Kill()
+		t.Fatal(err)
+	}
+	if res, err := hcs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Errorf("list_threads over HTTP: %v %+v", err, res)
+	}
+	hcs.Close()
+	hs.Process.Signal(os.Interrupt)
+	if err := hs.Wait(); err != nil {
+		t.Errorf("mcp serve --http after an interrupt: %v", err)
+	}
+	if after, _ := state.Hash(context.Background(), dir); after != before {
+		t.Error("read-only calls over HTTP changed the world")
 	}
 
 	if _, _, err := run(t, filepath.Join(t.TempDir(), "s"), "mcp", "serve", "--world", dir, "--service", "nope"); err == nil || !strings.Contains(err.Error(), "known: messages") {

@@ -17,6 +17,7 @@
 package mcpbench
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -114,6 +115,10 @@ type Report struct {
 	// GC is the collector's setting in this process (which hosts the
 	// client and the in-process and HTTP servers).
 	GC string
+	// HTTPOwnProcess is true when our HTTP servers and the floor's ran in
+	// processes of their own (`mcp serve --http`), as the reference server
+	// does, rather than in the benchmark's process.
+	HTTPOwnProcess bool
 	// Medium names the file system of the worlds (WorkDir) and of the
 	// durable case's world (DiskDir).
 	Medium, DiskMedium string
@@ -189,6 +194,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		disk = d
 	}
 	rep.Medium, rep.DiskMedium = fsName(work), fsName(disk)
+	rep.HTTPOwnProcess = o.Binary != "" && len(o.EchoArgs) > 0
 	rep.GC = gcSetting()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -324,15 +330,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		} else if client == ClientSDK {
 			rep.Skipped = append(rep.Skipped, "wildawm messages over stdio: no wildawm binary given")
 		}
-		// Streamable HTTP on loopback.
+		// Streamable HTTP on loopback: `mcp serve --http` in a process of
+		// its own, as the reference server runs, or without a binary in
+		// this process.
 		{
-			_, svc, err := newWorld("http-" + client)
+			dir, svc, err := newWorld("http-" + client)
 			if err != nil {
 				return nil, err
 			}
-			srv := httptest.NewServer(svc.HTTPHandler())
-			closers = append(closers, srv.Close)
-			cs, rc, err := overHTTP(client, srv.URL)
+			var url string
+			if o.Binary != "" {
+				url, err = startHTTPCommand(ctx, exec.CommandContext(ctx, o.Binary, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral", "--http", "127.0.0.1:0"), &closers)
+				if err != nil {
+					return nil, fmt.Errorf("mcpbench: %s mcp serve --http: %w", o.Binary, err)
+				}
+			} else {
+				srv := httptest.NewServer(svc.HTTPHandler())
+				closers = append(closers, srv.Close)
+				url = srv.URL
+			}
+			cs, rc, err := overHTTP(client, url)
 			if err != nil {
 				return nil, err
 			}
@@ -352,9 +369,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		add(floorName, "in-process", false, cs, nil, echo)
 	}
-	echoSrv := EchoServer()
-	echoHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoSrv }, nil))
-	closers = append(closers, echoHTTP.Close)
+	var echoURL string
+	if o.Binary != "" && len(o.EchoArgs) > 0 {
+		var err error
+		echoURL, err = startHTTPCommand(ctx, exec.CommandContext(ctx, o.Binary, append(slices.Clone(o.EchoArgs), "--http", "127.0.0.1:0")...), &closers)
+		if err != nil {
+			return nil, fmt.Errorf("mcpbench: echo server over HTTP: %w", err)
+		}
+	} else {
+		echoSrv := EchoServer()
+		echoHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoSrv }, nil))
+		closers = append(closers, echoHTTP.Close)
+		echoURL = echoHTTP.URL
+	}
 	for _, client := range []string{ClientSDK, ClientRaw} {
 		if o.Binary != "" && len(o.EchoArgs) > 0 {
 			cs, rc, err := overStdio(client, exec.CommandContext(ctx, o.Binary, o.EchoArgs...))
@@ -365,7 +392,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		} else if client == ClientSDK {
 			rep.Skipped = append(rep.Skipped, "go-sdk echo over stdio: no echo server command given")
 		}
-		cs, rc, err := overHTTP(client, echoHTTP.URL)
+		cs, rc, err := overHTTP(client, echoURL)
 		if err != nil {
 			return nil, err
 		}
@@ -629,6 +656,46 @@ func findReferences(o Options) (string, map[string]reference, []string) {
 		}
 	}
 	return node, refs, skipped
+}
+
+// startHTTPCommand starts cmd, a server that prints its streamable HTTP
+// endpoint's URL as the first line of its output, and returns the URL; the
+// server is interrupted (then killed after 5 s) by a closer it appends.
+func startHTTPCommand(ctx context.Context, cmd *exec.Cmd, closers *[]func()) (string, error) {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	*closers = append(*closers, func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(l)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case l := <-line:
+		if !strings.HasPrefix(l, "http://") {
+			return "", fmt.Errorf("%s printed %q, not its URL", cmd.Path, l)
+		}
+		return l, nil
+	case <-time.After(30 * time.Second):
+		return "", fmt.Errorf("%s printed no URL in 30 s", cmd.Path)
+	}
 }
 
 // startEverything starts server-everything in streamable HTTP mode on a free

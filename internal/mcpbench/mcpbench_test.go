@@ -58,6 +58,9 @@ func TestRun(t *testing.T) {
 	if floors != 5 {
 		t.Errorf("%d floor cases, want 5 (in-process, stdio and http with each of 2 clients)", floors)
 	}
+	if !rep.HTTPOwnProcess {
+		t.Error("the HTTP servers ran in the benchmark's process although a binary was given")
+	}
 	md := rep.Markdown()
 	for _, client := range []string{ClientSDK, ClientRaw} {
 		if row := "| wildawm messages | stdio | " + client + " | send_message | write |"; !strings.Contains(md, row) {
