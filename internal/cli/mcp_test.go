@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,6 +100,45 @@ func TestMCPServeStdio(t *testing.T) {
 		t.Errorf("mcp serve after its stdin closed: %v", err)
 	}
 
+	// Node harnesses hand their servers socket pairs: a socket stdin is
+	// read through dbtool.StdioTransport too (a broken line gets a parse
+	// error, the session goes on).
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	sock := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf)
+	sock.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
+	sock.Stdin = theirs
+	sout, err := sock.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sock.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	sr := bufio.NewReader(sout)
+	for _, c := range []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, `"id":1,"result":{`},
+		{`{"broken`, `"id":null,"error":{"code":-32700`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+	} {
+		if _, err := io.WriteString(ours, c.send+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := sr.ReadString('\n')
+		if err != nil || !strings.Contains(line, c.want) {
+			sock.Process.Kill()
+			t.Fatalf("over a socket, sent %s: got %q (%v), want %s", c.send, line, err, c.want)
+		}
+	}
+	ours.Close()
+	if err := sock.Wait(); err != nil {
+		t.Errorf("mcp serve after its socket closed: %v", err)
+	}
+
 	// A harness that writes its requests and closes the pipe before the
 	// server reads (echo ... | wildawm mcp serve) gets every answer.
 	piped := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf)
@@ -116,7 +156,9 @@ func TestMCPServeStdio(t *testing.T) {
 	}
 
 	// Over streamable HTTP: the first line of the output is the endpoint.
-	hs := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf, "--http", "127.0.0.1:0")
+	// An unspecified host (":0") is printed as 127.0.0.1, which the DNS
+	// rebinding protection accepts.
+	hs := exec.Command(os.Args[0], "mcp", "serve", "--world", dir, "--service", "messages", "--self", messages.TestSelf, "--http", ":0")
 	hs.Env = append(os.Environ(), "WILDAWM_CLI_MAIN=1")
 	hout, err := hs.StdoutPipe()
 	if err != nil {
@@ -138,11 +180,21 @@ func TestMCPServeStdio(t *testing.T) {
 	if res, err := hcs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Errorf("list_threads over HTTP: %v %+v", err, res)
 	}
-	hcs.Close()
+	// An interrupt ends the server promptly although the client still
+	// holds its session (and its event stream) open.
 	hs.Process.Signal(os.Interrupt)
-	if err := hs.Wait(); err != nil {
-		t.Errorf("mcp serve --http after an interrupt: %v", err)
+	waited := make(chan error, 1)
+	go func() { waited <- hs.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Errorf("mcp serve --http after an interrupt: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		hs.Process.Kill()
+		t.Error("mcp serve --http took more than 3 s to end after an interrupt, with a client connected")
 	}
+	hcs.Close()
 	if after, _ := state.Hash(context.Background(), dir); after != before {
 		t.Error("read-only calls over HTTP changed the world")
 	}

@@ -115,10 +115,11 @@ type Report struct {
 	// GC is the collector's setting in this process (which hosts the
 	// client and the in-process and HTTP servers).
 	GC string
-	// HTTPOwnProcess is true when our HTTP servers and the floor's ran in
-	// processes of their own (`mcp serve --http`), as the reference server
+	// HTTPOwnProcess and FloorHTTPOwnProcess are true when our HTTP
+	// servers and the floor's ran in processes of their own (`mcp serve
+	// --http`, the echo command with --http), as the reference server
 	// does, rather than in the benchmark's process.
-	HTTPOwnProcess bool
+	HTTPOwnProcess, FloorHTTPOwnProcess bool
 	// Medium names the file system of the worlds (WorkDir) and of the
 	// durable case's world (DiskDir).
 	Medium, DiskMedium string
@@ -194,7 +195,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		disk = d
 	}
 	rep.Medium, rep.DiskMedium = fsName(work), fsName(disk)
-	rep.HTTPOwnProcess = o.Binary != "" && len(o.EchoArgs) > 0
+	rep.HTTPOwnProcess = o.Binary != ""
+	rep.FloorHTTPOwnProcess = o.Binary != "" && len(o.EchoArgs) > 0
 	rep.GC = gcSetting()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -662,12 +664,17 @@ func findReferences(o Options) (string, map[string]reference, []string) {
 // endpoint's URL as the first line of its output, and returns the URL; the
 // server is interrupted (then killed after 5 s) by a closer it appends.
 func startHTTPCommand(ctx context.Context, cmd *exec.Cmd, closers *[]func()) (string, error) {
-	out, err := cmd.StdoutPipe()
+	// A pipe of our own rather than StdoutPipe: cmd.Wait, which runs
+	// while the output is read, would close that one.
+	out, w, err := os.Pipe()
 	if err != nil {
 		return "", err
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = w, os.Stderr
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
 		return "", err
 	}
 	exited := make(chan struct{})
@@ -680,6 +687,7 @@ func startHTTPCommand(ctx context.Context, cmd *exec.Cmd, closers *[]func()) (st
 			cmd.Process.Kill()
 			<-exited
 		}
+		out.Close()
 	})
 	line := make(chan string, 1)
 	go func() {

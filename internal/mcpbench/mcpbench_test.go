@@ -58,7 +58,7 @@ func TestRun(t *testing.T) {
 	if floors != 5 {
 		t.Errorf("%d floor cases, want 5 (in-process, stdio and http with each of 2 clients)", floors)
 	}
-	if !rep.HTTPOwnProcess {
+	if !rep.HTTPOwnProcess || !rep.FloorHTTPOwnProcess {
 		t.Error("the HTTP servers ran in the benchmark's process although a binary was given")
 	}
 	md := rep.Markdown()

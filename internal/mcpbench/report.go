@@ -16,10 +16,15 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "wildawm messages service on a database of %d threads and %d messages (%.1f KiB); read_thread reads one %d-message thread (and marks it read, a write transaction), send_message appends to another. ",
 		r.Threads, r.Messages, float64(r.DBBytes)/1024, r.Messages/r.Threads)
 	fmt.Fprintf(&b, "Worlds on %s, ephemeral as the runtime's instances (`mcp serve --ephemeral` over stdio); the durable case writes with a journal file and fsync on %s. ", r.Medium, r.DiskMedium)
-	if r.HTTPOwnProcess {
-		b.WriteString("Over HTTP our server and the floor's run in processes of their own (`mcp serve --http`, `bench mcp-echo-server --http`), as the reference server does. ")
-	} else {
-		b.WriteString("Over HTTP our server and the floor's run in the benchmark's process. ")
+	for _, s := range []struct {
+		who, command string
+		own          bool
+	}{{"our server", "`mcp serve --http`", r.HTTPOwnProcess}, {"the floor's", "`bench mcp-echo-server --http`", r.FloorHTTPOwnProcess}} {
+		if s.own {
+			fmt.Fprintf(&b, "Over HTTP %s runs in a process of its own (%s), as the reference server does. ", s.who, s.command)
+		} else {
+			fmt.Fprintf(&b, "Over HTTP %s runs in the benchmark's process. ", s.who)
+		}
 	}
 	fmt.Fprintf(&b, "Clients: the go-sdk %s client (go-sdk), and a raw JSON-RPC client (raw) that writes the request and stops the clock at the response's last byte, parsing and checking it afterwards; %s, GOMAXPROCS %d, %s", r.SDKVersion, r.GoVersion, r.GOMAXPROCS, r.GC)
 	if r.NodeVersion != "" {

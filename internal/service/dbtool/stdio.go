@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,24 +26,55 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // ServeStdio serves srv on one session over stdin and stdout until the
 // client closes stdin or ctx ends.
 //
-// A harness hands its server the read end of a pipe in blocking mode,
-// which Go's poller does not take, and a Read of it cannot be interrupted:
-// StdioTransport would fall back to the SDK's transport. When stdin is a
-// pipe, ServeStdio reads it through a second, non-blocking open of the same
-// pipe (/proc/self/fd/0), which the poller takes; fd 0 itself, its mode and
-// whatever shares it are left alone. Any other stdin (a terminal, a file, a
-// socket) is read through the SDK's transport.
+// A harness hands its server stdin in blocking mode, which Go's poller does
+// not take, and a Read of it cannot be interrupted: StdioTransport would
+// fall back to the SDK's transport. So ServeStdio reads a pipe stdin
+// through a second, non-blocking open of the same pipe (/proc/self/fd/0),
+// which leaves fd 0, its mode and whatever shares it alone; and a socket
+// stdin (Node harnesses hand their servers socket pairs) through a
+// duplicate of fd 0 switched to non-blocking mode (which switches fd 0 too:
+// they share the open socket), unless stdout is the same socket, which
+// must stay blocking for os.Stdout. Any other stdin (a terminal, a file,
+// either of those when it fails) is read through the SDK's transport.
 func ServeStdio(ctx context.Context, srv *mcp.Server) error {
-	in := os.Stdin
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+	in := pollableStdin()
+	if in != os.Stdin {
+		defer in.Close()
+	}
+	return srv.Run(ctx, &StdioTransport{In: in, Out: os.Stdout})
+}
+
+func pollableStdin() *os.File {
+	fi, err := os.Stdin.Stat()
+	switch {
+	case err != nil:
+	case fi.Mode()&os.ModeNamedPipe != 0:
 		// O_NONBLOCK: opening a pipe's read end blocks until it has a
 		// writer, and the harness may have written and closed it already.
 		if f, err := os.OpenFile("/proc/self/fd/0", os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
-			defer f.Close()
-			in = f
+			return f
 		}
+	case fi.Mode()&os.ModeSocket != 0 && !sameFile(0, 1):
+		fd, err := unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		if err := unix.SetNonblock(fd, true); err != nil {
+			unix.Close(fd)
+			break
+		}
+		return os.NewFile(uintptr(fd), "/dev/stdin")
 	}
-	return srv.Run(ctx, &StdioTransport{In: in, Out: os.Stdout})
+	return os.Stdin
+}
+
+// sameFile reports whether the descriptors a and b are the same file.
+func sameFile(a, b int) bool {
+	var sa, sb unix.Stat_t
+	if unix.Fstat(a, &sa) != nil || unix.Fstat(b, &sb) != nil {
+		return true // unknown: assume the worst
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // StdioTransport is newline-delimited JSON-RPC over a pair of files, as the
@@ -152,7 +184,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+		// A subscription's listen call is answered only when the session
+		// ends: the end of the input must not wait for it.
+		if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && !strings.HasPrefix(r.Method, "subscriptions/") {
 			c.pmu.Lock()
 			c.pending[r.ID] = true
 			c.pmu.Unlock()
@@ -161,8 +195,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// awaitAnswers waits until every request read has been answered or the
-// connection closes.
+// drainQuiet bounds the wait for answers at the end of the input: a
+// request answered only by something the client would have sent (a reply
+// to a request of the server's) never is, and after this long without an
+// answer the session ends anyway.
+const drainQuiet = 10 * time.Second
+
+// awaitAnswers waits until every request read has been answered, the
+// connection closes, or drainQuiet passes without an answer.
 func (c *stdioConn) awaitAnswers() {
 	for {
 		c.pmu.Lock()
@@ -174,6 +214,8 @@ func (c *stdioConn) awaitAnswers() {
 		select {
 		case <-c.answered:
 		case <-c.closed:
+			return
+		case <-time.After(drainQuiet):
 			return
 		}
 	}

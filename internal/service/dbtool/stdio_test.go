@@ -19,6 +19,7 @@ import (
 type stdioPeer struct {
 	t    *testing.T
 	w    *os.File
+	out  *os.File // the server's end of its output
 	r    *bufio.Reader
 	done chan error
 }
@@ -36,7 +37,7 @@ func serveOverPipes(t *testing.T, ctx context.Context, srv *mcp.Server, tr func(
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inW.Close(); outR.Close(); outW.Close() })
-	p := &stdioPeer{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1)}
+	p := &stdioPeer{t: t, w: inW, out: outW, r: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() { p.done <- srv.Run(ctx, tr(inR, outW)) }()
 	return p
 }
@@ -205,5 +206,33 @@ func TestStdioTransportFallsBackForFiles(t *testing.T) {
 	defer conn.Close()
 	if _, ok := conn.(*stdioConn); ok {
 		t.Error("Connect used its own connection on a regular file")
+	}
+}
+
+// At the end of the input, the server answers what it has read before it
+// ends the session, but it does not wait for a subscription's listen call,
+// which is answered only when the session ends.
+func TestStdioTransportEndOfInput(t *testing.T) {
+	p := serveOverPipes(t, context.Background(), greetServer(t), func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} })
+	p.initialize()
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+	p.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bo"}}}`)
+	p.w.Close()
+	select {
+	case <-p.done:
+	case <-time.After(drainQuiet / 2):
+		t.Fatal("Run did not return after the end of its input: it waited for the listen call")
+	}
+	p.out.Close() // Run has returned: nothing more is written
+	answered := false
+	for {
+		line, err := p.r.ReadString('\n')
+		if err != nil {
+			break
+		}
+		answered = answered || strings.HasPrefix(line, `{"jsonrpc":"2.0","id":8,"result":`)
+	}
+	if !answered {
+		t.Error("the call read before the end of the input was not answered")
 	}
 }
