@@ -89,16 +89,18 @@ func sameFile(a, b int) bool {
 //     the SDK's transport re-encodes the whole message, which re-scans the
 //     result (for a 18 KiB answer about 100 µs).
 //
-// It differs in two ways a client can see: a line that is not one JSON
+// It differs in three ways a client can see: a line that is not one JSON
 // value gets a parse error and one that is not a JSON-RPC message an
 // invalid-request error (id null), and the session goes on, where the SDK's
-// transport ends the session; and a batch (a JSON array, which
-// protocol versions before 2025-06-18 allow) gets an invalid-request error
-// response, where the SDK's transport accepts one before 2025-06-18.
+// transport ends the session; a batch (a JSON array, which protocol
+// versions before 2025-06-18 allow) gets an invalid-request error, where
+// the SDK's transport runs one before 2025-06-18; and at the end of the
+// input it answers the requests it has read before the session ends (see
+// awaitAnswers), where the SDK's transport drops them.
 //
-// In must support deadlines (a pipe, a socket, a terminal) so that Close
-// can interrupt a Read; for any other In (a regular file), Connect returns
-// the SDK's transport instead.
+// In must be a file Go's poller takes (a pipe or socket in non-blocking
+// mode, as ServeStdio opens one), so that Close can interrupt a Read; for
+// any other In, Connect returns the SDK's transport instead.
 type StdioTransport struct {
 	In  *os.File
 	Out io.Writer
