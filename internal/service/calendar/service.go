@@ -5,14 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"log/slog"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -46,15 +44,13 @@ type Options struct {
 
 // Service serves one world's calendar database over MCP.
 type Service struct {
+	dbtool.Transports // HTTPHandler and RunStdio
+
 	path  string
 	clock world.Clock
 	self  string
 	log   *slog.Logger
-	// sessionTimeout closes idle streamable-HTTP sessions.
-	sessionTimeout time.Duration
-	srvOnce        sync.Once
-	srv            *mcp.Server
-	db             *dbtool.DB // the database (one connection, held open)
+	db    *dbtool.DB // the database (one connection, held open)
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -68,10 +64,11 @@ func New(opts Options) (*Service, error) {
 	case opts.Self == "":
 		return nil, errors.New("calendar: Options.Self is required")
 	}
-	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger, sessionTimeout: opts.SessionTimeout}
+	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
 	s.db = &dbtool.DB{Service: "calendar", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
 	db, err := s.open(false)
 	if err != nil {
@@ -102,28 +99,11 @@ func (s *Service) Server() *mcp.Server {
 	return srv
 }
 
-// HTTPHandler serves the service over MCP's streamable HTTP transport, one
-// server for all sessions. The SDK's default DNS-rebinding protection stays on:
-// requests that arrive on a loopback address must name a loopback Host.
-func (s *Service) HTTPHandler() http.Handler {
-	// One server serves every handler of this service: building one infers
-	// the tools' JSON schemas, which costs more than a reset.
-	s.srvOnce.Do(func() { s.srv = s.Server() })
-	srv := s.srv
-	return dbtool.NewHTTPHandler(srv, s.log, s.sessionTimeout)
-}
-
-// RunStdio serves one session over stdin/stdout until the client disconnects
-// or ctx is cancelled.
-func (s *Service) RunStdio(ctx context.Context) error {
-	return dbtool.ServeStdio(ctx, s.Server())
-}
-
-// open opens the database; it never creates it (a missing file is an error,
-// not a new empty database in the world).
 // querier is what the tools need of *sql.DB and *sql.Conn.
 type querier = dbtool.Querier
 
+// open opens the database; it never creates it (a missing file is an error,
+// not a new empty database in the world).
 type toolError = dbtool.ToolError
 
 func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }

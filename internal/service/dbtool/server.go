@@ -1,8 +1,10 @@
 package dbtool
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,4 +30,36 @@ func NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) *mcp.Server {
 func NewHTTPHandler(srv *mcp.Server, log *slog.Logger, sessionTimeout time.Duration) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: sessionTimeout, JSONResponse: true})
+}
+
+// Transports serves a service's MCP server over streamable HTTP and stdio.
+// A service embeds it, setting Build to its Server method, and so offers
+// HTTPHandler and RunStdio.
+type Transports struct {
+	// Build returns a new server with the service's tools and resources.
+	Build func() *mcp.Server
+	// Log receives the HTTP transport's failures.
+	Log *slog.Logger
+	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
+	// keeps them until the client ends them.
+	SessionTimeout time.Duration
+
+	once sync.Once
+	srv  *mcp.Server
+}
+
+// HTTPHandler serves the service over streamable HTTP (NewHTTPHandler),
+// one server for every handler and session: building one infers the tools'
+// JSON schemas, which costs more than a reset. The SDK's DNS-rebinding
+// protection stays on: a request that arrives on a loopback address must
+// name a loopback Host.
+func (t *Transports) HTTPHandler() http.Handler {
+	t.once.Do(func() { t.srv = t.Build() })
+	return NewHTTPHandler(t.srv, t.Log, t.SessionTimeout)
+}
+
+// RunStdio serves one session over stdin and stdout (ServeStdio) until the
+// client disconnects or ctx ends.
+func (t *Transports) RunStdio(ctx context.Context) error {
+	return ServeStdio(ctx, t.Build())
 }

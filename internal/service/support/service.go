@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,17 +47,15 @@ type Options struct {
 
 // Service serves one world's support database over MCP.
 type Service struct {
+	dbtool.Transports // HTTPHandler and RunStdio
+
 	path     string
 	shopPath string
 	clock    world.Clock
 	self     string
 	log      *slog.Logger
-	// sessionTimeout closes idle streamable-HTTP sessions.
-	sessionTimeout time.Duration
-	srvOnce        sync.Once
-	srv            *mcp.Server
-	db             *dbtool.DB // the support database
-	shop           *dbtool.DB // the shop's database, read only
+	db       *dbtool.DB // the support database
+	shop     *dbtool.DB // the shop's database, read only
 }
 
 // New checks opts and that the database at opts.DBPath has the service's
@@ -78,10 +74,11 @@ func New(opts Options) (*Service, error) {
 		opts.Self = "the user"
 	}
 	s := &Service{path: opts.DBPath, shopPath: world.DBPath(opts.WorldDir, ShopDBName), clock: opts.Clock,
-		self: opts.Self, log: opts.Logger, sessionTimeout: opts.SessionTimeout}
+		self: opts.Self, log: opts.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
 	s.db = &dbtool.DB{Service: "support", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
 	s.shop = &dbtool.DB{Service: "shop", Path: s.shopPath, Log: s.log, ReadOnly: true}
 	db, err := s.db.Open(false)
@@ -115,23 +112,6 @@ func (s *Service) Server() *mcp.Server {
 		URITemplate: ticketURIPrefix + "{ticket}",
 	}, s.db.ResourceHandler(ticketURIPrefix, "text/plain", 1, renderTicket))
 	return srv
-}
-
-// HTTPHandler serves the service over MCP's streamable HTTP transport, one
-// server for all sessions. The SDK's default DNS-rebinding protection stays on:
-// requests that arrive on a loopback address must name a loopback Host.
-func (s *Service) HTTPHandler() http.Handler {
-	// One server serves every handler of this service: building one infers
-	// the tools' JSON schemas, which costs more than a reset.
-	s.srvOnce.Do(func() { s.srv = s.Server() })
-	srv := s.srv
-	return dbtool.NewHTTPHandler(srv, s.log, s.sessionTimeout)
-}
-
-// RunStdio serves one session over stdin/stdout until the client disconnects
-// or ctx is cancelled.
-func (s *Service) RunStdio(ctx context.Context) error {
-	return dbtool.ServeStdio(ctx, s.Server())
 }
 
 // errNoShop is returned by readShop when the world has no shop database.
