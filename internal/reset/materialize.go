@@ -25,6 +25,9 @@ type Materializer struct {
 	CacheDir string
 	// Strategy makes instances; nil means Choose's pick, made on first use.
 	Strategy Strategy
+	// Overlay is the overlay strategy Choose tries first when Strategy is
+	// nil (its size and inode caps); nil means &Overlay{}.
+	Overlay *Overlay
 
 	mu     sync.Mutex
 	lowers map[world.ID]*sync.Once
@@ -77,9 +80,15 @@ func (m *Materializer) New(ctx context.Context, id world.ID, dir string) (Instan
 	if err != nil {
 		return nil, err
 	}
+	if m.Overlay != nil {
+		// An invalid overlay must not pass for an unavailable one.
+		if err := m.Overlay.check(); err != nil {
+			return nil, err
+		}
+	}
 	m.mu.Lock()
 	if m.Strategy == nil {
-		m.Strategy = Choose(ctx, lower, filepath.Dir(dir))
+		m.Strategy = choose(ctx, m.Overlay, lower, filepath.Dir(dir))
 	}
 	s := m.Strategy
 	m.mu.Unlock()
@@ -91,7 +100,14 @@ func (m *Materializer) New(ctx context.Context, id world.ID, dir string) (Instan
 // which is slower but keeps every write private without any API discipline.
 // probeDir is where a trial instance is made and removed.
 func Choose(ctx context.Context, lower, probeDir string) Strategy {
-	ov := &Overlay{}
+	return choose(ctx, nil, lower, probeDir)
+}
+
+// choose is Choose trying ov (nil means &Overlay{}).
+func choose(ctx context.Context, ov *Overlay, lower, probeDir string) Strategy {
+	if ov == nil {
+		ov = &Overlay{}
+	}
 	probe, err := os.MkdirTemp(probeDir, ".probe-")
 	if err != nil {
 		return &Copy{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -35,14 +36,35 @@ const (
 // work. It needs root (CAP_SYS_ADMIN) and overlayfs; New fails with
 // ErrUnavailable otherwise.
 //
-// Changes live in memory: they count against the tmpfs size (Size) and the
-// machine's RAM, and are lost on Reset, Close or a crash, as they should be.
+// Changes live in memory: they count against the tmpfs size (Size) and
+// inode count (Inodes) and the machine's RAM, and are lost on Reset, Close
+// or a crash, as they should be. Both mounts are nosuid and nodev: a
+// set-user-ID file or a device node written into an instance is inert.
 type Overlay struct {
 	// Size of the tmpfs holding the changes, as tmpfs's size= option;
 	// "" means "256m".
 	Size string
+	// Inodes caps the files, directories and links the tmpfs holding the
+	// changes may hold, as tmpfs's nr_inodes= option; 0 means
+	// DefaultInodes. Size alone does not bound them: empty files take no
+	// blocks, yet each costs kernel memory. A writer past the cap gets
+	// ENOSPC ("No space left on device"), as past Size. Every home file
+	// chowned for the sandbox (metacopy) and every file written or
+	// deleted (a whiteout) takes one.
+	Inodes int
 	// Reset is how Reset works; the zero value is ResetClear.
 	Reset OverlayReset
+}
+
+// DefaultInodes is Overlay.Inodes's default.
+const DefaultInodes = 100_000
+
+// check validates the options.
+func (s *Overlay) check() error {
+	if s.Inodes < 0 {
+		return fmt.Errorf("overlay: field Inodes: %d is negative: give a count of at least 1, or 0 for the default %d", s.Inodes, DefaultInodes)
+	}
+	return nil
 }
 
 // Name implements Strategy: "overlay", or "overlay-remount" with
@@ -58,6 +80,9 @@ func (s *Overlay) Name() string {
 func (s *Overlay) New(ctx context.Context, lower, dir string) (Instance, error) {
 	if err := checkNew(ctx, lower, dir); err != nil {
 		return nil, fmt.Errorf("overlay: %w", err)
+	}
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	if uid := os.Geteuid(); uid != 0 {
 		return nil, fmt.Errorf("overlay: %w: mounting needs root, running as uid %d", ErrUnavailable, uid)
@@ -83,13 +108,17 @@ func (s *Overlay) New(ctx context.Context, lower, dir string) (Instance, error) 
 	if size == "" {
 		size = "256m"
 	}
+	inodes := s.Inodes
+	if inodes == 0 {
+		inodes = DefaultInodes
+	}
 	in := &overlayInstance{
 		dir:       dir,
 		rw:        rw,
 		upper:     filepath.Join(rw, "upper"),
 		work:      filepath.Join(rw, "work"),
 		rootMode:  fi.Mode(),
-		tmpfsOpts: "size=" + size + ",mode=0700",
+		tmpfsOpts: "size=" + size + ",nr_inodes=" + strconv.Itoa(inodes) + ",mode=0700",
 		mode:      s.Reset,
 	}
 	in.ovlOpts = "lowerdir=" + lower + ",upperdir=" + in.upper + ",workdir=" + in.work
@@ -126,7 +155,7 @@ type overlayInstance struct {
 func (in *overlayInstance) Dir() string { return in.dir }
 
 func (in *overlayInstance) mountTmpfs() error {
-	if err := unix.Mount("tmpfs", in.rw, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, in.tmpfsOpts); err != nil {
+	if err := unix.Mount("tmpfs", in.rw, "tmpfs", mountFlags, in.tmpfsOpts); err != nil {
 		return fmt.Errorf("overlay: mount tmpfs at %s: %w", in.rw, mountErr(err))
 	}
 	return in.makeUpper()
@@ -146,12 +175,16 @@ func (in *overlayInstance) makeUpper() error {
 	return nil
 }
 
+// mountFlags are the flags of both mounts: no set-user-ID or set-group-ID
+// bits and no device nodes take effect in an instance, whoever runs them.
+const mountFlags = unix.MS_NOSUID | unix.MS_NODEV
+
 // mountOverlay mounts the overlay, with metacopy=on where the kernel has
 // it: a chown or chmod then copies up only metadata, not file content (the
 // runtime chowns every home for its sandbox uid after each reset).
 func (in *overlayInstance) mountOverlay() error {
 	if !in.noMetacopy {
-		err := unix.Mount("overlay", in.dir, "overlay", 0, in.ovlOpts+",metacopy=on")
+		err := unix.Mount("overlay", in.dir, "overlay", mountFlags, in.ovlOpts+",metacopy=on")
 		if err == nil {
 			return nil
 		}
@@ -160,7 +193,7 @@ func (in *overlayInstance) mountOverlay() error {
 		}
 		in.noMetacopy = true
 	}
-	if err := unix.Mount("overlay", in.dir, "overlay", 0, in.ovlOpts); err != nil {
+	if err := unix.Mount("overlay", in.dir, "overlay", mountFlags, in.ovlOpts); err != nil {
 		return fmt.Errorf("overlay: mount overlay at %s: %w", in.dir, mountErr(err))
 	}
 	return nil
