@@ -50,6 +50,17 @@ const (
 	GateCounterfactualProbe   = "counterfactual_probe"
 )
 
+// GateImageAblation is the gate beyond the paper's five: for a task that
+// declares an image-decisive step, the reference procedure run with the
+// image's information removed must fail. It is reported after the five,
+// and only for such tasks.
+const GateImageAblation = "image_ablation"
+
+// Infrastructure is the verdict (and the difficulty) of a gate that cannot
+// decide because a rollout's harness failed in every attempt: the task is
+// rejected for infrastructure, never labelled hard or unsolved.
+const Infrastructure = "infrastructure"
+
 // GateNames returns the five gate names in order.
 func GateNames() []string {
 	return []string{GateJudgeConsistency, GateInitialUnsatisfaction, GateSolvability, GateDifficulty, GateCounterfactualProbe}
@@ -68,10 +79,25 @@ type Rollout struct {
 	VAgent         Verdict           `json:"v_agent"` // the agent judge's verdict
 	InterfacesUsed []string          `json:"interfaces_used"`
 	Evidence       map[string]string `json:"evidence,omitempty"` // pointers: trajectory file, verifier result file, ...
-	// Err is an infrastructure failure. Such a rollout counts as a failure
-	// (V = 0) wherever successes are counted, is not required to be judged,
-	// and is flagged in the report.
+	// Err is an infrastructure failure that outlived every retry. Such a
+	// rollout is not a success, is not required to be judged, and is
+	// flagged in the report; the difficulty gate cannot count k with it
+	// (verdict infrastructure), and a task with no success beside it is
+	// rejected for infrastructure, not as unsolved.
 	Err string `json:"error,omitempty"`
+	// Attempts is how many fresh instances the rollout took (0 or 1: one).
+	Attempts int `json:"attempts,omitempty"`
+}
+
+// Ablation is the image-ablation check: the reference procedure run
+// hint-free with the decisive image's information removed.
+type Ablation struct {
+	Subtask   string `json:"subtask"`    // the sub-task that declares the image decisive
+	RolloutID string `json:"rollout_id"` // the ablated rollout
+	Policy    string `json:"policy"`
+	V         int    `json:"v"`               // its verifier result: must be 0
+	Err       string `json:"error,omitempty"` // an infrastructure failure: nothing was shown
+	Evidence  string `json:"evidence,omitempty"`
 }
 
 // succeeded reports whether r counts as a success: V = 1 and no
@@ -85,6 +111,11 @@ type Candidate struct {
 	InitialV   int          `json:"initial_v"`  // V(W0, W0, empty answer)
 	Rollouts   []Rollout    `json:"rollouts"`
 	Probe      *ProbeResult `json:"probe,omitempty"` // nil if not run
+	// ImageDecisive is set when the task declares an image-decisive
+	// sub-task; Ablation is then the image-ablation check's result (nil:
+	// not run, and the gate fails).
+	ImageDecisive bool      `json:"image_decisive,omitempty"`
+	Ablation      *Ablation `json:"ablation,omitempty"`
 }
 
 // GateResult is one gate's decision with the evidence behind it.
@@ -107,8 +138,8 @@ type Report struct {
 	Version     int          `json:"version"`
 	TaskID      string       `json:"task_id"`
 	Passed      bool         `json:"passed"`
-	Difficulty  string       `json:"difficulty"` // a level name or "too_easy"
-	Gates       []GateResult `json:"gates"`      // all five, in order
+	Difficulty  string       `json:"difficulty"` // a level name, "too_easy" or "infrastructure"
+	Gates       []GateResult `json:"gates"`      // all five, in order, then image_ablation for an image-decisive task
 	Rollouts    []Rollout    `json:"rollouts"`
 	InfraErrors []string     `json:"infra_errors,omitempty"` // IDs of rollouts with an infrastructure error
 	Probe       *ProbeResult `json:"probe,omitempty"`
@@ -172,6 +203,9 @@ func Evaluate(c Candidate, cfg Config) (*Report, error) {
 		solvabilityGate(rollouts, c.Interfaces),
 		diff,
 		probeGate(c.Probe),
+	}
+	if c.ImageDecisive {
+		rep.Gates = append(rep.Gates, imageAblationGate(c.Ablation))
 	}
 	rep.Difficulty = difficulty
 	rep.Passed = len(rep.FailedGates()) == 0
@@ -241,6 +275,14 @@ func checkCandidate(c Candidate, cfg Config) error {
 	if hintFree != cfg.HintFree {
 		return invalid("%d hint-free rollouts; config wants %d", hintFree, cfg.HintFree)
 	}
+	if a := c.Ablation; a != nil {
+		if !c.ImageDecisive {
+			return invalid("an image-ablation result for a task that declares no image-decisive sub-task")
+		}
+		if a.V != 0 && a.V != 1 {
+			return invalid("ablation: v = %d; want 0 or 1", a.V)
+		}
+	}
 	if p := c.Probe; p != nil {
 		if !validOutcome(p.Outcome) {
 			return invalid("probe outcome %q is not held, blind_mismatch, caved or cave_files_changed", p.Outcome)
@@ -287,7 +329,7 @@ func pointers(r Rollout) string {
 }
 
 func infraLine(r Rollout) string {
-	return fmt.Sprintf("rollout %s: infrastructure error, counted as a failure: %s", r.ID, r.Err)
+	return fmt.Sprintf("rollout %s: infrastructure error in every attempt, not a success: %s", r.ID, r.Err)
 }
 
 // judgeConsistencyGate: V = V_LLM = V_agent on every judged rollout, with
@@ -374,6 +416,9 @@ func solvabilityGate(rs []Rollout, declared []string) GateResult {
 		head += ": " + strings.Join(succ, ", ")
 	}
 	switch {
+	case len(succ) == 0 && slices.ContainsFunc(rs, func(r Rollout) bool { return r.Err != "" }):
+		g.Verdict = Infrastructure
+		head += "; rollouts whose harness failed in every attempt say nothing about solvability: rejected for infrastructure"
 	case len(succ) == 0:
 		g.Verdict = "unsolved"
 	case len(offenders) > 0:
@@ -416,6 +461,13 @@ func difficultyGate(rs []Rollout, cfg Config) (GateResult, string) {
 	if k > 0 {
 		head += ": " + strings.Join(succ, ", ")
 	}
+	if len(g.Evidence) > 0 {
+		// A hint-free rollout whose harness failed in every attempt would
+		// pass for a failure and make the task look harder than it is.
+		g.Verdict = Infrastructure
+		g.Evidence = append([]string{head, "k is unknown: a hint-free rollout's harness failed in every attempt; the task is rejected for infrastructure, not labelled by difficulty"}, g.Evidence...)
+		return g, Infrastructure
+	}
 	l, ok := cfg.level(k)
 	if !ok {
 		g.Verdict = TooEasy
@@ -441,6 +493,30 @@ func probeGate(p *ProbeResult) GateResult {
 	}
 	g.Passed, g.Verdict = p.Passed, p.Outcome
 	g.Evidence = p.evidence()
+	return g
+}
+
+// imageAblationGate: the reference procedure without the decisive image
+// must fail (V = 0); otherwise the image does not decide the task.
+func imageAblationGate(a *Ablation) GateResult {
+	g := GateResult{Name: GateImageAblation}
+	switch {
+	case a == nil:
+		g.Verdict = "not_run"
+		g.Evidence = []string{"the task declares an image-decisive sub-task but the image-ablation check was not run"}
+	case a.Err != "":
+		g.Verdict = Infrastructure
+		g.Evidence = []string{fmt.Sprintf("rollout %s (%s, image withheld): infrastructure error in every attempt: %s", a.RolloutID, a.Policy, a.Err)}
+	case a.V == 0:
+		g.Passed, g.Verdict = true, "image_needed"
+		g.Evidence = []string{fmt.Sprintf("rollout %s (%s) with the image of sub-task %s withheld: V=0: without the image the reference procedure fails", a.RolloutID, a.Policy, a.Subtask)}
+	default:
+		g.Verdict = "image_not_needed"
+		g.Evidence = []string{fmt.Sprintf("rollout %s (%s) with the image of sub-task %s withheld: V=1: the task is solved without seeing the image, so the image is not decisive", a.RolloutID, a.Policy, a.Subtask)}
+	}
+	if a != nil && a.Evidence != "" {
+		g.Evidence = append(g.Evidence, a.Evidence)
+	}
 	return g
 }
 

@@ -149,17 +149,39 @@ func TestEvaluate(t *testing.T) {
 				c.Rollouts[4] = Rollout{ID: "r5", Hint: true, Err: "sandbox did not boot"}
 			},
 			difficulty: "hard", infra: []string{"r5"},
-			evidence: map[string]string{GateJudgeConsistency: "rollout r5: not judged, infrastructure error: sandbox did not boot", GateSolvability: "rollout r5: infrastructure error, counted as a failure"},
+			evidence: map[string]string{GateJudgeConsistency: "rollout r5: not judged, infrastructure error: sandbox did not boot", GateSolvability: "rollout r5: infrastructure error in every attempt, not a success"},
 		},
 		{
-			name: "infrastructure error counts as a failure even with V=1", edit: func(c *Candidate) {
+			name: "a hint-free infrastructure error is never difficulty", edit: func(c *Candidate) {
 				c.Rollouts[0].Err = "browser crashed"
 				for i := 3; i < 6; i++ {
 					c.Rollouts[i] = rollout(c.Rollouts[i].ID, true, 0)
 				}
 			},
-			failed: []string{GateSolvability}, difficulty: "hard", infra: []string{"r1"},
-			evidence: map[string]string{GateDifficulty: "rollout r1: infrastructure error, counted as a failure: browser crashed", GateSolvability: "0 of 6 rollouts succeeded"},
+			failed: []string{GateSolvability, GateDifficulty}, difficulty: Infrastructure, infra: []string{"r1"},
+			evidence: map[string]string{GateDifficulty: "rollout r1: infrastructure error in every attempt, not a success: browser crashed",
+				GateSolvability: "0 of 6 rollouts succeeded (V=1); rollouts whose harness failed in every attempt say nothing about solvability: rejected for infrastructure"},
+		},
+		{
+			name: "image-decisive task solved without the image", edit: func(c *Candidate) {
+				c.ImageDecisive = true
+				c.Ablation = &Ablation{Subtask: "pick", RolloutID: "ablate-image", Policy: "oracle", V: 1}
+			},
+			failed: []string{GateImageAblation}, difficulty: "hard",
+			evidence: map[string]string{GateImageAblation: "V=1: the task is solved without seeing the image"},
+		},
+		{
+			name: "image-decisive task without its ablation check", edit: func(c *Candidate) { c.ImageDecisive = true },
+			failed: []string{GateImageAblation}, difficulty: "hard",
+			evidence: map[string]string{GateImageAblation: "was not run"},
+		},
+		{
+			name: "image-decisive task that needs the image", edit: func(c *Candidate) {
+				c.ImageDecisive = true
+				c.Ablation = &Ablation{Subtask: "pick", RolloutID: "ablate-image", Policy: "oracle", V: 0}
+			},
+			difficulty: "hard",
+			evidence: map[string]string{GateImageAblation: "V=0: without the image the reference procedure fails"},
 		},
 		{
 			name: "several gates fail at once", edit: func(c *Candidate) {
@@ -186,8 +208,12 @@ func TestEvaluate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Evaluate: %v", err)
 			}
-			if names := gateNames(rep); !slices.Equal(names, GateNames()) {
-				t.Fatalf("gates = %v, want all five in order %v", names, GateNames())
+			want := GateNames()
+			if c.ImageDecisive {
+				want = append(want, GateImageAblation)
+			}
+			if names := gateNames(rep); !slices.Equal(names, want) {
+				t.Fatalf("gates = %v, want %v", names, want)
 			}
 			for _, g := range rep.Gates {
 				if len(g.Evidence) == 0 || g.Verdict == "" {
