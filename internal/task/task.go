@@ -67,6 +67,27 @@ type Subtask struct {
 	ID        string `json:"id"`
 	Title     string `json:"title"`
 	Interface string `json:"interface"`
+	// Decisive names the evidence this sub-task's decision rests on and
+	// nothing else can supply: DecisiveImage means only a picture tells
+	// the right choice. The gates then run the reference procedure with
+	// that evidence removed, which must fail (docs/gate-report.md).
+	Decisive string `json:"decisive,omitempty"`
+}
+
+// Kinds of decisive evidence a sub-task may declare.
+const (
+	DecisiveImage = "image"
+)
+
+// DecisiveSubtask returns the first sub-task that declares kind as its
+// decisive evidence.
+func (t *Task) DecisiveSubtask(kind string) (Subtask, bool) {
+	for _, s := range t.Subtasks {
+		if s.Decisive == kind {
+			return s, true
+		}
+	}
+	return Subtask{}, false
 }
 
 // Step is one action of the reference completion.
@@ -165,6 +186,15 @@ func (t *Task) Validate() error {
 		}
 		if err := t.declared(f+".interface", s.Interface); err != nil {
 			return err
+		}
+		switch s.Decisive {
+		case "":
+		case DecisiveImage:
+			if s.Interface != GUI {
+				return fieldError(f+".decisive", "%q needs a gui sub-task (images are seen in the browser), not %q", s.Decisive, s.Interface)
+			}
+		default:
+			return fieldError(f+".decisive", "%q is not a kind of decisive evidence: use %q or leave it out", s.Decisive, DecisiveImage)
 		}
 	}
 	for i, in := range t.Interfaces {

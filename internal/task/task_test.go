@@ -96,6 +96,7 @@ func TestValidateNamesField(t *testing.T) {
 		"subtask interface": {func(t *Task) { t.Subtasks[1].Interface = MCP }, `field subtasks[1].interface: "mcp" is not in interfaces`},
 		"subtask id dup":    {func(t *Task) { t.Subtasks[1].ID = t.Subtasks[0].ID }, "field subtasks[1].id: \"find-orders\" is used twice"},
 		"subtask title":     {func(t *Task) { t.Subtasks[0].Title = "" }, "field subtasks[0].title"},
+		"subtask decisive":  {func(t *Task) { t.Subtasks[0].Decisive = "smell" }, `field subtasks[0].decisive: "smell" is not a kind of decisive evidence`},
 		"hint":              {func(t *Task) { t.Hint = "" }, "field hint"},
 		"rubric":            {func(t *Task) { t.Rubric = []string{""} }, "field rubric[0]"},
 		"reference tool":    {func(t *Task) { t.Reference[1].Tool = "" }, "field reference[1].tool"},
