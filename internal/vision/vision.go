@@ -21,6 +21,15 @@ type Description struct {
 	Display    bool    `json:"display"`     // a lit display panel is visible
 	DisplayPct float64 `json:"display_pct"` // share of pixels that look like a lit screen
 	Text       string  `json:"text"`
+	// Ablated is set when the image's information was removed (Ablated):
+	// the visual attributes above are unknown, not "no display".
+	Ablated bool `json:"ablated,omitempty"`
+}
+
+// Ablated returns the description of an image whose information was
+// removed: nothing about its look is known.
+func Ablated() *Description {
+	return &Description{Ablated: true, Text: "[image withheld: nothing about the picture can be seen]"}
 }
 
 var named = []struct {

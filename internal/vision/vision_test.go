@@ -38,3 +38,10 @@ func TestDescribeProductImages(t *testing.T) {
 		t.Error("garbage accepted")
 	}
 }
+
+func TestAblatedSaysNothing(t *testing.T) {
+	d := Ablated()
+	if !d.Ablated || d.BodyColor != "" || d.BodyHex != "" || d.Display || d.DisplayPct != 0 {
+		t.Fatalf("an ablated description carries visual information: %+v", d)
+	}
+}
