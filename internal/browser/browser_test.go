@@ -3,6 +3,8 @@ package browser_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -152,4 +154,69 @@ func TestCloseRemovesProfile(t *testing.T) {
 	if len(after) > len(before) {
 		t.Errorf("profile directories left: %v", after)
 	}
+}
+
+// TestTabsAreIsolated: a tab shares the process but not the cookies, and
+// closing it leaves the browser and its other tabs working.
+func TestTabsAreIsolated(t *testing.T) {
+	b := newBrowser(t)
+	ctx := t.Context()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/set", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "tab-one", Path: "/"})
+		fmt.Fprint(w, `<p id="c">set</p>`)
+	})
+	mux.HandleFunc("/get", func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("session")
+		v := "none"
+		if err == nil {
+			v = c.Value
+		}
+		fmt.Fprintf(w, `<p id="c">%s</p>`, v)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	one, err := b.Tab(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	two, err := b.Tab(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tab open: %v", time.Since(start))
+	read := func(tab *browser.Browser, path string) string {
+		t.Helper()
+		if err := tab.Navigate(ctx, srv.URL+path); err != nil {
+			t.Fatal(err)
+		}
+		s, err := tab.Text(ctx, "#c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	read(one, "/set")
+	if got := read(one, "/get"); got != "tab-one" {
+		t.Fatalf("the tab lost its own cookie: %q", got)
+	}
+	if got := read(two, "/get"); got != "none" {
+		t.Fatalf("a second tab sees the first tab's cookie: %q", got)
+	}
+	if err := one.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(two, "/get"); got != "none" {
+		t.Fatalf("after closing a tab: %q", got)
+	}
+	three, err := b.Tab(ctx)
+	if err != nil {
+		t.Fatalf("a tab after another closed: %v", err)
+	}
+	defer three.Close(ctx)
+	if got := read(three, "/get"); got != "none" {
+		t.Fatalf("a new tab inherits a closed tab's cookie: %q", got)
+	}
+	two.Close(ctx)
 }
