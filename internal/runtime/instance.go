@@ -24,6 +24,7 @@ import (
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -90,6 +91,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := checkKind(opts.Materializer.Store, opts.Snapshot); err != nil {
+		return nil, fmt.Errorf("start instance: %w", err)
+	}
 	inst, err := opts.Materializer.New(ctx, opts.Snapshot, opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("start instance: %w", err)
@@ -127,6 +131,29 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	return in, nil
 }
 
+// ErrNotWorld is wrapped by Start's error for a snapshot that is not a
+// world's (a catalog's).
+var ErrNotWorld = errors.New("not a world snapshot")
+
+// checkKind refuses a snapshot whose record says it is not a world, when
+// the materializer's store can tell (a *store.Store can).
+func checkKind(st reset.Checkouter, id world.ID) error {
+	l, ok := st.(interface {
+		Load(world.ID) (*store.Snapshot, error)
+	})
+	if !ok {
+		return nil
+	}
+	sn, err := l.Load(id)
+	if err != nil {
+		return err
+	}
+	if sn.Kind != store.KindWorld {
+		return fmt.Errorf("snapshot %s: %w: its kind is %q, and only %q snapshots can be started: give a world snapshot (wildawm world log lists each snapshot's kind)", id.Short(), ErrNotWorld, sn.Kind, store.KindWorld)
+	}
+	return nil
+}
+
 // prepare reads the clock, lets the sandbox uid write home and builds the
 // site and service on the first call; later calls (resets) only drop every
 // web and MCP session, so a reset costs no template parsing or catalog
@@ -139,6 +166,9 @@ func (in *Instance) prepare() error {
 	t, err := m.Time()
 	if err != nil {
 		return err
+	}
+	if err := checkClock(t); err != nil {
+		return fmt.Errorf("manifest: field clock: %w", err)
 	}
 	if in.clock == nil {
 		in.clock = &Clock{}
@@ -218,10 +248,14 @@ func (in *Instance) Dir() string { return in.inst.Dir() }
 func (in *Instance) Clock() world.Clock { return in.clock }
 
 // StepClock moves the instance's clock to t, which must not be before its
-// current time. The sites, services and shell read the new time from then
-// on; a reset returns it to the world's day. Steps are part of what an
+// current time nor outside the clock's range (ErrClockRange: 1970 to before
+// 2262). The sites, services and shell read the new time from then on; a
+// reset returns it to the world's day. Steps are part of what an
 // orchestrator replays: the same actions and steps give the same hash.
 func (in *Instance) StepClock(t time.Time) error {
+	if err := checkClock(t); err != nil {
+		return fmt.Errorf("step clock: %w", err)
+	}
 	if now := in.clock.Now(); t.Before(now) {
 		return fmt.Errorf("step clock: %s is before the instance's time %s: the clock only moves forward", t.UTC().Format(time.RFC3339), now.Format(time.RFC3339))
 	}

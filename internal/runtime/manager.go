@@ -28,6 +28,16 @@ import (
 // ErrNoInstance is returned for an unknown instance id.
 var ErrNoInstance = errors.New("no such instance")
 
+// ErrTooManyInstances is wrapped by Create's error when MaxInstances
+// instances are live (or being created).
+var ErrTooManyInstances = errors.New("too many live instances")
+
+// DefaultMaxInstances is ManagerOptions.MaxInstances's default: with the
+// default 256 MiB tmpfs per instance, far more than a machine's RAM would
+// hold were each instance's changes to fill it, yet above what the load
+// test runs (256).
+const DefaultMaxInstances = 512
+
 // ManagerOptions configure a Manager. Zero values mean defaults.
 type ManagerOptions struct {
 	Store        *store.Store
@@ -46,6 +56,9 @@ type ManagerOptions struct {
 	// UnsafeShell runs agents' commands unsandboxed when bubblewrap cannot
 	// run (see Options.UnsafeShell).
 	UnsafeShell bool
+	// MaxInstances caps the live instances (DefaultMaxInstances); Create
+	// refuses one more with ErrTooManyInstances.
+	MaxInstances int
 	// FirstUID is the first unprivileged uid given to instances' shells,
 	// one per instance (default 300000): a fork bomb in one instance hits
 	// only its own process limit.
@@ -68,6 +81,9 @@ type Manager struct {
 	insts   map[string]*managed
 	byToken map[string]*managed
 	next    int
+	// starting counts the instances Create is starting: they hold a slot
+	// of MaxInstances too.
+	starting int
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -101,6 +117,9 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	if opts.FirstUID == 0 {
 		opts.FirstUID = 300000
+	}
+	if opts.MaxInstances <= 0 {
+		opts.MaxInstances = DefaultMaxInstances
 	}
 	m := &Manager{opts: opts, log: opts.Logger, schemas: &dbtool.SchemaCache{}, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
 	m.wg.Add(1)
@@ -140,13 +159,28 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// Create starts an instance of snapshot.
+// Create starts an instance of snapshot. It refuses with
+// ErrTooManyInstances when MaxInstances are live, and with ErrNotWorld for
+// a snapshot that is not a world's.
 func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	m.mu.Lock()
+	if n := len(m.insts) + m.starting; n >= m.opts.MaxInstances {
+		m.mu.Unlock()
+		return Info{}, fmt.Errorf("create instance: %w: %d of at most %d are live or starting: destroy one (DELETE /instances/ID), or raise the limit (ManagerOptions.MaxInstances, wildawm serve --max-instances)", ErrTooManyInstances, n, m.opts.MaxInstances)
+	}
+	m.starting++
 	m.next++
 	id := fmt.Sprintf("i%d", m.next)
 	uid := m.opts.FirstUID + m.next
 	m.mu.Unlock()
+	registered := false // then the slot is the instance's, no longer a start's
+	defer func() {
+		if !registered {
+			m.mu.Lock()
+			m.starting--
+			m.mu.Unlock()
+		}
+	}()
 	dir := filepath.Join(m.opts.WorkDir, id)
 	if err := reset.Remove(dir); err != nil {
 		return Info{}, err
@@ -170,6 +204,8 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	m.mu.Lock()
 	m.insts[id] = mi
 	m.byToken[token] = mi
+	m.starting--
+	registered = true
 	m.mu.Unlock()
 	return mi.info(), nil
 }
