@@ -25,6 +25,8 @@ func (e *env) serveCmd() *cobra.Command {
 		listen, control, catalogDir, runDir, tokenFile, self string
 		idle                                                 time.Duration
 		unsafeShell                                          bool
+		maxInstances, inodes                                 int
+		tmpfsSize                                            string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -42,6 +44,12 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if maxInstances < 1 {
+				return fmt.Errorf("--max-instances %d: give at least 1", maxInstances)
+			}
+			if inodes < 1 {
+				return fmt.Errorf("--instance-inodes %d: give at least 1", inodes)
+			}
 			st, err := e.openStore(false)
 			if err != nil {
 				return err
@@ -72,8 +80,9 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 			if err := world.WriteFileAtomic(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 				return err
 			}
-			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache")},
-				CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"), Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell})
+			mat := &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache"), Overlay: &reset.Overlay{Size: tmpfsSize, Inodes: inodes}}
+			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"),
+				Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell, MaxInstances: maxInstances})
 			defer m.Close(context.WithoutCancel(ctx))
 
 			agentLn, err := net.Listen("tcp", listen)
@@ -116,6 +125,9 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 	c.Flags().StringVar(&tokenFile, "token-file", "", "where to write the control bearer token (default RUN-DIR/control.token)")
 	c.Flags().StringVar(&self, "self", "Alex Rivera", "the persona's name as a message sender")
 	c.Flags().DurationVar(&idle, "idle", 30*time.Minute, "reclaim instances idle this long")
+	c.Flags().IntVar(&maxInstances, "max-instances", runtime.DefaultMaxInstances, "refuse to create more live instances than this (HTTP 503)")
+	c.Flags().StringVar(&tmpfsSize, "instance-size", "256m", "bytes an instance's changes may take (its tmpfs's size=); past it, writes fail with ENOSPC")
+	c.Flags().IntVar(&inodes, "instance-inodes", reset.DefaultInodes, "files, directories and links an instance's changes may hold (its tmpfs's nr_inodes=); past it, creating one fails with ENOSPC")
 	c.Flags().BoolVar(&unsafeShell, "unsafe-shell", false, "without bubblewrap, run agents' shell commands unsandboxed (refused otherwise)")
 	return c
 }
