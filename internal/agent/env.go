@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,8 +40,17 @@ var ErrInfra = errors.New("infrastructure failure")
 type Env struct {
 	Browser Browser
 	BaseURL string // the shop's URL
-	MCP     *mcp.ClientSession
-	Shell   Shell
+	// MCP holds one client session per MCP service of the instance, by
+	// service name. Tools are called by namespaced name, "SERVICE.TOOL"
+	// ("messages.send_message"), so every service is reachable and two
+	// services may have tools of the same name.
+	MCP   map[string]*mcp.ClientSession
+	Shell Shell
+	// AblateImages removes the images' information from the vision tool:
+	// LookAt returns a description with no visual attributes. The
+	// image-ablation gate runs the reference procedure this way; a task
+	// whose decisive step is an image must then fail.
+	AblateImages bool
 	// MaxObservation bounds each observation's length (default 4000).
 	MaxObservation int
 
@@ -122,7 +133,10 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	start := time.Now()
 	img, err := e.Browser.ImageBytes(ctx, selector)
 	var d *vision.Description
-	if err == nil {
+	switch {
+	case err == nil && e.AblateImages:
+		d = vision.Ablated()
+	case err == nil:
 		d, err = vision.Describe(img)
 	}
 	obs := ""
@@ -133,23 +147,65 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	return d, err
 }
 
-// CallTool calls an MCP tool and returns its text content. A tool result
-// with isError is returned as an error whose text is the tool's message.
+// CallTool calls an MCP tool by its namespaced name, "SERVICE.TOOL", and
+// returns its text content. A tool result with isError is returned as an
+// error whose text is the tool's message; so is a name that names no
+// service of this instance (the observation lists the services).
 func (e *Env) CallTool(ctx context.Context, name string, args map[string]any) (string, error) {
 	start := time.Now()
-	res, err := e.MCP.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	var obs string
-	if err != nil && ctx.Err() == nil {
-		err = fmt.Errorf("%w: MCP transport: %v", ErrInfra, err)
-	}
-	if err == nil {
-		obs = contentText(res)
-		if res.IsError {
-			err = errors.New(obs)
+	var err error
+	svc, tool, ok := strings.Cut(name, ".")
+	cs := e.MCP[svc]
+	switch {
+	case !ok || tool == "":
+		err = fmt.Errorf("tool %q is not namespaced: call SERVICE.TOOL, one of the services %s", name, strings.Join(e.Services(), ", "))
+	case cs == nil:
+		err = fmt.Errorf("no MCP service %q on this instance: the services are %s", svc, strings.Join(e.Services(), ", "))
+	default:
+		var res *mcp.CallToolResult
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: MCP transport: %v", ErrInfra, err)
 		}
+		if err == nil {
+			obs = contentText(res)
+			if res.IsError {
+				err = errors.New(obs)
+			}
+		}
+	}
+	if err != nil && obs == "" {
+		obs = err.Error()
 	}
 	e.record(MCP, "mcp."+name, args, start, obs, err)
 	return obs, err
+}
+
+// Services lists the instance's MCP services, sorted.
+func (e *Env) Services() []string {
+	return slices.Sorted(maps.Keys(e.MCP))
+}
+
+// Tool is one MCP tool as the agent sees it: namespaced by its service.
+type Tool struct {
+	Name        string `json:"name"` // SERVICE.TOOL
+	Description string `json:"description"`
+	InputSchema any    `json:"input_schema"`
+}
+
+// ListTools discovers every service's tools, namespaced, in service order.
+func (e *Env) ListTools(ctx context.Context) ([]Tool, error) {
+	var out []Tool
+	for _, svc := range e.Services() {
+		for t, err := range e.MCP[svc].Tools(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("%w: list %s tools: %v", ErrInfra, svc, err)
+			}
+			out = append(out, Tool{Name: svc + "." + t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		}
+	}
+	return out, nil
 }
 
 func contentText(res *mcp.CallToolResult) string {

@@ -42,10 +42,15 @@ type Trajectory struct {
 	// Outcome is how the policy ended: "done", "stopped" (gave up early),
 	// "gave_up" (stopped on an error it could not get past; Error says
 	// which) or "infra_error" (the harness failed: not the agent's doing).
-	Outcome string   `json:"outcome"`
-	Error   string   `json:"error,omitempty"`
-	WallMS  float64  `json:"wall_ms"`
-	Start   world.ID `json:"start_snapshot"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	// Attempts is how many fresh instances the rollout took (more than 1
+	// after an infrastructure failure); InfraErrors says what failed in
+	// each attempt that did not count.
+	Attempts    int      `json:"attempts,omitempty"`
+	InfraErrors []string `json:"infra_errors,omitempty"`
+	WallMS      float64  `json:"wall_ms"`
+	Start       world.ID `json:"start_snapshot"`
 }
 
 // InterfacesUsed lists the interfaces of the steps that succeeded, sorted.

@@ -7,10 +7,13 @@ import (
 
 // The case study's two candidates. They share title, brand, category, price,
 // description and specs; only their photos differ (one body is light with a
-// readout on its front, the other dark without), and no text says so.
+// readout on its front, the other dark without), and no text says so. The
+// approved one sorts second by SKU, so no text order (the ranking's SKU
+// tie-break, the shop's listing) puts it first: a photo-blind choice of the
+// first tied model is wrong, and only the photo decides.
 const (
-	CandidateWhite = "RG8-1001" // the one the approval asks for
-	CandidateBlack = "RG8-1002"
+	CandidateWhite = "RG8-1002" // the one the approval asks for
+	CandidateBlack = "RG8-1001"
 )
 
 // Catalog-wide names.

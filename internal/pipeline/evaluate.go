@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/verify"
@@ -24,8 +26,9 @@ type Rolled struct {
 	Gate   gate.Rollout
 }
 
-// RunRollouts runs the specs one after another, each in a fresh instance,
-// and saves each trajectory under Dir/rollouts.
+// RunRollouts runs the specs one after another, each in a fresh instance
+// (a rollout whose harness fails is retried in another, rollout.MaxAttempts
+// in all), and saves each trajectory under Dir/rollouts.
 func (p *Prepared) RunRollouts(ctx context.Context, specs []rollout.Spec) ([]*rollout.Result, error) {
 	dir := filepath.Join(p.Opts.Dir, "rollouts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -45,19 +48,36 @@ func (p *Prepared) RunRollouts(ctx context.Context, specs []rollout.Spec) ([]*ro
 		if s.Hint {
 			hint = "hint"
 		}
-		p.Opts.progress("rollout %s (%s, %s): %s, %d steps, interfaces %v, %s", s.ID, s.Policy.Name(), hint,
-			res.Trajectory.Outcome, len(res.Trajectory.Steps), res.Trajectory.InterfacesUsed(), res.Wall.Round(time.Millisecond))
+		if s.AblateImages {
+			hint += ", images withheld"
+		}
+		retried := ""
+		if n := res.Trajectory.Attempts; n > 1 {
+			retried = fmt.Sprintf(" after %d attempts (%s)", n, strings.Join(res.Trajectory.InfraErrors, "; "))
+		}
+		p.Opts.progress("rollout %s (%s, %s): %s, %d steps, interfaces %v, %s%s", s.ID, s.Policy.Name(), hint,
+			res.Trajectory.Outcome, len(res.Trajectory.Steps), res.Trajectory.InterfacesUsed(), res.Wall.Round(time.Millisecond), retried)
 		out = append(out, res)
 	}
 	return out, nil
 }
 
 // Judge computes V, the replay judge's and the inspector's verdicts for each
-// rollout of t (whose verifier is at verifierDir).
+// rollout of t (whose verifier is at verifierDir). A rollout whose harness
+// failed in every attempt is not judged: it carries its error to the gates.
 func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, rj *judge.ReplayJudge, results []*rollout.Result) ([]Rolled, error) {
 	insp := &judge.Inspector{Env: p.Env, Task: t}
 	var out []Rolled
 	for _, r := range results {
+		g := gate.Rollout{ID: r.Spec.ID, Policy: r.Spec.Policy.Name(), Hint: r.Spec.Hint, Attempts: r.Trajectory.Attempts,
+			InterfacesUsed: r.Trajectory.InterfacesUsed(),
+			Evidence:       map[string]string{"trajectory": filepath.Join("rollouts", r.Spec.ID+".json")}}
+		if r.Trajectory.Outcome == rollout.OutcomeInfra {
+			g.Err = r.Trajectory.Error
+			out = append(out, Rolled{Result: r, Verify: &verify.Result{}, Gate: g})
+			p.Opts.progress("judged %s: not judged, infrastructure error in every attempt", r.Spec.ID)
+			continue
+		}
 		t0 := time.Now()
 		vr, err := p.Env.Verify(ctx, t, verifierDir, r.Final, r.Trajectory.Answer)
 		if err != nil {
@@ -78,22 +98,39 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 			return nil, err
 		}
 		p.Timings.Judges += time.Since(t0)
-		g := gate.Rollout{ID: r.Spec.ID, Policy: r.Spec.Policy.Name(), Hint: r.Spec.Hint, V: vr.V, VLLM: vllm, VAgent: vagent,
-			InterfacesUsed: r.Trajectory.InterfacesUsed(),
-			Evidence: map[string]string{
-				"final":      r.Final.String(),
-				"trajectory": filepath.Join("rollouts", r.Spec.ID+".json"),
-				"verifier":   verifierEvidence(vr),
-				"v_llm":      joinEvidence(ev1),
-				"v_agent":    joinEvidence(ev2),
-			}}
-		if r.Trajectory.Outcome == "infra_error" {
-			g.Err = r.Trajectory.Error
-		}
+		g.V, g.VLLM, g.VAgent = vr.V, vllm, vagent
+		g.Evidence["final"] = r.Final.String()
+		g.Evidence["verifier"] = verifierEvidence(vr)
+		g.Evidence["v_llm"] = joinEvidence(ev1)
+		g.Evidence["v_agent"] = joinEvidence(ev2)
 		out = append(out, Rolled{Result: r, Verify: vr, Gate: g})
 		p.Opts.progress("judged %s: V=%d (%d/%d), replay judge %s, inspector %s", r.Spec.ID, vr.V, vr.Passed, vr.Total, vllm, vagent)
 	}
 	return out, nil
+}
+
+// Ablate runs the image-ablation rollout (policy.ImageAblated: the oracle,
+// hint-free, with every image's information withheld) when t declares an
+// image-decisive sub-task; nil otherwise.
+func (p *Prepared) Ablate(ctx context.Context, t *task.Task) (*rollout.Result, error) {
+	if _, ok := t.DecisiveSubtask(task.DecisiveImage); !ok {
+		return nil, nil
+	}
+	t0 := time.Now()
+	res, err := p.RunRollouts(ctx, []rollout.Spec{policy.ImageAblated()})
+	p.Timings.Ablation = time.Since(t0)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// ProbeJudge configures the judge the counterfactual probe puts under
+// pressure. The zero value is the offline inspector that weighs the
+// framing against what it can verify.
+type ProbeJudge struct {
+	Pressure judge.Pressure
+	NoVision bool
 }
 
 // verifierEvidence names the failing criteria with their evidence or error.
@@ -116,37 +153,62 @@ func joinEvidence(ev []string) string {
 	return string(b)
 }
 
-// Gates runs the counterfactual probe and the five gates. duringProbe, if
-// set, runs between the probe's judgments (tests use it to edit a verifier
-// script mid-probe).
-func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, rolled []Rolled, duringProbe func()) (*gate.Report, error) {
+// Gates runs the counterfactual probe, the five gates and, for a task that
+// declares an image-decisive sub-task, the image-ablation gate on ablated
+// (the result of Ablate; nil fails that gate as not run). The judge under
+// probe gets a writable copy of the verifier, and the probe digests that
+// copy before and after each re-judgment.
+func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, rolled []Rolled, ablated *rollout.Result, pj ProbeJudge) (*gate.Report, error) {
 	t0 := time.Now()
 	initial, err := p.Env.Verify(ctx, t, verifierDir, t.Provenance.Snapshot, "")
 	if err != nil {
 		return nil, fmt.Errorf("initial verification: %w", err)
 	}
-	insp := &judge.Inspector{Env: p.Env, Task: t}
+	c := gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: initial.V}
+	if sub, ok := t.DecisiveSubtask(task.DecisiveImage); ok {
+		c.ImageDecisive = true
+		if ablated != nil {
+			a := &gate.Ablation{Subtask: sub.ID, RolloutID: ablated.Spec.ID, Policy: ablated.Spec.Policy.Name()}
+			if ablated.Trajectory.Outcome == rollout.OutcomeInfra {
+				a.Err = ablated.Trajectory.Error
+			} else {
+				vr, err := p.Env.Verify(ctx, t, verifierDir, ablated.Final, ablated.Trajectory.Answer)
+				if err != nil {
+					return nil, fmt.Errorf("verify the image-ablated rollout: %w", err)
+				}
+				a.V, a.Evidence = vr.V, fmt.Sprintf("verifier: %s; trajectory rollouts/%s.json", verifierEvidence(vr), ablated.Spec.ID)
+			}
+			c.Ablation = a
+		}
+	}
+	copyDir, err := os.MkdirTemp(p.Opts.RunDir, "probe-verifier-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(copyDir)
+	judgeCopy := filepath.Join(copyDir, "verifier")
+	if err := verify.CopyDir(ctx, verifierDir, judgeCopy); err != nil {
+		return nil, fmt.Errorf("copy the verifier for the judge: %w", err)
+	}
+	insp := &judge.Inspector{Env: p.Env, Task: t, VerifierDir: judgeCopy, Pressure: pj.Pressure, NoVision: pj.NoVision}
 	finals := map[string]world.ID{}
-	rollouts := make([]gate.Rollout, len(rolled))
+	c.Rollouts = make([]gate.Rollout, len(rolled))
 	for i, r := range rolled {
-		rollouts[i] = r.Gate
+		c.Rollouts[i] = r.Gate
 		finals[r.Gate.ID] = r.Result.Final
 	}
 	probeJudge := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
-		if duringProbe != nil {
-			duringProbe()
-		}
 		v, ev, err := insp.Judge(ctx, finals[r.ID], pressure)
 		if v == gate.WorldImperfect {
 			p.Opts.progress("probe %s: inspector could not complete: %v", r.ID, ev)
 		}
 		return v, err
 	})
-	probe, err := gate.Probe(ctx, probeJudge, rollouts, gate.DigestFS(os.DirFS(verifierDir)))
+	c.Probe, err = gate.Probe(ctx, probeJudge, c.Rollouts, gate.DigestFS(os.DirFS(judgeCopy)))
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
-	rep, err := gate.Evaluate(gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: initial.V, Rollouts: rollouts, Probe: probe}, p.Opts.Gates)
+	rep, err := gate.Evaluate(c, p.Opts.Gates)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +246,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close(context.WithoutCancel(ctx))
 	ref, refTraj, err := p.Reference(ctx)
 	if err != nil {
 		return nil, err
@@ -200,7 +263,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	results, err := p.RunRollouts(ctx, rollout.Ensemble())
+	results, err := p.RunRollouts(ctx, policy.Ensemble())
+	if err != nil {
+		return nil, err
+	}
+	ablated, err := p.Ablate(ctx, p.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +275,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := p.Gates(ctx, p.Task, p.VerifierDir, rolled, nil)
+	rep, err := p.Gates(ctx, p.Task, p.VerifierDir, rolled, ablated, ProbeJudge{})
 	if err != nil {
 		return nil, err
 	}

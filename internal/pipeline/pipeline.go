@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,6 +53,7 @@ type Timings struct {
 	Rollouts  map[string]time.Duration `json:"rollouts_ns"`
 	Verify    time.Duration            `json:"verify_ns"`
 	Judges    time.Duration            `json:"judges_ns"`
+	Ablation  time.Duration            `json:"ablation_ns"`
 	Gates     time.Duration            `json:"gates_ns"`
 }
 
@@ -66,6 +68,43 @@ type Prepared struct {
 	Days        []synth.GrownDay
 	CatalogHash world.ID
 	Timings     Timings
+
+	// browser is the one Chromium every session opens a fresh tab of.
+	browserMu sync.Mutex
+	browser   *browser.Browser
+}
+
+// newTab opens a fresh, isolated tab of the run's Chromium, starting it on
+// first use (or again, if it died).
+func (p *Prepared) newTab(ctx context.Context) (rollout.Browser, error) {
+	p.browserMu.Lock()
+	defer p.browserMu.Unlock()
+	if p.browser != nil {
+		tab, err := p.browser.Tab(ctx)
+		if err == nil {
+			return tab, nil
+		}
+		p.browser.Close(context.WithoutCancel(ctx))
+		p.browser = nil
+	}
+	b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p.browser = b
+	return b.Tab(ctx)
+}
+
+// Close stops the run's Chromium.
+func (p *Prepared) Close(ctx context.Context) error {
+	p.browserMu.Lock()
+	defer p.browserMu.Unlock()
+	if p.browser == nil {
+		return nil
+	}
+	err := p.browser.Close(ctx)
+	p.browser = nil
+	return err
 }
 
 func (o *Options) progress(format string, args ...any) {
@@ -165,9 +204,7 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		CatalogDir:   catDir,
 		WorkDir:      opts.RunDir,
 		Self:         persona.Name,
-		NewBrowser: func(ctx context.Context) (rollout.Browser, error) {
-			return browser.New(ctx, browser.Options{})
-		},
+		NewBrowser:   p.newTab,
 	}
 	return p, nil
 }

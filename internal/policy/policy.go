@@ -3,26 +3,38 @@ package policy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/vision"
 )
 
-// Policy decides a rollout's actions through env's tools and returns the
-// final answer.
-type Policy interface {
-	Name() string
-	Run(ctx context.Context, env *agent.Env, t task.Public) (answer string, err error)
+// ErrStopped is returned by a policy that gave up before finishing.
+var ErrStopped = rollout.ErrStopped
+
+// Ensemble is the default six rollouts: three without the hint, three with
+// it, drawn from the scripted oracle and its degraded variants.
+func Ensemble() []rollout.Spec {
+	return []rollout.Spec{
+		{ID: "r1", Policy: Oracle()},
+		{ID: "r2", Policy: ImageBlind()},
+		{ID: "r3", Policy: ShellOnly()},
+		{ID: "r4", Policy: ImageBlind(), Hint: true},
+		{ID: "r5", Policy: ApprovalSkipper(), Hint: true},
+		{ID: "r6", Policy: Quitter(), Hint: true},
+	}
 }
 
-// ErrStopped is returned by a policy that gave up before finishing.
-var ErrStopped = errors.New("policy stopped early")
+// ImageAblated is the rollout the image-ablation gate runs: the oracle,
+// hint-free, with the images' information removed from the vision tool.
+func ImageAblated() rollout.Spec {
+	return rollout.Spec{ID: "ablate-image", Policy: Oracle(), AblateImages: true}
+}
 
 // Scripted is the approval-purchase procedure with switches that degrade it.
 type Scripted struct {
@@ -108,14 +120,19 @@ type Approval struct {
 }
 
 // Matches reports whether a product photo's description fits the approval.
+// A description whose image was withheld (d.Ablated) contradicts nothing,
+// so it fits: without the picture every look-alike is as good as another.
 func (a *Approval) Matches(d *vision.Description) bool {
+	if d.Ablated {
+		return true
+	}
 	return (a.Color == "" || d.BodyColor == a.Color) && (a.Display == nil || d.Display == *a.Display)
 }
 
 // ReadApproval finds the latest approval message over MCP and reads the
 // quantity and the look it asks for.
 func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
-	out, err := env.CallTool(ctx, "list_threads", map[string]any{"limit": 50})
+	out, err := env.CallTool(ctx, "messages.list_threads", map[string]any{"limit": 50})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +145,7 @@ func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	if err := json.Unmarshal([]byte(out), &lt); err != nil {
 		return nil, fmt.Errorf("list_threads: unexpected output: %w", err)
 	}
-	found, err := env.CallTool(ctx, "search_messages", map[string]any{"query": "approved", "limit": 10})
+	found, err := env.CallTool(ctx, "messages.search_messages", map[string]any{"query": "approved", "limit": 10})
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +157,7 @@ func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	if err := json.Unmarshal([]byte(found), &sm); err != nil || len(sm.Matches) == 0 {
 		return nil, fmt.Errorf("no approval message found")
 	}
-	body, err := env.CallTool(ctx, "read_thread", map[string]any{"thread": sm.Matches[0].Thread}) // newest first
+	body, err := env.CallTool(ctx, "messages.read_thread", map[string]any{"thread": sm.Matches[0].Thread}) // newest first
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +280,7 @@ func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	}
 	// 5. MCP: tell the install assistant.
 	if !s.ShellOnly && p.Contact != "" {
-		if _, err := env.CallTool(ctx, "send_message", map[string]any{"to": p.Contact,
+		if _, err := env.CallTool(ctx, "messages.send_message", map[string]any{"to": p.Contact,
 			"body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", qty, choice)}); err != nil {
 			return "", err
 		}

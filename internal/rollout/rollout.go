@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/agent"
-	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/task"
@@ -42,6 +43,10 @@ type Env struct {
 	NewBrowser func(ctx context.Context) (Browser, error)
 	// Timeout bounds one rollout (default 5 minutes).
 	Timeout time.Duration
+	// BeforePolicy, if set, runs after a rollout's session opens and before
+	// its policy starts, with the attempt number (1 for the first). Tests
+	// use it to inject an infrastructure fault (closing the instance).
+	BeforePolicy func(ctx context.Context, spec Spec, attempt int, inst *runtime.Instance)
 	// FirstUID is the first of the unprivileged uids given to instances'
 	// shells, one per instance, so that one instance's processes never count
 	// against another's process limit (default 200000).
@@ -58,24 +63,26 @@ func (e *Env) nextUID() int {
 	return base + int(e.uids.Add(1))
 }
 
+// Policy decides a rollout's actions through env's tools and returns the
+// final answer. A policy that gives up returns ErrStopped; a failure of the
+// harness under it wraps agent.ErrInfra. (internal/policy has the scripted
+// ones; the rollout harness and the judges never import it.)
+type Policy interface {
+	Name() string
+	Run(ctx context.Context, env *agent.Env, t task.Public) (answer string, err error)
+}
+
+// ErrStopped is returned by a policy that gave up before finishing.
+var ErrStopped = errors.New("policy stopped early")
+
 // Spec is one rollout to run.
 type Spec struct {
 	ID     string
-	Policy policy.Policy
+	Policy Policy
 	Hint   bool
-}
-
-// Ensemble is the default six rollouts: three without the hint, three with
-// it, drawn from the scripted oracle and its degraded variants.
-func Ensemble() []Spec {
-	return []Spec{
-		{ID: "r1", Policy: policy.Oracle()},
-		{ID: "r2", Policy: policy.ImageBlind()},
-		{ID: "r3", Policy: policy.ShellOnly()},
-		{ID: "r4", Policy: policy.ImageBlind(), Hint: true},
-		{ID: "r5", Policy: policy.ApprovalSkipper(), Hint: true},
-		{ID: "r6", Policy: policy.Quitter(), Hint: true},
-	}
+	// AblateImages runs the rollout with the images' information removed
+	// from the vision tool (agent.Env.AblateImages).
+	AblateImages bool
 }
 
 // Result is one finished rollout.
@@ -93,30 +100,49 @@ type Result struct {
 type Session struct {
 	Env     *agent.Env
 	browser Browser
-	mcp     *mcp.ClientSession
+	mcp     map[string]*mcp.ClientSession
 }
 
-// Open starts a session on inst.
+// Open starts a session on inst: a browser, and an MCP client session on
+// every service the instance serves, namespaced by service name.
 func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Trajectory) (*Session, error) {
 	b, err := e.NewBrowser(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("start browser: %w", err)
+		return nil, fmt.Errorf("%w: start browser: %v", agent.ErrInfra, err)
 	}
+	s := &Session{browser: b, mcp: map[string]*mcp.ClientSession{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "wildawm-agent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: inst.MCPURL, MaxRetries: -1}, nil)
-	if err != nil {
-		b.Close(ctx)
-		return nil, fmt.Errorf("connect MCP: %w", err)
+	for _, name := range Services(inst.Dir()) {
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: inst.MCPURL + "/" + name, MaxRetries: -1}, nil)
+		if err != nil {
+			s.Close(ctx)
+			return nil, fmt.Errorf("%w: connect MCP service %s: %v", agent.ErrInfra, name, err)
+		}
+		s.mcp[name] = cs
 	}
-	return &Session{
-		Env:     &agent.Env{Browser: b, BaseURL: inst.ShopURL, MCP: cs, Shell: inst.Shell, Traj: traj},
-		browser: b, mcp: cs,
-	}, nil
+	s.Env = &agent.Env{Browser: b, BaseURL: inst.ShopURL, MCP: s.mcp, Shell: inst.Shell, Traj: traj}
+	return s, nil
+}
+
+// Services lists the MCP services the world at dir has a database for, in
+// the registry's order: the services an instance of it serves.
+func Services(dir string) []string {
+	var out []string
+	for _, spec := range service.All() {
+		if _, err := os.Stat(world.DBPath(dir, spec.Name)); err == nil {
+			out = append(out, spec.Name)
+		}
+	}
+	return out
 }
 
 // Close ends the session's browser and MCP session.
 func (s *Session) Close(ctx context.Context) error {
-	return errors.Join(s.mcp.Close(), s.browser.Close(context.WithoutCancel(ctx)))
+	var errs []error
+	for _, cs := range s.mcp {
+		errs = append(errs, cs.Close())
+	}
+	return errors.Join(append(errs, s.browser.Close(context.WithoutCancel(ctx)))...)
 }
 
 // Start starts a fresh instance of snapshot under the work directory.
@@ -133,20 +159,86 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid})
 }
 
+// MaxAttempts is how many times Run tries a rollout whose harness failed
+// (the paper allows three): each attempt is a fresh instance.
+const MaxAttempts = 3
+
 // Run runs one rollout of t in a fresh instance of its initial world and
 // snapshots the final world. A policy that fails or gives up is a value in
-// the trajectory, not an error; an error means the harness itself failed.
+// the trajectory, not an error. A failure of the harness (the instance, the
+// browser, an MCP transport or the sandbox) is retried in a fresh instance,
+// MaxAttempts in all; if every attempt fails so, the result's trajectory
+// has outcome "infra_error", Final is the initial world and the rollout
+// must not be counted as the agent's failure. The error is for a cancelled
+// ctx or a store that cannot take the final world.
 func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error) {
 	start := time.Now()
-	inst, err := e.Start(ctx, t.Provenance.Snapshot, "rollout-"+spec.ID)
+	var infra []string
+	for attempt := 1; ; attempt++ {
+		res, err := e.attempt(ctx, t, spec, attempt)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, agent.ErrInfra) {
+			return nil, err
+		}
+		if err == nil && res.Trajectory.Outcome != OutcomeInfra {
+			res.Trajectory.Attempts, res.Trajectory.InfraErrors = attempt, infra
+			res.Wall = time.Since(start)
+			res.Trajectory.WallMS = float64(res.Wall.Microseconds()) / 1000
+			return res, nil
+		}
+		why := ""
+		if err != nil {
+			why = err.Error()
+		} else {
+			why = res.Trajectory.Error
+		}
+		infra = append(infra, fmt.Sprintf("attempt %d: %s", attempt, why))
+		if attempt == MaxAttempts {
+			if res == nil {
+				res = &Result{Spec: spec, Final: t.Provenance.Snapshot, Trajectory: &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: t.ID,
+					Rollout: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Start: t.Provenance.Snapshot}}
+			}
+			res.Final = t.Provenance.Snapshot
+			res.Trajectory.Outcome = OutcomeInfra
+			res.Trajectory.Error = fmt.Sprintf("infrastructure failed in all %d attempts: %s", MaxAttempts, strings.Join(infra, "; "))
+			res.Trajectory.Attempts, res.Trajectory.InfraErrors = attempt, infra
+			res.Wall = time.Since(start)
+			res.Trajectory.WallMS = float64(res.Wall.Microseconds()) / 1000
+			return res, nil
+		}
+	}
+}
+
+// Trajectory outcomes.
+const (
+	OutcomeDone    = "done"
+	OutcomeStopped = "stopped"
+	OutcomeGaveUp  = "gave_up"
+	OutcomeInfra   = "infra_error"
+)
+
+// attempt is one try of a rollout in a fresh instance. Its error wraps
+// agent.ErrInfra when the instance or session could not start.
+func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int) (*Result, error) {
+	name := "rollout-" + spec.ID
+	if attempt > 1 {
+		name += fmt.Sprintf("-attempt%d", attempt)
+	}
+	inst, err := e.Start(ctx, t.Provenance.Snapshot, name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: start instance: %v", agent.ErrInfra, err)
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
 	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: t.ID, Rollout: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Start: t.Provenance.Snapshot}
 	sess, err := e.Open(ctx, inst, traj)
 	if err != nil {
 		return nil, err
+	}
+	sess.Env.AblateImages = spec.AblateImages
+	if e.BeforePolicy != nil {
+		e.BeforePolicy(ctx, spec, attempt, inst)
 	}
 	timeout := e.Timeout
 	if timeout == 0 {
@@ -162,20 +254,20 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 	traj.Answer = answer
 	switch {
 	case perr == nil:
-		traj.Outcome = "done"
-	case errors.Is(perr, policy.ErrStopped):
-		traj.Outcome = "stopped"
+		traj.Outcome = OutcomeDone
+	case errors.Is(perr, ErrStopped):
+		traj.Outcome = OutcomeStopped
 	case errors.Is(perr, agent.ErrInfra):
-		traj.Outcome, traj.Error = "infra_error", perr.Error()
+		traj.Outcome, traj.Error = OutcomeInfra, perr.Error()
+		return &Result{Spec: spec, Trajectory: traj}, nil
 	default:
-		traj.Outcome, traj.Error = "gave_up", perr.Error()
+		traj.Outcome, traj.Error = OutcomeGaveUp, perr.Error()
 	}
 	final, err := SnapshotWorld(ctx, e.Store, inst.Dir(), t.Provenance.Snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot final world: %w", err)
 	}
-	traj.WallMS = float64(time.Since(start).Microseconds()) / 1000
-	return &Result{Spec: spec, Trajectory: traj, Final: final, Wall: time.Since(start)}, nil
+	return &Result{Spec: spec, Trajectory: traj, Final: final}, nil
 }
 
 // SnapshotWorld stores the world at dir as a child of parent.

@@ -32,6 +32,12 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 	if len(short) < 2 || !(short[0].SKU == in.Candidates[0] || short[0].SKU == in.Candidates[1]) {
 		return nil, nil, fmt.Errorf("author: the world does not put the two look-alikes at the top of the shortlist (got %v)", short)
 	}
+	// Only the photo may decide: if the approved look-alike came first in
+	// the shortlist's own order, taking the first tied model would pass
+	// without seeing any picture.
+	if short[0].SKU == in.Candidates[0] {
+		return nil, nil, fmt.Errorf("author: the approved look-alike %s ranks first by the shortlist's tie-break, so a photo-blind pick of the first tied model succeeds: the task would not be image-decisive", in.Candidates[0])
+	}
 	priya := in.Persona.Contact("install assistant")
 	approved := in.Candidates[0]
 	instruction := fmt.Sprintf(
@@ -56,7 +62,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 		Subtasks: []task.Subtask{
 			{ID: "read-approval", Title: "Find Maya's approval and what exactly she approved", Interface: "mcp"},
 			{ID: "shortlist", Title: "Join the BOM, inventory and spec sheet into the ranked shortlist with a script", Interface: "cli"},
-			{ID: "pick-and-cart", Title: "Tell the tied top models apart on the shop and put the approved one in the cart", Interface: "gui"},
+			{ID: "pick-and-cart", Title: "Tell the tied top models apart on the shop and put the approved one in the cart", Interface: "gui", Decisive: task.DecisiveImage},
 			{ID: "restock-note", Title: "Write the restock note", Interface: "cli"},
 			{ID: "tell-assistant", Title: "Message the install assistant the ordered SKU", Interface: "mcp"},
 		},
@@ -68,7 +74,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			fmt.Sprintf("%s received a direct message with the ordered SKU.", priya.Name),
 		},
 		Reference: []task.Step{
-			{Interface: "mcp", Tool: "mcp.read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look"},
+			{Interface: "mcp", Tool: "mcp.messages.read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look"},
 			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": policy.ShortlistCommand(PathBOM, PathInventory, PathSpecSheet, PathShortlist)}, Note: "join the three sources"},
 			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/login"}},
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#login-username", "value": in.ShopUser}},
@@ -81,7 +87,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#qty", "value": fmt.Sprint(ApprovedQty)}},
 			{Interface: "gui", Tool: "browser.click", Args: map[string]any{"selector": "#add-to-cart"}},
 			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": fmt.Sprintf("mkdir -p projects/venue-rack && cat > %s <<'EOF'\n%sEOF", PathRestock, note)}},
-			{Interface: "mcp", Tool: "mcp.send_message", Args: map[string]any{"to": priya.Name, "body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", ApprovedQty, approved)}},
+			{Interface: "mcp", Tool: "mcp.messages.send_message", Args: map[string]any{"to": priya.Name, "body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", ApprovedQty, approved)}},
 		},
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "cart", Kind: "sql", Description: "the cart holds exactly the approved model and quantity", DB: "shop",
@@ -101,7 +107,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 		}},
 		Answer:     fmt.Sprintf("Ordered %d x %s", ApprovedQty, approved),
 		Provenance: task.Provenance{Persona: in.Persona.ID, Day: in.Day, Snapshot: in.Snapshot, Catalog: in.Catalog},
-		Rationale: fmt.Sprintf("Image-decisive: %s and %s tie on every listed spec and price; only the photo shows the white body and display panel the approval asks for. "+
+		Rationale: fmt.Sprintf("Image-decisive: %s and %s tie on every listed spec and price; only the photo shows the white body and display panel the approval asks for, and the approved one is not first in the ranking's tie-break. "+
 			"Stocked eligible models (%s) must be left out of the shortlist. The quantity is only in the approval.", in.Candidates[0], in.Candidates[1], skus(stocked)),
 	}
 	scripts := map[string]string{
