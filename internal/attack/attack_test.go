@@ -86,6 +86,9 @@ func needTools(t *testing.T) {
 	if err := sandbox.Available(); err != nil {
 		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap): %v", err)
 	}
+	if err := sandbox.ClockAvailable(); err != nil {
+		t.Skipf("instances' shells run on the world's clock: %v", err)
+	}
 }
 
 // setup prepares the case study and starts A, B, C and S.

@@ -27,9 +27,10 @@ technician must order the approved rack surge protector. It builds the catalog
 and the persona's world day by day (through the store, with the replay and
 produces checks), authors the task with its verifier, runs the reference
 completion and six scripted rollouts (3 with the hint, 3 without) in live
-instances (the shop in Chromium, the messages service over MCP, a bubblewrap
+instances (the shop in Chromium, all eight services over MCP, a bubblewrap
 shell), judges each (V, an offline replay judge, an offline inspector), runs
-the counterfactual probe and the five gates, and prints a report.
+the oracle with the product photos withheld (the image-ablation gate), the
+counterfactual probe and the five gates, and prints a report.
 No model, network or GPU is needed; on Debian as root, missing system
 packages (chromium, bubblewrap, poppler-utils, libfaketime) are installed first.
 Everything is written under --dir; rerunning after an interruption works.`,
@@ -56,6 +57,26 @@ Everything is written under --dir; rerunning after an interruption works.`,
 	return c
 }
 
+func (e *env) setupCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "setup",
+		Short: "Install the system packages the demo and the tests need (as root on Debian)",
+		Long: `Check for chromium, bubblewrap, poppler-utils, libfaketime and python3 and, as
+root on a Debian-like system, install the missing ones with apt-get; elsewhere,
+print the command that would. Then check that the sandbox runs. The README's
+test command runs it first, so that a fresh machine runs every test instead of
+skipping the ones that need these tools.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := e.ensureDeps(cmd.Context(), false); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, "setup: chromium, bubblewrap, poppler-utils, libfaketime and python3 are present; the sandbox runs")
+			return nil
+		},
+	}
+}
+
 // ensureDeps checks the system tools the demo needs and, as root on a
 // Debian-like system, installs the missing ones with apt-get.
 func (e *env) ensureDeps(ctx context.Context, noInstall bool) error {
@@ -69,8 +90,11 @@ func (e *env) ensureDeps(ctx context.Context, noInstall bool) error {
 	if _, err := exec.LookPath("pdftotext"); err != nil {
 		missing["poppler-utils"] = "pdftotext inside the sandbox"
 	}
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"); err != nil {
+	if sandbox.ClockAvailable() != nil {
 		missing["libfaketime"] = "the frozen clock inside the sandbox"
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		missing["python3"] = "the verifiers' scripts inside the sandbox"
 	}
 	if len(missing) > 0 {
 		var names []string
@@ -138,9 +162,13 @@ func (e *env) printDemo(s *pipeline.Summary, wall time.Duration) {
 	}
 	fmt.Fprintf(w, "\ntask %s, difficulty %s\n", verdict, r.Difficulty)
 	t := s.Timings
-	fmt.Fprintf(w, "\ntimings: catalog %s, world %s, task %s, reference %s, verification %s, judges %s, gates+probe %s\n",
+	var rollouts time.Duration
+	for _, d := range t.Rollouts {
+		rollouts += d
+	}
+	fmt.Fprintf(w, "\ntimings: catalog %s, world %s, task %s, reference %s, rollouts %s, image ablation %s, verification %s, judges %s, gates+probe %s\n",
 		t.Catalog.Round(time.Millisecond), t.World.Round(time.Millisecond), t.Task.Round(time.Millisecond), t.Reference.Round(time.Millisecond),
-		t.Verify.Round(time.Millisecond), t.Judges.Round(time.Millisecond), t.Gates.Round(time.Millisecond))
+		rollouts.Round(time.Millisecond), t.Ablation.Round(time.Millisecond), t.Verify.Round(time.Millisecond), t.Judges.Round(time.Millisecond), t.Gates.Round(time.Millisecond))
 	var ifs []string
 	for k := range s.Steps {
 		ifs = append(ifs, k)

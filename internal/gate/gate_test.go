@@ -181,7 +181,7 @@ func TestEvaluate(t *testing.T) {
 				c.Ablation = &Ablation{Subtask: "pick", RolloutID: "ablate-image", Policy: "oracle", V: 0}
 			},
 			difficulty: "hard",
-			evidence: map[string]string{GateImageAblation: "V=0: without the image the reference procedure fails"},
+			evidence:   map[string]string{GateImageAblation: "V=0: without the image the reference procedure fails"},
 		},
 		{
 			name: "several gates fail at once", edit: func(c *Candidate) {

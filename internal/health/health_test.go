@@ -25,6 +25,9 @@ func needTools(t *testing.T) {
 	if err := sandbox.Available(); err != nil {
 		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap and libfaketime): %v", err)
 	}
+	if err := sandbox.ClockAvailable(); err != nil {
+		t.Skipf("instances' shells run on the world's clock: %v", err)
+	}
 }
 
 const logins = "notes/logins.md"

@@ -36,6 +36,9 @@ func needTools(t *testing.T) {
 	if err := sandbox.Available(); err != nil {
 		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap): %v", err)
 	}
+	if err := sandbox.ClockAvailable(); err != nil {
+		t.Skipf("instances' shells run on the world's clock: %v", err)
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("instances mount overlayfs and the sandbox drops from root: run as root (CI does)")
 	}

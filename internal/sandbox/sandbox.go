@@ -480,3 +480,13 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	}
 	return w.buf.Write(p)
 }
+
+// ClockAvailable reports whether Options.Clock can be honoured here: it
+// needs libfaketime (ErrNoFaketime otherwise). Live instances always run
+// their shells on the world's clock, so whatever starts one needs it.
+func ClockAvailable() error {
+	if faketimeLib() == "" {
+		return ErrNoFaketime
+	}
+	return nil
+}
