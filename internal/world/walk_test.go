@@ -1,0 +1,146 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func walkAll(t *testing.T, root, sub string, fn WalkFunc) (*SkipList, []string) {
+	t.Helper()
+	var got []string
+	skips, err := Walk(context.Background(), root, sub, func(e *Entry) error {
+		got = append(got, e.Kind+" "+e.Path)
+		if fn != nil {
+			return fn(e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Walk: %v", err)
+	}
+	return skips, got
+}
+
+// TestWalkOrder: Walk visits what filepath.WalkDir visits, in its order,
+// with each directory closed by an EntryDirEnd.
+func TestWalkOrder(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"home/a/b", "home/a-c", "home/z", "db"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	for _, f := range []string{"home/a/b/x", "home/a-c/y", "home/a.txt", "db/shop.sqlite"} {
+		os.WriteFile(filepath.Join(root, f), []byte("content"), 0o640)
+	}
+	os.Symlink("/etc/passwd", filepath.Join(root, "home/z/link"))
+	var want []string
+	filepath.WalkDir(filepath.Join(root, "home"), func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(root, p)
+		if rel != "home" {
+			want = append(want, rel)
+		}
+		return err
+	})
+	_, got := walkAll(t, root, "home", func(e *Entry) error {
+		if e.Kind == EntryFile {
+			b, err := e.ReadAll()
+			if err != nil || string(b) != "content" || e.Perm != 0o640 {
+				return fmt.Errorf("%s: %q %v %v", e.Path, b, e.Perm, err)
+			}
+		}
+		if e.Kind == EntrySymlink && e.Target != "/etc/passwd" {
+			return fmt.Errorf("%s: target %q", e.Path, e.Target)
+		}
+		return nil
+	})
+	var paths []string
+	for _, g := range got {
+		kind, p, _ := strings.Cut(g, " ")
+		if kind != EntryDirEnd {
+			paths = append(paths, p)
+		}
+	}
+	if strings.Join(paths, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Walk visited\n%s\nwant (filepath.WalkDir)\n%s", strings.Join(paths, "\n"), strings.Join(want, "\n"))
+	}
+	if i := strings.Index(strings.Join(got, "|"), "dir home/a|dir home/a/b|file home/a/b/x|dir-end home/a/b|dir-end home/a|"); i < 0 {
+		t.Errorf("dir-end entries misplaced: %v", got)
+	}
+	if _, got := walkAll(t, root, "nothing", nil); len(got) != 0 {
+		t.Errorf("missing sub: %v", got)
+	}
+}
+
+// TestWalkLimits: past the depth and path-length limits, and for fifos,
+// Walk skips with a reason; the list keeps MaxSkipEntries and counts all.
+func TestWalkLimits(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("n", 250)
+	p := filepath.Join(root, "home")
+	for range 9 { // 4 + 9*251 > MaxWalkPath
+		p = filepath.Join(p, long)
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(p, "f"), nil, 0o644)
+	for i := range MaxSkipEntries + 5 {
+		syscall.Mkfifo(filepath.Join(root, "home", fmt.Sprintf("pipe%03d", i)), 0o644)
+	}
+	skips, got := walkAll(t, root, "home", nil)
+	if skips.Count != MaxSkipEntries+6 || len(skips.Entries) != MaxSkipEntries {
+		t.Fatalf("skipped %d (%d listed), want %d (%d listed)", skips.Count, len(skips.Entries), MaxSkipEntries+6, MaxSkipEntries)
+	}
+	first := skips.Entries[0]
+	if !strings.HasSuffix(first.Path, "/"+long) || !strings.Contains(first.Reason, "longer than") || len(first.Path) <= MaxWalkPath {
+		t.Errorf("first skip = %.60s... (%s)", first.Path, first.Reason)
+	}
+	if s := skips.Entries[1]; s.Path != "home/pipe000" || !strings.HasPrefix(s.Reason, "fifo: ") {
+		t.Errorf("second skip = %+v", s)
+	}
+	for _, g := range got {
+		if len(g) > MaxWalkPath+10 || strings.Contains(g, "pipe") {
+			t.Errorf("visited %.80s", g)
+		}
+	}
+	if err := skips.Err(); err == nil || !strings.Contains(err.Error(), "and 105 more") {
+		t.Errorf("Err() = %v", err)
+	}
+}
+
+// TestWalkChanged: a file fn reports changed is read again, then skipped.
+func TestWalkChanged(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "home"), 0o755)
+	os.WriteFile(filepath.Join(root, "home", "f"), []byte("x"), 0o644)
+	calls := 0
+	skips, _ := walkAll(t, root, "", func(e *Entry) error {
+		if e.Kind == EntryFile {
+			calls++
+			return fmt.Errorf("wrapped: %w", ErrChanged)
+		}
+		return nil
+	})
+	if calls != walkRetries || skips.Count != 1 || skips.Entries[0].Path != "home/f" || !strings.Contains(skips.Entries[0].Reason, "a command was still writing it") {
+		t.Errorf("calls %d, skips %+v", calls, skips)
+	}
+	// A file that grows while it is read is changed.
+	f := filepath.Join(root, "home", "f")
+	_, err := Walk(context.Background(), root, "home", func(e *Entry) error {
+		os.WriteFile(f, []byte("longer"), 0o644)
+		_, err := e.ReadAll()
+		if !errors.Is(err, ErrChanged) {
+			t.Errorf("ReadAll of a file that grew: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
