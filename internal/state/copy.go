@@ -3,63 +3,60 @@ package state
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Copy copies the world at src to dst, which must not exist: files with
 // their modes, directories and symlinks. It is the plain-copy way to make a
-// scratch world; internal/reset has the fast ways.
+// scratch world; internal/reset has the fast ways. It reads src as the hash
+// does (world.Walk: no symlink followed) but refuses what the hash would
+// leave out, naming the entry: a copy is complete or fails.
 func Copy(ctx context.Context, src, dst string) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("copy world: %s already exists", dst)
 	}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("copy world: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("copy world: %s is not a directory", src)
+	}
+	if err := os.Mkdir(dst, fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("copy world: %w", err)
+	}
+	skipped, err := world.Walk(ctx, src, "", func(e *world.Entry) error {
+		target := filepath.Join(dst, filepath.FromSlash(e.Path))
+		switch e.Kind {
+		case world.EntryDir:
+			return os.Mkdir(target, e.Perm)
+		case world.EntrySymlink:
+			return os.Symlink(e.Target, target)
+		case world.EntryFile:
+			return copyFile(e, target)
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			return os.Mkdir(target, fi.Mode().Perm())
-		case fi.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case fi.Mode().IsRegular():
-			return copyFile(p, target, fi.Mode().Perm())
-		}
-		return fmt.Errorf("copy world: %s: unsupported file type %s", rel, fi.Mode().Type())
+		return nil
 	})
+	if err == nil {
+		err = skipped.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("copy world: %w", err)
+	}
+	return nil
 }
 
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
+func copyFile(e *world.Entry, dst string) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, e.Perm)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
+	if err := e.CopyTo(out, nil); err != nil {
 		out.Close()
+		os.Remove(dst) // read again or skipped
 		return err
 	}
 	return out.Close()

@@ -7,10 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -29,8 +26,11 @@ type Diff struct {
 	DBs      []DBChange      `json:"dbs,omitempty"`
 	Tables   []TableDiff     `json:"tables,omitempty"`
 	Files    []FileChange    `json:"files,omitempty"`
-	Summary  map[string]int  `json:"summary"`
-	hashes   [2]world.ID
+	// Skipped lists the home entries of either world that were left out
+	// of the hash and the diff (Summary.Skipped of each world).
+	Skipped []SkippedEntry `json:"skipped,omitempty"`
+	Summary map[string]int `json:"summary"`
+	hashes  [2]world.ID
 }
 
 // Change kinds.
@@ -106,11 +106,25 @@ type FileChange struct {
 	What []string `json:"what,omitempty"`
 }
 
+// SkippedEntry is a home entry of world A ("a") or B ("b") the diff left
+// out, and why.
+type SkippedEntry struct {
+	World string `json:"world"`
+	world.Skipped
+}
+
 // Empty reports whether A and B have equal content.
 func (d *Diff) Empty() bool { return d.hashes[0] == d.hashes[1] }
 
-// Compare computes the diff from the world at a to the world at b.
+// Compare computes the diff from the world at a to the world at b. Home
+// entries the hash leaves out are left out of the diff and listed in Skipped.
+// Errors name paths relative to a or b, never a or b.
 func Compare(ctx context.Context, a, b string) (*Diff, error) {
+	d, err := compare(ctx, a, b)
+	return d, hidePaths(err, a, b)
+}
+
+func compare(ctx context.Context, a, b string) (*Diff, error) {
 	var sa, sb *Summary
 	errs := make(chan error, 1)
 	go func() {
@@ -126,6 +140,13 @@ func Compare(ctx context.Context, a, b string) (*Diff, error) {
 		return nil, err
 	}
 	d := &Diff{Version: DiffVersion, hashes: [2]world.ID{sa.Hash, sb.Hash}}
+	for _, s := range sa.Skipped.Entries {
+		d.Skipped = append(d.Skipped, SkippedEntry{World: "a", Skipped: s})
+	}
+	for _, s := range sb.Skipped.Entries {
+		d.Skipped = append(d.Skipped, SkippedEntry{World: "b", Skipped: s})
+	}
+	skipped := sa.Skipped.Count + sb.Skipped.Count
 	if sa.Manifest != sb.Manifest {
 		if err := d.compareManifests(a, b); err != nil {
 			return nil, err
@@ -162,13 +183,16 @@ func Compare(ctx context.Context, a, b string) (*Diff, error) {
 		d.Tables = append(d.Tables, tds...)
 	}
 	if sa.Home != sb.Home {
-		fcs, err := compareHomes(ctx, filepath.Join(a, world.HomeDir), filepath.Join(b, world.HomeDir))
+		fcs, err := compareHomes(ctx, a, b)
 		if err != nil {
 			return nil, err
 		}
 		d.Files = fcs
 	}
 	d.summarize()
+	if skipped > 0 {
+		d.Summary["skipped"] = skipped
+	}
 	return d, nil
 }
 
@@ -434,34 +458,25 @@ type homeEntry struct {
 	target string
 }
 
-func readHome(ctx context.Context, home string) (map[string]homeEntry, error) {
+// readHome reads the home entries of the world at root by home-relative
+// path; it leaves out what the hash leaves out.
+func readHome(ctx context.Context, root string) (map[string]homeEntry, error) {
 	out := map[string]homeEntry{}
-	err := WalkHome(home, func(rel string, d fs.DirEntry, fi fs.FileInfo) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p := filepath.Join(home, filepath.FromSlash(rel))
-		e := homeEntry{mode: fi.Mode().Perm()}
-		switch {
-		case fi.IsDir():
+	_, err := world.Walk(ctx, root, world.HomeDir, func(we *world.Entry) error {
+		rel := strings.TrimPrefix(we.Path, world.HomeDir+"/")
+		e := homeEntry{mode: we.Perm}
+		switch we.Kind {
+		case world.EntryDirEnd:
+			return nil
+		case world.EntryDir:
 			e.kind = "dir"
-		case fi.Mode()&fs.ModeSymlink != 0:
-			e.kind = "symlink"
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			e.target = t
-		default:
-			e.kind, e.size = "file", fi.Size()
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
+		case world.EntrySymlink:
+			e.kind, e.target = "symlink", we.Target
+			e.mode = fs.ModePerm // as Lstat reports a symlink's mode on Linux
+		case world.EntryFile:
+			e.kind, e.size = "file", we.Size
 			h := sha256.New()
-			_, err = io.Copy(h, f)
-			f.Close()
-			if err != nil {
+			if err := we.CopyTo(h, nil); err != nil {
 				return err
 			}
 			copy(e.sum[:], h.Sum(nil))

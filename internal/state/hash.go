@@ -3,8 +3,8 @@ package state
 import (
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -45,6 +46,10 @@ type Summary struct {
 	DBs      map[string]world.ID `json:"dbs"`
 	Home     world.ID            `json:"home"`
 	Stats    HashStats           `json:"stats"`
+	// Skipped lists the home entries the hash left out (fifos, sockets,
+	// devices, entries past world.MaxWalkDepth or world.MaxWalkPath, files
+	// that kept changing while read), with the reason; docs/world.md.
+	Skipped world.SkipList `json:"skipped,omitzero"`
 }
 
 // Hash returns the logical content hash of the world at root.
@@ -57,26 +62,27 @@ func Hash(ctx context.Context, root string) (world.ID, error) {
 }
 
 // Summarize hashes the world at root part by part. Databases are hashed in
-// parallel.
+// parallel. Home entries the hash cannot cover are left out and listed in
+// Skipped, never an error. Errors name paths relative to root, never root.
 func Summarize(ctx context.Context, root string) (*Summary, error) {
+	s, err := summarize(ctx, root)
+	return s, hidePaths(err, root)
+}
+
+func summarize(ctx context.Context, root string) (*Summary, error) {
 	l, err := ReadLayout(root)
 	if err != nil {
 		return nil, err
 	}
 	s := &Summary{DBs: make(map[string]world.ID, len(l.DBs))}
 
-	m, err := world.ReadManifest(root)
+	m, accts, err := readTop(root)
 	if err != nil {
 		return nil, err
 	}
 	content := *m
 	content.Parent = world.ID{}
 	s.Manifest = world.Hash(content.Encode())
-
-	accts, err := world.ReadAccounts(root)
-	if err != nil {
-		return nil, err
-	}
 	s.Accounts = world.Hash(canonicalAccounts(accts))
 
 	type result struct {
@@ -97,7 +103,8 @@ func Summarize(ctx context.Context, root string) (*Summary, error) {
 			r.id, r.stats, r.err = HashDB(ctx, world.DBPath(root, name))
 		}()
 	}
-	homeID, homeStats, homeErr := hashHome(ctx, filepath.Join(root, world.HomeDir))
+	hh := sha256.New()
+	homeStats, skipped, homeErr := hashHome(ctx, root, hh.(hashState))
 	wg.Wait()
 	for i, name := range l.DBs {
 		if results[i].err != nil {
@@ -107,10 +114,11 @@ func Summarize(ctx context.Context, root string) (*Summary, error) {
 		s.Stats.add(results[i].stats)
 	}
 	if homeErr != nil {
-		return nil, homeErr
+		return nil, fmt.Errorf("hash home: %w", homeErr)
 	}
-	s.Home = homeID
+	s.Home = world.ID(hh.Sum(nil))
 	s.Stats.add(homeStats)
+	s.Skipped = *skipped
 
 	h := sha256.New()
 	e := encoder{w: h}
@@ -232,89 +240,88 @@ func hashRows(ctx context.Context, q Querier, t *Table, e *encoder, count *int64
 	return err
 }
 
-// hashHome hashes the files under home: each entry's slash path, type, mode
-// and content, in lexical path order.
-func hashHome(ctx context.Context, home string) (world.ID, HashStats, error) {
+// hashState is a hash whose state can be saved and restored, so a file that
+// changes while it is hashed can be taken out again.
+type hashState interface {
+	io.Writer
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// hashHome hashes the files under root/home into h: each entry's slash path
+// (relative to home), type, mode and content, in the order of WalkHome.
+func hashHome(ctx context.Context, root string, h hashState) (HashStats, *world.SkipList, error) {
 	var st HashStats
-	h := sha256.New()
 	e := encoder{w: h}
 	e.str("home")
 	buf := make([]byte, 256<<10)
-	err := WalkHome(home, func(rel string, d fs.DirEntry, fi fs.FileInfo) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		mode := fi.Mode()
-		switch {
-		case mode.IsDir():
+	skipped, err := world.Walk(ctx, root, world.HomeDir, func(we *world.Entry) error {
+		rel := strings.TrimPrefix(we.Path, world.HomeDir+"/")
+		switch we.Kind {
+		case world.EntryDir:
 			e.byte('d')
 			e.str(rel)
-			e.uint(uint64(mode.Perm()))
-		case mode&fs.ModeSymlink != 0:
-			target, err := os.Readlink(filepath.Join(home, filepath.FromSlash(rel)))
-			if err != nil {
-				return err
-			}
+			e.uint(uint64(we.Perm))
+		case world.EntrySymlink:
 			e.byte('l')
 			e.str(rel)
-			e.str(target)
-		default:
-			e.byte('f')
-			e.str(rel)
-			e.uint(uint64(mode.Perm()))
-			e.uint(uint64(fi.Size()))
-			f, err := os.Open(filepath.Join(home, filepath.FromSlash(rel)))
+			e.str(we.Target)
+		case world.EntryFile:
+			saved, err := h.MarshalBinary()
 			if err != nil {
 				return err
 			}
-			n, err := io.CopyBuffer(h, f, buf)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("hash %s: %w", rel, err)
-			}
-			if n != fi.Size() {
-				return fmt.Errorf("hash %s: file changed while hashing", rel)
+			e.byte('f')
+			e.str(rel)
+			e.uint(uint64(we.Perm))
+			e.uint(uint64(we.Size))
+			if err := we.CopyTo(h, buf); err != nil {
+				if rerr := h.UnmarshalBinary(saved); rerr != nil {
+					return rerr
+				}
+				return err
 			}
 			st.Files++
-			st.FileBytes += n
+			st.FileBytes += we.Size
 		}
 		return nil
 	})
-	if err != nil {
-		return world.ID{}, st, err
-	}
-	return world.ID(h.Sum(nil)), st, nil
+	return st, skipped, err
 }
 
-// WalkHome calls fn for every entry below home (not home itself) in lexical
-// order of slash-separated relative paths. It fails on anything that is not a
-// directory, regular file or symlink. A missing home is an empty home.
+// WalkHome calls fn for every entry below home (not home itself), in the
+// order the hash covers them: each directory's entries sorted by name, each
+// directory's entries right after it (filepath.WalkDir's order). home must be
+// the home directory of a world: it leaves out what the hash leaves out
+// (world.Walk), never follows a symlink and names paths relative to home. A
+// missing home is an empty home.
 func WalkHome(home string, fn func(rel string, d fs.DirEntry, fi fs.FileInfo) error) error {
-	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == home && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if p == home {
+	_, err := world.Walk(context.Background(), filepath.Dir(home), filepath.Base(home), func(we *world.Entry) error {
+		if we.Kind == world.EntryDirEnd {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(home, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if t := fi.Mode().Type(); t != 0 && t != fs.ModeDir && t != fs.ModeSymlink {
-			return fmt.Errorf("home/%s: unsupported file type %s (only files, directories and symlinks)", rel, t)
-		}
-		return fn(rel, d, fi)
+		fi := entryInfo{we}
+		return fn(strings.TrimPrefix(we.Path, filepath.Base(home)+"/"), fs.FileInfoToDirEntry(fi), fi)
 	})
-	return err
+	return hidePaths(err, filepath.Dir(home))
+}
+
+// entryInfo is a walk entry as an fs.FileInfo.
+type entryInfo struct{ e *world.Entry }
+
+func (i entryInfo) Name() string       { return i.e.Name }
+func (i entryInfo) Size() int64        { return i.e.Size }
+func (i entryInfo) ModTime() time.Time { return time.Time{} }
+func (i entryInfo) Sys() any           { return nil }
+func (i entryInfo) IsDir() bool        { return i.e.Kind == world.EntryDir }
+func (i entryInfo) Mode() fs.FileMode {
+	switch i.e.Kind {
+	case world.EntryDir:
+		return fs.ModeDir | i.e.Perm
+	case world.EntrySymlink:
+		return fs.ModeSymlink | fs.ModePerm
+	}
+	return i.e.Perm
 }
 
 // encoder writes an unambiguous, length-prefixed encoding into a hash.

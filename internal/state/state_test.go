@@ -178,7 +178,6 @@ func TestLayoutErrors(t *testing.T) {
 		"stray top-level": {func(dir string) { os.WriteFile(filepath.Join(dir, "x.txt"), nil, 0o644) }, `unexpected top-level entry "x.txt"`},
 		"hot journal":     {func(dir string) { os.WriteFile(filepath.Join(dir, "db/shop.sqlite-journal"), nil, 0o644) }, "not closed cleanly"},
 		"bad db name":     {func(dir string) { os.WriteFile(filepath.Join(dir, "db/Shop.sqlite"), nil, 0o644) }, "database name"},
-		"fifo in home":    {func(dir string) { mkfifo(filepath.Join(dir, "home/pipe")) }, "unsupported file type"},
 		"bad manifest": {func(dir string) {
 			os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"version":1,"persona":"p","day":0,"clock":"yesterday"}`), 0o644)
 		}, "field clock"},

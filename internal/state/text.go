@@ -17,6 +17,7 @@ func (d *Diff) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	if d.Empty() {
 		p.printf("no differences\n")
+		d.writeSkipped(p)
 		return p.err
 	}
 	if m := d.Manifest; m != nil {
@@ -77,6 +78,7 @@ func (d *Diff) WriteText(w io.Writer) error {
 			p.printf("file - %s (%s, %d bytes)\n", f.Path, f.Kind, f.SizeBefore)
 		}
 	}
+	d.writeSkipped(p)
 	keys := make([]string, 0, len(d.Summary))
 	for k := range d.Summary {
 		keys = append(keys, k)
@@ -88,6 +90,16 @@ func (d *Diff) WriteText(w io.Writer) error {
 	}
 	p.printf("summary: %s\n", strings.Join(parts, " "))
 	return p.err
+}
+
+// writeSkipped lists the entries left out of the diff.
+func (d *Diff) writeSkipped(p *printer) {
+	for _, s := range d.Skipped {
+		p.printf("skipped in %s: %s: %s\n", strings.ToUpper(s.World), s.Path, s.Reason)
+	}
+	if n := d.Summary["skipped"]; n > len(d.Skipped) {
+		p.printf("skipped: %d more entries not listed\n", n-len(d.Skipped))
+	}
 }
 
 // WriteJSON writes the diff for programs (indented, stable key order).
