@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +91,29 @@ func (f *fixture) control(ctx context.Context, method, path, auth string) (int, 
 	fmt.Fprint(&b, resp.Header.Get("Content-Type"))
 	return resp.StatusCode, b.String(), nil
 }
+
+// controlBody sends a request to the control API with the right token and
+// returns the status and body.
+func (f *fixture) controlBody(ctx context.Context, method, path string) (int, string, error) {
+	c := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", f.mg.controlSock)
+	}}}
+	req, err := http.NewRequestWithContext(ctx, method, "http://control"+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+controlToken)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return resp.StatusCode, string(b), err
+}
+
+// absPath matches an absolute host path of two or more components.
+var absPath = regexp.MustCompile(`(^|[\s"'(=,])/[A-Za-z0-9._-]+/`)
 
 func managerAttacks(f *fixture) []attack {
 	_ = f
@@ -201,6 +227,42 @@ func managerAttacks(f *fixture) []attack {
 					return "", fmt.Errorf("%s", res.Stdout)
 				}
 				return "no connection, no control socket, no run directory", nil
+			},
+		},
+		{
+			name: "host paths through the control API's errors", category: "control",
+			action:  "from i1's shell (through the agent listener): a FIFO and 3,000 nested directories in the home; then the orchestrator diffs i1 over the control socket and reads the answer, as it might relay it to an agent",
+			contain: "whatever the diff answers, its body names no host path (neither the run directory nor any other absolute path); a reset through the control API leaves i1 clean",
+			try: func(ctx context.Context, f *fixture) (string, error) {
+				st, body, err := f.agentShell(ctx, f.mg.att.ShellPath, `mkfifo pipe && python3 -c '
+import os
+for _ in range(3000):
+    os.mkdir("d"); os.chdir("d")
+' && echo made`)
+				if err != nil {
+					return "", err
+				}
+				if st != http.StatusOK || !strings.Contains(body, `made\n`) {
+					return "", fmt.Errorf("the attacker's own shell: %d %s", st, body)
+				}
+				st, body, err = f.controlBody(ctx, "GET", "/instances/"+f.mg.att.ID+"/diff")
+				if err != nil {
+					return "", err
+				}
+				obs := fmt.Sprintf("diff: %d, %d bytes", st, len(body))
+				if st != http.StatusOK {
+					obs = fmt.Sprintf("diff: %d %.120s", st, body)
+				}
+				if strings.Contains(body, f.runDir) || strings.Contains(body, os.TempDir()+"/") || absPath.MatchString(body) {
+					return obs, fmt.Errorf("the diff's answer names a host path: %.300s", body)
+				}
+				if st, body, err := f.controlBody(ctx, "POST", "/instances/"+f.mg.att.ID+"/reset"); err != nil || st != http.StatusOK {
+					return obs, fmt.Errorf("reset i1: %d %s %v", st, body, err)
+				}
+				if _, body, err := f.agentShell(ctx, f.mg.att.ShellPath, "ls -A pipe d 2>/dev/null; echo end"); err != nil || !strings.Contains(body, `"end\n"`) {
+					return obs, fmt.Errorf("i1 after the reset: %s %v", body, err)
+				}
+				return obs + "; no host path; i1 reset clean", nil
 			},
 		},
 		{

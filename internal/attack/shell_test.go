@@ -366,6 +366,38 @@ mknod vda b 253 0 2>/dev/null && echo MKNOD-b; mknod /tmp/mem c 1 1 2>/dev/null 
 			},
 		},
 		{
+			name: "fill the inodes", category: "resources",
+			action:  "create empty files in the home until refused (300,000 asked; a probe of the case study made 499K in one 40 s command), then delete them",
+			contain: "ENOSPC (No space left on device) before 100,000, the inode cap of A's overlay tmpfs (empty files take no bytes, so the size cap alone let them through); A's shell works after",
+			try: func(ctx context.Context, f *fixture) (string, error) {
+				res, err := run(ctx, f.a, `python3 - <<'EOF'
+import errno, os
+os.mkdir('flood')
+n = 0
+try:
+    while n < 300000:
+        open('flood/%d' % n, 'w').close()
+        n += 1
+    print('created', n)
+except OSError as e:
+    print('stopped', n, errno.errorcode.get(e.errno))
+EOF
+rm -rf flood`)
+				if err != nil {
+					return "", err
+				}
+				out := strings.TrimSpace(string(res.Stdout))
+				var n int
+				if _, err := fmt.Sscanf(out, "stopped %d ENOSPC", &n); err != nil || n >= 100000 {
+					return out, fmt.Errorf("not refused before 100,000 files: %q %s (timed out: %v)", out, lastLine(res.Stderr), res.TimedOut)
+				}
+				if r, err := run(ctx, f.a, "touch after && rm after && echo ok"); err != nil || string(r.Stdout) != "ok\n" {
+					return "", fmt.Errorf("A's home after the flood: %v %+v", err, r)
+				}
+				return fmt.Sprintf("ENOSPC after %d files; A's home usable again once they are deleted", n), nil
+			},
+		},
+		{
 			name: "print gigabytes", category: "resources",
 			action:  "write 2 GB to stdout and 1 GB to stderr",
 			contain: "output truncated at the 1 MiB per-stream cap, Truncated set, the harness's memory untouched",
