@@ -12,7 +12,7 @@
 //   - Writable / OpenWritable: the API for in-place writes; it breaks hard
 //     links first (LinkBreaker) so a write never reaches lower.
 //   - Strategies: "overlay" (overlayfs over lower, upper on a per-instance
-//     tmpfs), "hardlink" (hardlink farm; databases copied; Seal lower
+//     tmpfs capped in bytes and inodes, both mounted nosuid,nodev), "hardlink" (hardlink farm; databases copied; Seal lower
 //     first), "copy" (Go copy, copy_file_range, parallel), "cp" (cp -a, the
 //     baseline), and the component "sqlite-deserialize" (in-memory SQLite
 //     connections re-filled with sqlite3_deserialize; no directory).

@@ -8,5 +8,9 @@
 //   - Instance: one live world for one agent: ShopURL (GUI), MCPURL (MCP),
 //     Shell (CLI), Dir (the world directory, for the orchestrator only).
 //   - Clock: the world's manifest clock, frozen; sites, services and the
-//     shell all read it, so the same actions give the same final hash.
+//     shell all read it, so the same actions give the same final hash. It
+//     holds 1970 to before 2262 (ErrClockRange).
+//   - Manager: hosts up to MaxInstances instances (ErrTooManyInstances),
+//     each of a world snapshot (ErrNotWorld), behind an agent listener and
+//     a control API whose error bodies carry no host path.
 package runtime
