@@ -49,6 +49,13 @@ func Apply(ctx context.Context, dir string, d *Delta, opts *Options) error {
 	if err := Lint(ctx, parent, d, opts); err != nil {
 		return err
 	}
+	return applyLinted(ctx, dir, pm, d, opts)
+}
+
+// applyLinted is Apply after lint. It enforces on its own every rule that
+// protects the host (the sqlGuard, checkHomePath), so a rule lint missed is
+// still refused here.
+func applyLinted(ctx context.Context, dir string, pm *world.Manifest, d *Delta, opts *Options) error {
 	for _, sub := range []string{world.DBDir, world.HomeDir} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("apply delta: %w", err)
@@ -93,7 +100,7 @@ func producesEmpty(p *world.Produces) bool {
 }
 
 type openDB struct {
-	db     *sql.DB
+	*guardedDB
 	tx     *sql.Tx
 	tables map[string]*state.Table
 }
@@ -109,16 +116,23 @@ func (a *applier) database(name string) (*openDB, error) {
 	if o, ok := a.dbs[name]; ok {
 		return o, nil
 	}
+	if err := world.ValidDBName(name); err != nil {
+		return nil, err
+	}
 	db, err := state.OpenDB(world.DBPath(a.dir, name), false)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := db.BeginTx(a.ctx, nil)
+	g, err := newGuardedDB(a.ctx, db)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	o := &openDB{db: db, tx: tx, tables: map[string]*state.Table{}}
+	tx, err := g.conn.BeginTx(a.ctx, nil)
+	if err != nil {
+		g.close()
+		return nil, err
+	}
+	o := &openDB{guardedDB: g, tx: tx, tables: map[string]*state.Table{}}
 	a.dbs[name] = o
 	return o, nil
 }
@@ -142,7 +156,7 @@ func (a *applier) commit() error {
 			return fmt.Errorf("commit %s: %w", name, err)
 		}
 		o.tx = nil
-		if err := o.db.Close(); err != nil {
+		if err := o.close(); err != nil {
 			return fmt.Errorf("close %s: %w", name, err)
 		}
 		delete(a.dbs, name)
@@ -155,7 +169,7 @@ func (a *applier) rollback() {
 		if o.tx != nil {
 			o.tx.Rollback()
 		}
-		o.db.Close()
+		o.close()
 		delete(a.dbs, name)
 	}
 }
@@ -168,7 +182,8 @@ func (a *applier) op(o *Op) error {
 			return &ApplyError{Field: "db", Err: err}
 		}
 		for j, s := range o.SQL {
-			if _, err := db.tx.ExecContext(a.ctx, s); err != nil {
+			err := a.bounded(func(ctx context.Context) error { return db.guard.execDDL(ctx, db.tx, s) })
+			if err != nil {
 				return &ApplyError{Field: fmt.Sprintf("sql[%d]", j), Err: err}
 			}
 		}
@@ -321,6 +336,24 @@ func (a *applier) fileAppend(o *Op) error {
 	return f.Close()
 }
 
+// bounded runs one statement of the delta within the statement bound.
+func (a *applier) bounded(f func(ctx context.Context) error) error {
+	return bounded(a.ctx, a.opts.sqlTimeout(), f)
+}
+
+// exec runs one statement built from the delta under the guard and the bound.
+func (a *applier) exec(db *openDB, q string, args []any) (sql.Result, error) {
+	var res sql.Result
+	err := a.bounded(func(ctx context.Context) error {
+		return db.guard.run(func() error {
+			var err error
+			res, err = db.tx.ExecContext(ctx, q, args...)
+			return err
+		})
+	})
+	return res, err
+}
+
 // literal returns the SQLite value of a literal Value.
 func literal(v Value) (any, error) {
 	dv, err := v.decode()
@@ -372,7 +405,10 @@ func (a *applier) lookup(db *openDB, field string, ref *Ref) (any, error) {
 	}
 	var got any
 	q := fmt.Sprintf("SELECT +%s FROM %s WHERE %s", state.QuoteIdent(ref.Column), state.QuoteIdent(ref.Table), where)
-	if err := db.tx.QueryRowContext(a.ctx, q, args...).Scan(&got); errors.Is(err, sql.ErrNoRows) {
+	err = a.bounded(func(ctx context.Context) error {
+		return db.guard.run(func() error { return db.tx.QueryRowContext(ctx, q, args...).Scan(&got) })
+	})
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &ApplyError{Field: field + ".ref", Err: fmt.Errorf("no row in %s with key %s", ref.Table, keyText(ref.Key))}
 	} else if err != nil {
 		return nil, &ApplyError{Field: field + ".ref", Err: err}
@@ -450,7 +486,7 @@ func (a *applier) insert(o *Op) error {
 	}
 	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s WHERE NOT EXISTS (SELECT 1 FROM %s WHERE %s)",
 		state.QuoteIdent(t.Name), strings.Join(cols, ", "), strings.Join(exprs, ", "), state.QuoteIdent(t.Name), where)
-	if _, err := db.tx.ExecContext(a.ctx, q, append(args, wargs...)...); err != nil {
+	if _, err := a.exec(db, q, append(args, wargs...)); err != nil {
 		return &ApplyError{Field: "values", Err: err}
 	}
 	return nil
@@ -484,7 +520,7 @@ func (a *applier) updateOrDelete(o *Op) error {
 		}
 		q = fmt.Sprintf("UPDATE %s SET %s WHERE %s", state.QuoteIdent(o.Table), strings.Join(sets, ", "), where)
 	}
-	res, err := db.tx.ExecContext(a.ctx, q, append(args, wargs...)...)
+	res, err := a.exec(db, q, append(args, wargs...))
 	if err != nil {
 		return &ApplyError{Field: "set", Err: err}
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	Generators Generators
 	// Parent is recorded as the new manifest's parent snapshot.
 	Parent world.ID
+	// SQLTimeout bounds each SQL statement apply runs for the delta; zero
+	// means DefaultSQLTimeout. It is a resource limit, never an input to the
+	// state: a statement it stops fails the apply (ErrSQLTimeout).
+	SQLTimeout time.Duration
 }
 
 // Issue is one lint finding: where (operation index, field path) and what.
@@ -106,17 +110,18 @@ func forbiddenSQL(s string) string {
 }
 
 // schema is lint's model of the databases as the delta goes: the parent's
-// schema loaded into in-memory SQLite, with the delta's DDL applied in order.
+// schema loaded into in-memory SQLite, with the delta's DDL applied in order
+// under the same sqlGuard apply uses.
 type schema struct {
 	ctx    context.Context
-	dbs    map[string]*sql.DB
+	dbs    map[string]*guardedDB
 	tables map[string]map[string]*state.Table // db -> table -> description
 }
 
 func newSchema(ctx context.Context, parent string, dbs []string) (*schema, error) {
-	s := &schema{ctx: ctx, dbs: map[string]*sql.DB{}, tables: map[string]map[string]*state.Table{}}
+	s := &schema{ctx: ctx, dbs: map[string]*guardedDB{}, tables: map[string]map[string]*state.Table{}}
 	for _, name := range dbs {
-		mem, err := memDB()
+		mem, err := memDB(ctx)
 		if err != nil {
 			s.close()
 			return nil, err
@@ -134,7 +139,7 @@ func newSchema(ctx context.Context, parent string, dbs []string) (*schema, error
 			return nil, fmt.Errorf("read schema of %s: %w", name, err)
 		}
 		for _, st := range stmts {
-			if _, err := mem.ExecContext(ctx, st); err != nil {
+			if _, err := mem.conn.ExecContext(ctx, st); err != nil {
 				s.close()
 				return nil, fmt.Errorf("load schema of %s: %w", name, err)
 			}
@@ -147,13 +152,14 @@ func newSchema(ctx context.Context, parent string, dbs []string) (*schema, error
 	return s, nil
 }
 
-func memDB() (*sql.DB, error) {
+// memDB opens an in-memory database on one pinned connection with a guard.
+func memDB(ctx context.Context) (*guardedDB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	return db, nil
+	return newGuardedDB(ctx, db)
 }
 
 func schemaSQL(ctx context.Context, db *sql.DB) ([]string, error) {
@@ -174,7 +180,7 @@ func schemaSQL(ctx context.Context, db *sql.DB) ([]string, error) {
 }
 
 func (s *schema) refresh(db string) error {
-	ts, err := state.Tables(s.ctx, s.dbs[db])
+	ts, err := state.Tables(s.ctx, s.dbs[db].conn)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", db, err)
 	}
@@ -188,7 +194,7 @@ func (s *schema) refresh(db string) error {
 
 func (s *schema) close() {
 	for _, db := range s.dbs {
-		db.Close()
+		db.close()
 	}
 }
 
@@ -453,7 +459,7 @@ func (l *linter) dbCreate(i int, o *Op) {
 	mem, ok := l.sc.dbs[o.DB]
 	if !ok {
 		var err error
-		if mem, err = memDB(); err != nil {
+		if mem, err = memDB(l.sc.ctx); err != nil {
 			l.add(i, "db", "%v", err)
 			return
 		}
@@ -476,7 +482,7 @@ func (l *linter) dbCreate(i int, o *Op) {
 			l.add(i, field, "%s", why)
 			continue
 		}
-		if _, err := mem.ExecContext(l.sc.ctx, s); err != nil {
+		if err := mem.guard.execDDL(l.sc.ctx, mem.conn, s); err != nil {
 			l.add(i, field, "%v", err)
 		}
 	}
@@ -588,10 +594,8 @@ func (l *linter) value(i int, field, db, scope string, v Value) {
 		default:
 			if why := forbiddenSQL(dv.sql); why != "" {
 				l.add(i, field, "%s", why)
-			} else if st, err := l.sc.dbs[db].PrepareContext(l.sc.ctx, exprProbe(dv.sql, scope)); err != nil {
-				l.add(i, field, "expression does not compile: %v", err)
-			} else {
-				st.Close()
+			} else if err := l.sc.dbs[db].compile(l.sc.ctx, exprProbe(dv.sql, scope)); err != nil {
+				l.add(i, field, "%v", err)
 			}
 		}
 	case KindRef:

@@ -1,0 +1,197 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// dayWith returns a day-1 delta over day0 with exactly the given ops and no
+// produces declaration.
+func dayWith(t *testing.T, ops ...string) *Delta {
+	t.Helper()
+	d := load(t, "day1.json")
+	d.Ops = nil
+	d.Produces = world.Produces{}
+	for _, op := range ops {
+		o, err := ParseBytes([]byte(`{"version":1,"ops":[` + op + `]}`))
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		d.Ops = append(d.Ops, o.Ops...)
+	}
+	return d
+}
+
+// within runs f and fails the test if it does not return in time: the
+// hostile inputs below used to hang apply.
+func within(t *testing.T, limit time.Duration, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		t.Fatalf("did not return within %s", limit)
+		return nil
+	}
+}
+
+// applyUnlinted applies d to a copy of parent without running lint first, so
+// a test sees what apply itself enforces.
+func applyUnlinted(t *testing.T, parent string, d *Delta, opts *Options) (string, error) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "w")
+	if err := state.Copy(ctx, parent, dir); err != nil {
+		t.Fatal(err)
+	}
+	pm, err := world.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	return dir, applyLinted(ctx, dir, pm, d, opts)
+}
+
+// lintIssue returns the message of the issue at field, failing the test when
+// lint accepted d or reported nothing there.
+func lintIssue(t *testing.T, parent string, d *Delta, field string) string {
+	t.Helper()
+	err := Lint(context.Background(), parent, d, nil)
+	var le *LintError
+	if !errors.As(err, &le) {
+		t.Fatalf("lint accepted the delta (err %v); want an issue at %s", err, field)
+	}
+	for _, is := range le.Issues {
+		if is.Op >= 0 && strings.HasPrefix(is.String(), field+":") {
+			return is.Msg
+		}
+	}
+	t.Fatalf("no issue at %s:\n%v", field, err)
+	return ""
+}
+
+const recursiveCTE = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c`
+
+// TestSQLGuardLintAndApply checks that lint and apply refuse the same SQL
+// with the same reason: recursive queries (which never end), table-valued
+// pragmas (which store host paths) and CREATE TABLE ... AS SELECT (which
+// writes rows outside db.insert).
+func TestSQLGuardLintAndApply(t *testing.T) {
+	day0, _ := chain(t)
+	// A view an older build let into the parent world.
+	conn, err := state.OpenDB(world.DBPath(day0, "shop"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE VIEW old_host AS SELECT file FROM pragma_database_list`,
+		`CREATE VIEW old_loop AS ` + recursiveCTE,
+	} {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	before := hashOf(t, day0)
+
+	cases := []struct {
+		name, op, field, want string
+	}{
+		{"recursive CTE in an insert", `{"op":"db.insert","db":"shop","table":"orders","key":{"order_no":"A-9"},"values":{"qty":{"sql":"(` + recursiveCTE + `)"},"placed_at":"x"}}`,
+			"ops[0].values.qty", "WITH RECURSIVE"},
+		{"recursive CTE in an update", `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"price":{"sql":"(` + recursiveCTE + `)"}}}`,
+			"ops[0].set.price", "WITH RECURSIVE"},
+		{"recursive view", `{"op":"db.create","db":"shop","sql":["CREATE VIEW loop AS ` + recursiveCTE + `"]}`,
+			"ops[0].sql[0]", "WITH RECURSIVE"},
+		{"recursive view of the parent", `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"price":{"sql":"(SELECT count(*) FROM old_loop)"}}}`,
+			"ops[0].set.price", "WITH RECURSIVE"},
+		{"pragma_database_list", `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"title":{"sql":"(SELECT file FROM pragma_database_list)"}}}`,
+			"ops[0].set.title", "pragma_database_list reads the host"},
+		{"pragma in upper case", `{"op":"db.insert","db":"shop","table":"orders","key":{"order_no":"A-9"},"values":{"qty":1,"placed_at":{"sql":"(SELECT group_concat(compile_options) FROM PRAGMA_COMPILE_OPTIONS)"}}}`,
+			"ops[0].values.placed_at", "PRAGMA_COMPILE_OPTIONS reads the host"},
+		{"pragma in a view", `{"op":"db.create","db":"shop","sql":["CREATE VIEW host AS SELECT file FROM pragma_database_list"]}`,
+			"ops[0].sql[0]", "pragma_database_list reads the host"},
+		{"pragma view of the parent", `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"title":{"sql":"(SELECT file FROM old_host)"}}}`,
+			"ops[0].set.title", "pragma_database_list reads the host"},
+		{"CREATE TABLE AS SELECT", `{"op":"db.create","db":"shop","sql":["CREATE TABLE copy AS SELECT * FROM products"]}`,
+			"ops[0].sql[0]", "AS SELECT writes rows outside db.insert"},
+		{"CREATE TABLE AS VALUES", `{"op":"db.create","db":"shop","sql":["CREATE TABLE copy AS VALUES (1), (2)"]}`,
+			"ops[0].sql[0]", "AS SELECT writes rows outside db.insert"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			msg := lintIssue(t, day0, dayWith(t, c.op), c.field)
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("lint: %s: %q, want %q", c.field, msg, c.want)
+			}
+			// Apply refuses on its own, with the same rule.
+			err := within(t, time.Minute, func() error {
+				_, err := applyUnlinted(t, day0, dayWith(t, c.op), nil)
+				return err
+			})
+			var ae *ApplyError
+			if !errors.As(err, &ae) || ae.Op != 0 || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("apply without lint: %v, want an error at ops[0] containing %q", err, c.want)
+			}
+			// Through the public entry point: refused, nothing written.
+			out := filepath.Join(t.TempDir(), "out")
+			err = within(t, time.Minute, func() error { return ApplyCopy(context.Background(), day0, out, dayWith(t, c.op), nil) })
+			if !errors.Is(err, ErrLint) {
+				t.Errorf("ApplyCopy: %v, want a lint error", err)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("refused apply left its output")
+			}
+		})
+	}
+	if hashOf(t, day0) != before {
+		t.Error("parent changed")
+	}
+	// What the guard refuses it refuses only in the delta's SQL: plain DDL,
+	// views and expressions still work.
+	ok := dayWith(t,
+		`{"op":"db.create","db":"shop","sql":["CREATE TABLE notes (id INTEGER PRIMARY KEY, k TEXT NOT NULL UNIQUE, v TEXT DEFAULT 'x', CHECK (length(k) > 0))","CREATE VIEW cheap AS SELECT sku, price FROM products WHERE price < 100"]}`,
+		`{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"price":{"sql":"(WITH c(n) AS (SELECT count(*) FROM cheap) SELECT price - n FROM c)"}}}`,
+		`{"op":"db.insert","db":"shop","table":"notes","key":{"k":"a"},"values":{"v":{"sql":"upper('b')"}}}`)
+	if err := ApplyCopy(context.Background(), day0, filepath.Join(t.TempDir(), "ok"), ok, nil); err != nil {
+		t.Fatalf("a guarded but harmless delta was refused: %v", err)
+	}
+}
+
+// TestApplyBoundsSQLTime checks that a statement lint cannot judge (a join of
+// many tables) is stopped by the statement bound with a clear error.
+func TestApplyBoundsSQLTime(t *testing.T) {
+	day0, _ := chain(t)
+	from := strings.Repeat("products, ", 40) + "products"
+	d := dayWith(t, `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"price":{"sql":"(SELECT count(*) FROM `+from+`)"}}}`)
+	if err := Lint(context.Background(), day0, d, nil); err != nil {
+		t.Fatalf("lint: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	start := time.Now()
+	err := within(t, time.Minute, func() error {
+		return ApplyCopy(context.Background(), day0, out, d, &Options{SQLTimeout: 200 * time.Millisecond})
+	})
+	var ae *ApplyError
+	if !errors.Is(err, ErrSQLTimeout) || !errors.As(err, &ae) || ae.Op != 0 || !strings.Contains(err.Error(), "ops[0].set: ") || !strings.Contains(err.Error(), "200ms") {
+		t.Fatalf("err = %v, want ErrSQLTimeout at ops[0].set naming the bound", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the bound took %s to stop the statement", took)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("stopped apply left its output")
+	}
+}
