@@ -26,10 +26,11 @@ func NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) *mcp.Server {
 // nothing but the response while they handle a request, and the stream's
 // framing and flushing cost about 50 µs a call (docs/BENCHMARKS.md).
 // Clients must accept either (the transport's spec, 2025-03-26 on); a GET
-// still opens the session's event stream.
+// still opens the session's event stream. A POST of a request of id null
+// gets HTTP 400 with an invalid-request error of id null (nullid.go).
 func NewHTTPHandler(srv *mcp.Server, log *slog.Logger, sessionTimeout time.Duration) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: sessionTimeout, JSONResponse: true})
+	return refuseNullIDs(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: sessionTimeout, JSONResponse: true}))
 }
 
 // Transports serves a service's MCP server over streamable HTTP and stdio.

@@ -89,10 +89,12 @@ func sameFile(a, b int) bool {
 //     the SDK's transport re-encodes the whole message, which re-scans the
 //     result (for a 18 KiB answer about 100 µs).
 //
-// It differs in three ways a client can see: a line that is not one JSON
+// It differs in four ways a client can see: a line that is not one JSON
 // value gets a parse error and one that is not a JSON-RPC message an
 // invalid-request error (id null), and the session goes on, where the SDK's
-// transport ends the session; a batch (a JSON array, which protocol
+// transport ends the session; a request of id null gets an invalid-request
+// error (id null) and is not run, where the SDK's transport takes it for a
+// notification and never answers it; a batch (a JSON array, which protocol
 // versions before 2025-06-18 allow) gets an invalid-request error, where
 // the SDK's transport runs one before 2025-06-18; and at the end of the
 // input it answers the requests it has read before the session ends (see
@@ -182,6 +184,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			if err := c.writeError(ctx, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC message (%v): send one JSON-RPC object per line", err)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// The SDK decodes a request of id null as a notification, which
+		// nothing answers (nullid.go).
+		if r, ok := msg.(*jsonrpc.Request); ok && !r.IsCall() && hasNullID(line) {
+			if err := c.writeError(ctx, jsonrpc.CodeInvalidRequest, nullIDMessage); err != nil {
 				return nil, err
 			}
 			continue
@@ -316,11 +326,7 @@ func appendID(b []byte, id jsonrpc.ID) ([]byte, bool) {
 // writeError answers a message that could not be read with a JSON-RPC
 // error of id null.
 func (c *stdioConn) writeError(ctx context.Context, code int64, message string) error {
-	data, err := json.Marshal(struct {
-		JSONRPC string         `json:"jsonrpc"`
-		ID      any            `json:"id"`
-		Error   *jsonrpc.Error `json:"error"`
-	}{"2.0", nil, &jsonrpc.Error{Code: code, Message: message}})
+	data, err := errorOfNullID(code, message)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ type stdioPeer struct {
 	t    *testing.T
 	w    *os.File
 	out  *os.File // the server's end of its output
+	in   *os.File // the client's end of the server's output
 	r    *bufio.Reader
 	done chan error
 }
@@ -37,7 +38,7 @@ func serveOverPipes(t *testing.T, ctx context.Context, srv *mcp.Server, tr func(
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inW.Close(); outR.Close(); outW.Close() })
-	p := &stdioPeer{t: t, w: inW, out: outW, r: bufio.NewReader(outR), done: make(chan error, 1)}
+	p := &stdioPeer{t: t, w: inW, out: outW, in: outR, r: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() { p.done <- srv.Run(ctx, tr(inR, outW)) }()
 	return p
 }
@@ -49,8 +50,11 @@ func (p *stdioPeer) send(line string) {
 	}
 }
 
+// recv reads the server's next line, failing the test if none comes
+// within 10 s.
 func (p *stdioPeer) recv() string {
 	p.t.Helper()
+	p.in.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := p.r.ReadString('\n')
 	if err != nil {
 		p.t.Fatalf("reading the server's output: %v", err)
@@ -234,5 +238,32 @@ func TestStdioTransportEndOfInput(t *testing.T) {
 	}
 	if !answered {
 		t.Error("the call read before the end of the input was not answered")
+	}
+}
+
+// A request whose id is null is not a notification (JSON-RPC 2.0 calls a
+// request without an id member one), and MCP forbids null ids: it gets an
+// invalid-request error of id null, is not run, and the session goes on.
+func TestStdioTransportAnswersNullID(t *testing.T) {
+	p := serveOverPipes(t, context.Background(), greetServer(t), func(in, out *os.File) mcp.Transport { return &StdioTransport{In: in, Out: out} })
+	p.initialize()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bo"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9},"id":null}`,
+		`{"jsonrpc":"2.0","id" : null ,"method":"no/such"}`,
+	} {
+		p.send(line)
+		got := p.recv()
+		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"`) || !strings.Contains(got, "null") {
+			t.Errorf("%s:\n got %s\nwant an invalid-request error of id null", line, got)
+		}
+	}
+	// A notification (no id member) still gets no answer: the next line
+	// read is the ping's.
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
+	p.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":10,"result":{}}` {
+		t.Errorf("ping after the null ids: %s", got)
 	}
 }
