@@ -304,6 +304,9 @@ func ParseBytes(b []byte) (*Delta, error) {
 	if err := strictUnmarshal(b, &top); err != nil {
 		return nil, fmt.Errorf("delta: %s", jsonError(b, err))
 	}
+	if err := repeatedKey(b); err != nil {
+		return nil, fmt.Errorf("delta: %w", err)
+	}
 	if top.Version == nil {
 		return nil, fmt.Errorf(`delta: field version is missing: add "version": %d`, Version)
 	}
@@ -353,6 +356,82 @@ func strictUnmarshal(b []byte, v any) error {
 		return errors.New("unexpected data after the JSON value")
 	}
 	return nil
+}
+
+// repeatedKey refuses an object of the document b (valid JSON) that gives a
+// key twice: encoding/json keeps the last silently. Keys are compared as
+// encoding/json matches field names, ignoring case ("path" and "Path" fill
+// the same field), which is also how SQLite compares column names. The error
+// names the object by its path, such as ops[3].values, and the key.
+func repeatedKey(b []byte) error {
+	type frame struct {
+		path  string
+		seen  map[string]string // folded key -> key as written; nil for an array
+		index int               // next element index of an array
+		key   string            // the key whose value comes next
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var stack []*frame
+	// child returns the path of the value about to be read.
+	child := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.seen == nil {
+			p := fmt.Sprintf("%s[%d]", f.path, f.index)
+			f.index++
+			return p
+		}
+		if f.path == "" {
+			return f.key
+		}
+		return f.path + "." + f.key
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if top := len(stack) - 1; top >= 0 && stack[top].seen != nil && stack[top].key == "" {
+			if d, ok := tok.(json.Delim); !ok || d != '}' {
+				f := stack[top]
+				k := tok.(string)
+				fold := strings.ToLower(strings.ToUpper(k))
+				if prev, dup := f.seen[fold]; dup {
+					where := "the top-level object"
+					if f.path != "" {
+						where = f.path
+					}
+					if prev == k {
+						return fmt.Errorf("%s: key %q appears more than once: give each key once (JSON would keep only the last)", where, k)
+					}
+					return fmt.Errorf("%s: keys %q and %q are the same key in another letter case: give each key once (JSON would keep only the last)", where, prev, k)
+				}
+				f.seen[fold] = k
+				f.key = k
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{path: child(), seen: map[string]string{}})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{path: child()})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			child() // a scalar value: advance the array index
+		}
+		if top := len(stack) - 1; top >= 0 {
+			stack[top].key = ""
+		}
+	}
 }
 
 // jsonError turns a decoding error into a message with line and column.

@@ -195,3 +195,46 @@ func TestApplyBoundsSQLTime(t *testing.T) {
 		t.Error("stopped apply left its output")
 	}
 }
+
+// TestParseRefusesRepeatedKeys checks that a key given twice in any object of
+// a delta is an error naming the object and the key, never last-wins.
+func TestParseRefusesRepeatedKeys(t *testing.T) {
+	head := `{"version":1,"persona":"avtech","day":1,"clock":"2026-03-02T18:00:00Z","ops":[{"op":"file.write","path":"a.txt","content":"x"},`
+	cases := map[string]struct{ in, want string }{
+		"op field": {head + `{"op":"file.write","path":"notes.txt","path":"../../etc/x","content":"x"}]}`,
+			`delta: ops[1]: key "path" appears more than once`},
+		"op field in another case": {head + `{"op":"file.write","path":"notes.txt","Path":"other.txt","content":"x"}]}`,
+			`delta: ops[1]: keys "path" and "Path" are the same key`},
+		"escaped key": {head + `{"op":"file.delete","path":"a.txt","p\u0061th":"b.txt"}]}`,
+			`delta: ops[1]: key "path" appears more than once`},
+		"column in values": {head + `{"op":"db.insert","db":"shop","table":"orders","key":{"order_no":"A-1"},"values":{"qty":1,"placed_at":"x","qty":2}}]}`,
+			`delta: ops[1].values: key "qty" appears more than once`},
+		"column in key": {head + `{"op":"db.delete","db":"shop","table":"products","key":{"sku":"SP-100","SKU":"SP-200"}}]}`,
+			`delta: ops[1].key: keys "sku" and "SKU"`},
+		"sql value": {head + `{"op":"db.update","db":"shop","table":"products","key":{"sku":"SP-200"},"set":{"price":{"sql":"1","sql":"2"}}}]}`,
+			`delta: ops[1].set.price: key "sql" appears more than once`},
+		"ref key": {head + `{"op":"db.update","db":"shop","table":"orders","key":{"order_no":"A-1"},"set":{"product_id":{"ref":{"table":"products","key":{"sku":"a","sku":"b"},"column":"id"}}}}]}`,
+			`delta: ops[1].set.product_id.ref.key: key "sku"`},
+		"generator params": {head + `{"op":"file.write","path":"a.csv","generator":{"name":"csv","params":{"rows":[],"rows":[]}}}]}`,
+			`delta: ops[1].generator.params: key "rows"`},
+		"top level": {`{"version":1,"day":1,"day":2,"persona":"avtech","clock":"2026-03-02T18:00:00Z","ops":[]}`,
+			`delta: the top-level object: key "day" appears more than once`},
+		"produces": {head + `{"op":"file.delete","path":"a.txt"}],"produces":{"files":["a"],"files":["b"]}}`,
+			`delta: produces: key "files"`},
+		"second row of produces": {head + `{"op":"file.delete","path":"a.txt"}],"produces":{"rows":[{"db":"d","table":"t","key":{"k":1}},{"db":"d","table":"t","key":{"k":1,"k":2}}]}}`,
+			`delta: produces.rows[1].key: key "k"`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseBytes([]byte(c.in))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Arrays are counted right: the same key in two sibling objects is fine.
+	ok := head + `{"op":"file.write","path":"b.txt","content":"x"}],"produces":{"files":["a.txt","b.txt"],"rows":[{"db":"d","table":"t","key":{"k":1}},{"db":"d","table":"t","key":{"k":2}}]}}`
+	if _, err := ParseBytes([]byte(ok)); err != nil {
+		t.Fatalf("valid delta refused: %v", err)
+	}
+}
