@@ -79,7 +79,10 @@ func TestSandboxCheckedOnce(t *testing.T) {
 		t.Skip("runs the sandbox as another uid: run as root (CI does)")
 	}
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here: %v", err)
+		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
+	}
+	if err := sandbox.ClockAvailable(); err != nil {
+		t.Skipf("instances' shells run on the world's clock: %v", err)
 	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

@@ -29,7 +29,10 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Skip("instances mount overlayfs: run as root (CI does)")
 	}
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here: %v", err)
+		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
+	}
+	if err := sandbox.ClockAvailable(); err != nil {
+		t.Skipf("instances' shells run on the world's clock: %v", err)
 	}
 	ctx := context.Background()
 	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
