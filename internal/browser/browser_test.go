@@ -220,3 +220,47 @@ func TestTabsAreIsolated(t *testing.T) {
 	}
 	two.Close(ctx)
 }
+
+// BenchmarkSessionBrowser compares the two ways a session can get a clean
+// browser: a new Chromium process (what every judge and probe session did)
+// and a fresh tab in a browser context of its own in a shared process.
+// Each iteration opens one, loads a page and closes it.
+func BenchmarkSessionBrowser(b *testing.B) {
+	if err := browser.Available(); err != nil {
+		b.Skipf("skipping: %v", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `<p id="c">ok</p>`) }))
+	defer srv.Close()
+	ctx := context.Background()
+	use := func(b *testing.B, br *browser.Browser) {
+		if err := br.Navigate(ctx, srv.URL); err != nil {
+			b.Fatal(err)
+		}
+		if err := br.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("new-process", func(b *testing.B) {
+		for b.Loop() {
+			br, err := browser.New(ctx, browser.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			use(b, br)
+		}
+	})
+	b.Run("tab", func(b *testing.B) {
+		parent, err := browser.New(ctx, browser.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer parent.Close(ctx)
+		for b.Loop() {
+			br, err := parent.Tab(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			use(b, br)
+		}
+	})
+}
