@@ -230,6 +230,9 @@ func (a *applier) op(o *Op) error {
 		}
 		return nil
 	case OpAccountCreate:
+		if errs := accountErrors(o); len(errs) > 0 {
+			return &ApplyError{Field: errs[0].field, Err: errs[0].err}
+		}
 		accts, err := world.ReadAccounts(a.dir)
 		if err != nil {
 			return err

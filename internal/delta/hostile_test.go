@@ -74,7 +74,7 @@ func lintIssue(t *testing.T, parent string, d *Delta, field string) string {
 		t.Fatalf("lint accepted the delta (err %v); want an issue at %s", err, field)
 	}
 	for _, is := range le.Issues {
-		if is.Op >= 0 && strings.HasPrefix(is.String(), field+":") {
+		if strings.HasPrefix(is.String(), field+":") {
 			return is.Msg
 		}
 	}
@@ -236,5 +236,48 @@ func TestParseRefusesRepeatedKeys(t *testing.T) {
 	ok := head + `{"op":"file.write","path":"b.txt","content":"x"}],"produces":{"files":["a.txt","b.txt"],"rows":[{"db":"d","table":"t","key":{"k":1}},{"db":"d","table":"t","key":{"k":2}}]}}`
 	if _, err := ParseBytes([]byte(ok)); err != nil {
 		t.Fatalf("valid delta refused: %v", err)
+	}
+}
+
+// TestAccountCreateValidated checks that account.create refuses fields that
+// become paths or keys, in lint and in apply with the same rule.
+func TestAccountCreateValidated(t *testing.T) {
+	day0, _ := chain(t)
+	before := hashOf(t, day0)
+	cases := []struct {
+		name, op, field, want string
+	}{
+		{"site leaves the directory", `{"op":"account.create","site":"../../etc","username":"alex2","password":"p","salt":"s"}`, "ops[0].site", `site "../../etc"`},
+		{"site with NUL", `{"op":"account.create","site":"shop\u0000x","username":"alex2","password":"p","salt":"s"}`, "ops[0].site", "site"},
+		{"username with NUL", `{"op":"account.create","site":"shop","username":"alex\u0000root","password":"p","salt":"s"}`, "ops[0].username", "U+0000"},
+		{"username path", `{"op":"account.create","site":"shop","username":"../../alex","password":"p","salt":"s"}`, "ops[0].username", "never a path"},
+		{"salt with NUL", `{"op":"account.create","site":"shop","username":"alex2","password":"p","salt":"s\u0000x"}`, "ops[0].salt", "U+0000"},
+		{"password with newline", `{"op":"account.create","site":"shop","username":"alex2","password":"p\nq","salt":"s"}`, "ops[0].password", "U+000A"},
+		{"display with escape", `{"op":"account.create","site":"shop","username":"alex2","password":"p","salt":"s","display":"Alex\u001b[2J"}`, "ops[0].display", "U+001B"},
+		{"empty salt", `{"op":"account.create","site":"shop","username":"alex2","password":"p"}`, "ops[0].salt", "deterministic"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if msg := lintIssue(t, day0, dayWith(t, c.op), c.field); !strings.Contains(msg, c.want) {
+				t.Errorf("lint: %s: %q, want %q", c.field, msg, c.want)
+			}
+			dir, err := applyUnlinted(t, day0, dayWith(t, c.op), nil)
+			var ae *ApplyError
+			if !errors.As(err, &ae) || "ops[0]."+ae.Field != c.field || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("apply without lint: %v, want an error at %s containing %q", err, c.field, c.want)
+			}
+			if accts, err := world.ReadAccounts(dir); err != nil || len(accts) != 1 {
+				t.Errorf("accounts after a refused create: %v %v", accts, err)
+			}
+		})
+	}
+	d := dayWith(t, `{"op":"account.create","site":"shop","username":"alex"}`)
+	d.Ops[0].Username = "alex2"
+	d.Produces.Accounts = []world.AccountRef{{Site: "../x", Username: "alex2"}}
+	if msg := lintIssue(t, day0, d, "produces.accounts[0].site"); !strings.Contains(msg, "site") {
+		t.Errorf("produces: %q", msg)
+	}
+	if hashOf(t, day0) != before {
+		t.Error("parent changed")
 	}
 }

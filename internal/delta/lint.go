@@ -340,10 +340,8 @@ func (l *linter) op(i int, o *Op) {
 			l.addFile(to)
 		}
 	case OpAccountCreate:
-		for _, f := range []struct{ name, v string }{{"site", o.Site}, {"username", o.Username}, {"password", o.Password}, {"salt", o.Salt}} {
-			if f.v == "" {
-				l.add(i, f.name, "must not be empty (the salt is fixed so the hash is deterministic)")
-			}
+		for _, fe := range accountErrors(o) {
+			l.add(i, fe.field, "%v", fe.err)
 		}
 		k := o.Site + "\x00" + o.Username
 		if l.accounts[k] {
@@ -351,6 +349,35 @@ func (l *linter) op(i int, o *Op) {
 		}
 		l.accounts[k] = true
 	}
+}
+
+// fieldError is a problem with one field of an operation.
+type fieldError struct {
+	field string
+	err   error
+}
+
+// accountErrors is the one rule for the fields of an account.create: lint
+// and apply both call it. The site names a database and the username is a
+// key of the world's accounts, so both are checked as such (world.ValidSite,
+// world.ValidUsername).
+func accountErrors(o *Op) []fieldError {
+	var errs []fieldError
+	check := func(field string, err error) {
+		if err != nil {
+			errs = append(errs, fieldError{field, err})
+		}
+	}
+	check("site", world.ValidSite(o.Site))
+	check("username", world.ValidUsername(o.Username))
+	check("password", world.ValidSecret("password", o.Password))
+	if o.Salt == "" {
+		check("salt", errors.New("salt is empty: give a fixed salt so the hash is deterministic"))
+	} else {
+		check("salt", world.ValidSecret("salt", o.Salt))
+	}
+	check("display", world.ValidDisplay(o.Display))
+	return errs
 }
 
 func (l *linter) addFile(p string) {
@@ -630,8 +657,12 @@ func (l *linter) produces() {
 		}
 	}
 	for j, a := range p.Accounts {
-		if a.Site == "" || a.Username == "" {
-			l.add(-1, fmt.Sprintf("produces.accounts[%d]", j), "site and username must not be empty")
+		f := fmt.Sprintf("produces.accounts[%d]", j)
+		if err := world.ValidSite(a.Site); err != nil {
+			l.add(-1, f+".site", "%v", err)
+		}
+		if err := world.ValidUsername(a.Username); err != nil {
+			l.add(-1, f+".username", "%v", err)
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package world
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,6 +79,64 @@ func TestCleanHomePath(t *testing.T) {
 	for _, bad := range []string{"", "/etc/passwd", "..", "../x", "a/../../x", `a\b`, "a\x00b"} {
 		if _, err := CleanHomePath(bad); err == nil {
 			t.Errorf("CleanHomePath(%q) accepted", bad)
+		}
+	}
+}
+
+func TestAccountValidation(t *testing.T) {
+	good := Account{Site: "shop", Username: "alex.rivera", Display: "Alex Rivera", PasswordHash: HashPassword("shop", "alex.rivera", "s", "pw")}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("valid account refused: %v", err)
+	}
+	bad := map[string]struct {
+		edit func(a *Account)
+		want string
+	}{
+		"site leaves the directory": {func(a *Account) { a.Site = "../../etc" }, `site "../../etc"`},
+		"site with NUL":             {func(a *Account) { a.Site = "shop\x00x" }, "site"},
+		"site upper case":           {func(a *Account) { a.Site = "Shop" }, "site"},
+		"site empty":                {func(a *Account) { a.Site = "" }, "site"},
+		"username with NUL":         {func(a *Account) { a.Username = "alex\x00root" }, "control character U+0000"},
+		"username path":             {func(a *Account) { a.Username = "../alex" }, "never a path"},
+		"username empty":            {func(a *Account) { a.Username = "" }, "username is empty"},
+		"username spaces":           {func(a *Account) { a.Username = " alex" }, "whitespace"},
+		"username too long":         {func(a *Account) { a.Username = strings.Repeat("a", MaxUsernameBytes+1) }, "at most 128"},
+		"username not UTF-8":        {func(a *Account) { a.Username = "al\xffex" }, "UTF-8"},
+		"display newline":           {func(a *Account) { a.Display = "Alex\nRoot" }, "display"},
+		"hash":                      {func(a *Account) { a.PasswordHash = "hunter2" }, "password_hash"},
+	}
+	for name, c := range bad {
+		t.Run(name, func(t *testing.T) {
+			a := good
+			c.edit(&a)
+			if err := a.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate: %v, want %q", err, c.want)
+			}
+			dir := t.TempDir()
+			if err := WriteAccounts(dir, []Account{good, a}); err == nil || !strings.Contains(err.Error(), "accounts[1]") {
+				t.Errorf("WriteAccounts: %v, want a refusal naming accounts[1]", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, AccountsFile)); err == nil {
+				t.Error("WriteAccounts wrote a refused account")
+			}
+			// A hostile accounts.json is refused on read (JSON cannot carry
+			// invalid UTF-8: encoding/json turns it into U+FFFD).
+			if name == "username not UTF-8" {
+				return
+			}
+			b, _ := json.Marshal([]Account{a})
+			os.WriteFile(filepath.Join(dir, AccountsFile), b, 0o644)
+			if _, err := ReadAccounts(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("ReadAccounts: %v, want %q", err, c.want)
+			}
+		})
+	}
+	if err := WriteAccounts(t.TempDir(), []Account{good, good}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate account: %v", err)
+	}
+	for _, s := range []string{"", "pw\x00", strings.Repeat("x", MaxSecretBytes+1)} {
+		if err := ValidSecret("salt", s); err == nil || !strings.Contains(err.Error(), "salt") {
+			t.Errorf("ValidSecret(%q): %v", s, err)
 		}
 	}
 }
