@@ -25,6 +25,10 @@ const (
 	// It keeps every stored path well below PATH_MAX wherever the world is
 	// checked out.
 	MaxWalkPath = 2048
+	// MaxWalkFileSize is the largest regular file a walk reads, in bytes:
+	// a snapshot holds a file in memory, and a sparse file costs no space
+	// to make however large it claims to be.
+	MaxWalkFileSize = 1 << 30
 	// MaxSkipEntries is how many skipped entries a SkipList keeps; it
 	// counts all of them.
 	MaxSkipEntries = 100
@@ -164,7 +168,8 @@ type WalkFunc func(e *Entry) error
 // Entries it does not report are listed in the returned SkipList with a
 // reason: fifos, sockets and devices; entries more than MaxWalkDepth levels
 // deep or with a path longer than MaxWalkPath (a directory with everything
-// below it); entries that kept changing while they were read. Errors name
+// below it); files larger than MaxWalkFileSize; entries that kept changing
+// while they were read. Errors name
 // paths relative to root, never root itself.
 func Walk(ctx context.Context, root, sub string, fn WalkFunc) (*SkipList, error) {
 	skips := &SkipList{}
@@ -309,6 +314,10 @@ func (w *walker) entry(f *frame, name string) error {
 		var err error
 		switch e.st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
+			if e.st.Size > MaxWalkFileSize {
+				w.skips.Add(rel, fmt.Sprintf("file of %d bytes, larger than %d MiB", e.st.Size, MaxWalkFileSize>>20))
+				return nil
+			}
 			err = w.file(dirFd, e)
 		case unix.S_IFDIR:
 			err = w.dir(dirFd, e)
@@ -341,7 +350,7 @@ func open(dirFd int, e *Entry, flags int) (*os.File, error) {
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "stat", Path: e.Path, Err: err}
 	}
-	if st.Dev != e.st.Dev || st.Ino != e.st.Ino || st.Mode&unix.S_IFMT != e.st.Mode&unix.S_IFMT {
+	if st.Dev != e.st.Dev || st.Ino != e.st.Ino || st.Mode&unix.S_IFMT != e.st.Mode&unix.S_IFMT || st.Size > MaxWalkFileSize {
 		unix.Close(fd)
 		return nil, ErrChanged
 	}

@@ -77,41 +77,73 @@ func TestWalkOrder(t *testing.T) {
 	}
 }
 
-// TestWalkLimits: past the depth and path-length limits, and for fifos,
-// Walk skips with a reason; the list keeps MaxSkipEntries and counts all.
-func TestWalkLimits(t *testing.T) {
-	root := t.TempDir()
-	long := strings.Repeat("n", 250)
-	p := filepath.Join(root, "home")
-	for range 9 { // 4 + 9*251 > MaxWalkPath
-		p = filepath.Join(p, long)
-	}
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(p, "f"), nil, 0o644)
-	for i := range MaxSkipEntries + 5 {
-		syscall.Mkfifo(filepath.Join(root, "home", fmt.Sprintf("pipe%03d", i)), 0o644)
-	}
+// skipReasons walks root/home and returns the skip list and its reasons by
+// path, failing if fn sees a path containing avoid.
+func skipReasons(t *testing.T, root, avoid string) (*SkipList, map[string]string) {
+	t.Helper()
 	skips, got := walkAll(t, root, "home", nil)
-	if skips.Count != MaxSkipEntries+6 || len(skips.Entries) != MaxSkipEntries {
-		t.Fatalf("skipped %d (%d listed), want %d (%d listed)", skips.Count, len(skips.Entries), MaxSkipEntries+6, MaxSkipEntries)
-	}
-	first := skips.Entries[0]
-	if !strings.HasSuffix(first.Path, "/"+long) || !strings.Contains(first.Reason, "longer than") || len(first.Path) <= MaxWalkPath {
-		t.Errorf("first skip = %.60s... (%s)", first.Path, first.Reason)
-	}
-	if s := skips.Entries[1]; s.Path != "home/pipe000" || !strings.HasPrefix(s.Reason, "fifo: ") {
-		t.Errorf("second skip = %+v", s)
-	}
 	for _, g := range got {
-		if len(g) > MaxWalkPath+10 || strings.Contains(g, "pipe") {
+		if strings.Contains(g, avoid) {
 			t.Errorf("visited %.80s", g)
 		}
 	}
-	if err := skips.Err(); err == nil || !strings.Contains(err.Error(), "and 105 more") {
-		t.Errorf("Err() = %v", err)
+	m := map[string]string{}
+	for _, s := range skips.Entries {
+		m[s.Path] = s.Reason
 	}
+	return skips, m
+}
+
+// TestWalkLimits: past the path-length and size limits, and for fifos, Walk
+// skips with a reason; the list keeps MaxSkipEntries and counts all.
+func TestWalkLimits(t *testing.T) {
+	t.Run("path length", func(t *testing.T) {
+		root := t.TempDir()
+		long := strings.Repeat("n", 250)
+		p := filepath.Join(root, "home")
+		for range 9 { // 4 + 9*251 > MaxWalkPath
+			p = filepath.Join(p, long)
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(p, "f"), nil, 0o644)
+		skips, _ := skipReasons(t, root, "/f")
+		if skips.Count != 1 || !strings.HasSuffix(skips.Entries[0].Path, "/"+long) || len(skips.Entries[0].Path) <= MaxWalkPath ||
+			!strings.Contains(skips.Entries[0].Reason, "longer than 2048 bytes") {
+			t.Errorf("skipped %+v", skips)
+		}
+	})
+	t.Run("sparse file", func(t *testing.T) {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, "home"), 0o755)
+		f := filepath.Join(root, "home", "sparse")
+		os.WriteFile(f, nil, 0o644)
+		if err := os.Truncate(f, MaxWalkFileSize+1); err != nil {
+			t.Fatal(err)
+		}
+		_, reasons := skipReasons(t, root, "sparse")
+		if !strings.Contains(reasons["home/sparse"], "larger than 1024 MiB") {
+			t.Errorf("skipped %v", reasons)
+		}
+	})
+	t.Run("many fifos", func(t *testing.T) {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, "home"), 0o755)
+		for i := range MaxSkipEntries + 5 {
+			syscall.Mkfifo(filepath.Join(root, "home", fmt.Sprintf("pipe%03d", i)), 0o644)
+		}
+		skips, reasons := skipReasons(t, root, "pipe")
+		if skips.Count != MaxSkipEntries+5 || len(skips.Entries) != MaxSkipEntries {
+			t.Fatalf("skipped %d (%d listed), want %d (%d listed)", skips.Count, len(skips.Entries), MaxSkipEntries+5, MaxSkipEntries)
+		}
+		if r := reasons["home/pipe000"]; !strings.HasPrefix(r, "fifo: ") {
+			t.Errorf("pipe000 skipped with %q", r)
+		}
+		if err := skips.Err(); err == nil || !strings.Contains(err.Error(), "home/pipe000: fifo: ") || !strings.Contains(err.Error(), "and 104 more") {
+			t.Errorf("Err() = %v", err)
+		}
+	})
 }
 
 // TestWalkChanged: a file fn reports changed is read again, then skipped.
