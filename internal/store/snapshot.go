@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,6 +34,11 @@ type Snapshot struct {
 	Persona   string   `json:"persona"`
 	Day       int      `json:"day"`
 	Catalog   world.ID `json:"catalog"`
+	// Skipped lists what the snapshot left out of the directory (fifos,
+	// sockets, devices, entries past world.MaxWalkDepth or
+	// world.MaxWalkPath, files that kept changing while read), with the
+	// reason. Omitted when nothing was, so such records keep their IDs.
+	Skipped world.SkipList `json:"skipped,omitzero"`
 }
 
 // Meta is what the caller says about a snapshot besides its content.
@@ -142,44 +146,49 @@ func (t *Tree) validate() error {
 // returns the snapshot's ID. Storing the same content with the same meta
 // again returns the same ID and writes nothing.
 //
-// Only regular files, directories and symlinks may appear under dir; for
-// anything else Snapshot fails naming the path. Modes keep permission bits
-// only; times and owners are not recorded.
+// It reads dir as world.Walk does: it never follows a symlink below dir nor
+// opens anything but regular files and directories, so an entry swapped
+// while it runs cannot pull in a file from outside dir. Regular files,
+// directories and symlinks are stored; what world.Walk leaves out (fifos,
+// sockets, devices, entries past its depth and path limits, files that kept
+// changing) is listed in the record's Skipped, never an error. Modes keep
+// permission bits only; times and owners are not recorded. Errors name
+// paths relative to dir, never dir itself: the runtime hands them to agents.
 func (s *Store) Snapshot(ctx context.Context, dir string, meta Meta) (world.ID, error) {
 	var zero world.ID
 	if meta.Kind != KindWorld && meta.Kind != KindCatalog {
-		return zero, fmt.Errorf("snapshot %s: kind %q: want %q or %q", dir, meta.Kind, KindWorld, KindCatalog)
+		return zero, fmt.Errorf("snapshot: kind %q: want %q or %q", meta.Kind, KindWorld, KindCatalog)
 	}
 	if meta.Day < 0 {
-		return zero, fmt.Errorf("snapshot %s: day %d: must be >= 0", dir, meta.Day)
+		return zero, fmt.Errorf("snapshot: day %d: must be >= 0", meta.Day)
 	}
 	unlock, err := s.lock(ctx, false)
 	if err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	defer unlock()
 	if !meta.Parent.IsZero() {
 		if _, err := s.Load(meta.Parent); err != nil {
-			return zero, fmt.Errorf("snapshot %s: parent: %w", dir, err)
+			return zero, fmt.Errorf("snapshot: parent: %w", err)
 		}
 	}
 	if err := s.refreshIndex(ctx); err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	w := &packWriter{s: s, ctx: ctx, pending: make(map[world.ID]bool), known: s.hasBlob, onIndex: s.addIndex}
 	st, err := os.Lstat(dir)
 	if err != nil {
-		return zero, fmt.Errorf("snapshot: %w", err)
+		return zero, fmt.Errorf("snapshot: directory: %w", unwrapPath(err))
 	}
 	if !st.IsDir() {
-		return zero, fmt.Errorf("snapshot %s: not a directory", dir)
+		return zero, errors.New("snapshot: not a directory")
 	}
-	root, err := w.storeDir(dir)
+	root, skipped, err := w.storeDir(dir)
 	if err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	if err := w.finish(); err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	rec := Snapshot{
 		Version:   SnapshotVersion,
@@ -190,20 +199,30 @@ func (s *Store) Snapshot(ctx context.Context, dir string, meta Meta) (world.ID, 
 		Persona:   meta.Persona,
 		Day:       meta.Day,
 		Catalog:   meta.Catalog,
+		Skipped:   *skipped,
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	id := world.Hash(b)
 	if old, err := s.be.Load(ctx, SnapshotFile, id.String(), 0, -1); err == nil && id.Verify(old) == nil {
 		return id, nil // already stored
 	}
 	if err := s.be.Save(ctx, SnapshotFile, id.String(), b); err != nil {
-		return zero, fmt.Errorf("snapshot %s: %w", dir, err)
+		return zero, fmt.Errorf("snapshot: %w", err)
 	}
 	s.fire("snapshot")
 	return id, nil
+}
+
+// unwrapPath drops the path of an *fs.PathError (a host path).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 func (s *Store) fire(event string) {
@@ -290,88 +309,64 @@ func (w *packWriter) finish() error {
 	return nil
 }
 
-// storeDir stores the directory at path and returns its tree's ID.
-func (w *packWriter) storeDir(path string) (world.ID, error) {
-	if err := w.ctx.Err(); err != nil {
-		return world.ID{}, err
-	}
-	ents, err := os.ReadDir(path)
-	if err != nil {
-		return world.ID{}, err
-	}
-	tree := Tree{Entries: []Node{}}
-	for _, e := range ents { // sorted by name
-		p := filepath.Join(path, e.Name())
-		info, err := os.Lstat(p)
-		if err != nil {
-			return world.ID{}, err
-		}
-		n := Node{Name: e.Name(), Mode: uint32(info.Mode().Perm())}
-		switch typ := info.Mode().Type(); {
-		case typ == 0:
-			n.Type = NodeFile
-			data, err := os.ReadFile(p)
+// storeDir stores the directory tree at dir and returns its tree's ID and
+// what world.Walk left out. Trees are built bottom-up: a directory's tree is
+// stored when its EntryDirEnd arrives.
+func (w *packWriter) storeDir(dir string) (world.ID, *world.SkipList, error) {
+	stack := []*Tree{{Entries: []Node{}}} // the trees being filled, innermost last
+	skipped, err := world.Walk(w.ctx, dir, "", func(e *world.Entry) error {
+		top := stack[len(stack)-1]
+		n := Node{Name: e.Name, Mode: uint32(e.Perm)}
+		switch e.Kind {
+		case world.EntryFile:
+			data, err := e.ReadAll() // before any blob is added: it may change
 			if err != nil {
-				return world.ID{}, err
+				return err
 			}
-			n.Size = int64(len(data))
+			n.Type, n.Size = NodeFile, int64(len(data))
 			for _, c := range Chunks(data) {
 				id, err := w.add(DataBlob, c)
 				if err != nil {
-					return world.ID{}, err
+					return err
 				}
 				n.Chunks = append(n.Chunks, id)
 			}
-		case typ == fs.ModeDir:
-			n.Type = NodeDir
-			if n.Subtree, err = w.storeDir(p); err != nil {
-				return world.ID{}, err
+		case world.EntrySymlink:
+			n.Type, n.Mode, n.Target, n.Size = NodeSymlink, 0, e.Target, int64(len(e.Target))
+		case world.EntryDir:
+			n.Type = NodeDir // Subtree set at its EntryDirEnd
+			stack = append(stack, &Tree{Entries: []Node{}})
+		case world.EntryDirEnd:
+			id, err := w.addTree(top)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.Path, err)
 			}
-		case typ == fs.ModeSymlink:
-			n.Type = NodeSymlink
-			n.Mode = 0 // symlink permissions mean nothing on Linux
-			if n.Target, err = os.Readlink(p); err != nil {
-				return world.ID{}, err
-			}
-			n.Size = int64(len(n.Target))
-		default:
-			return world.ID{}, &UnsupportedFileError{Path: p, Mode: info.Mode()}
+			stack = stack[:len(stack)-1]
+			parent := stack[len(stack)-1]
+			parent.Entries[len(parent.Entries)-1].Subtree = id
+			return nil
 		}
-		tree.Entries = append(tree.Entries, n)
+		top.Entries = append(top.Entries, n)
+		return nil
+	})
+	if err != nil {
+		return world.ID{}, skipped, err
 	}
-	if !slices.IsSortedFunc(tree.Entries, func(a, b Node) int { return strings.Compare(a.Name, b.Name) }) {
+	if len(stack) != 1 {
+		return world.ID{}, skipped, errors.New("internal error: unbalanced directory walk")
+	}
+	id, err := w.addTree(stack[0])
+	return id, skipped, err
+}
+
+// addTree stores t as a tree blob.
+func (w *packWriter) addTree(t *Tree) (world.ID, error) {
+	if !slices.IsSortedFunc(t.Entries, func(a, b Node) int { return strings.Compare(a.Name, b.Name) }) {
 		return world.ID{}, errors.New("internal error: directory entries not sorted")
 	}
-	b, err := json.Marshal(tree)
+	b, err := json.Marshal(t)
 	if err != nil {
 		return world.ID{}, err
 	}
 	return w.add(TreeBlob, b)
-}
-
-// UnsupportedFileError reports a file Snapshot cannot store (a device,
-// socket, fifo, ...).
-type UnsupportedFileError struct {
-	Path string
-	Mode fs.FileMode
-}
-
-func (e *UnsupportedFileError) Error() string {
-	return fmt.Sprintf("%s: unsupported file type %s: only regular files, directories and symlinks can be stored", e.Path, fileKind(e.Mode))
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "fifo"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeIrregular != 0:
-		return "irregular file"
-	}
-	return m.Type().String()
 }
