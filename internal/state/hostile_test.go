@@ -235,38 +235,32 @@ func TestHashSwapRace(t *testing.T) {
 func swapLoop(t testing.TB, home, outside, public string, withFifo bool) (stop func()) {
 	var done atomic.Bool
 	var wg sync.WaitGroup
-	kinds := 2
-	if withFifo {
-		kinds = 3
-	}
-	// The swapped-in entries are made in a directory the walk visits after
-	// the files.
-	tmp := filepath.Join(home, "zz-tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// The swapped-in entries are made outside the world, on the same file
+	// system, and renamed in.
+	tmp := t.TempDir()
 	for i := range 8 {
 		name := filepath.Join(home, "f"+string(rune('0'+i)))
 		if err := os.WriteFile(name, []byte(public), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// Exchanging entries atomically, one system call each, swaps fast.
+		base := filepath.Join(tmp, filepath.Base(name))
+		others := []string{base + ".link"}
+		if err := os.Symlink(outside, others[0]); err != nil {
+			t.Fatal(err)
+		}
+		if withFifo {
+			others = append(others, base+".fifo")
+			if err := unix.Mkfifo(others[1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			base := filepath.Join(tmp, filepath.Base(name))
-			tmpFile, tmpLink, tmpFifo := base+".file", base+".link", base+".fifo"
 			for k := 0; !done.Load(); k++ {
-				switch k % kinds {
-				case 0:
-					os.Symlink(outside, tmpLink)
-					os.Rename(tmpLink, name)
-				case 1:
-					os.WriteFile(tmpFile, []byte(public), 0o644)
-					os.Rename(tmpFile, name)
-				case 2:
-					unix.Mkfifo(tmpFifo, 0o644)
-					os.Rename(tmpFifo, name)
-				}
+				other := others[k/2%len(others)]
+				unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, other, unix.RENAME_EXCHANGE)
 			}
 		}()
 	}
