@@ -14,6 +14,13 @@
 //   - Diff: rows added, changed and deleted per table (by natural key) and
 //     files added, changed and deleted, as text for people and JSON for
 //     programs.
+//   - skipped: home entries the hash, the diff and Copy cannot take (fifos,
+//     sockets, devices, entries past world.Walk's limits); the hash and the
+//     diff leave them out and list them (Summary.Skipped, Diff.Skipped),
+//     Copy refuses them. Home is read with world.Walk: no symlink followed.
 //
-// It imports internal/world only.
+// Errors of Summarize, Compare and ReadLayout name paths relative to the
+// world root, never the root: the runtime hands them to agents.
+//
+// It imports internal/world (and golang.org/x/sys) only.
 package state

@@ -1,6 +1,6 @@
 // Package store keeps world-state directories as deduplicated,
 // content-addressed snapshots, in the spirit of restic and git. It imports
-// only the standard library and internal/world, and never reads the wall
+// only the standard library, golang.org/x/sys and internal/world, and never reads the wall
 // clock: the same input always yields the same bytes and IDs.
 //
 // Glossary:
@@ -13,12 +13,15 @@
 //   - tree: one directory as canonical JSON, {"entries":[...]} sorted by
 //     name; each entry has name, type ("file", "dir", "symlink"), mode
 //     (permission bits only), size, and chunks (files), subtree (dirs) or
-//     target (symlinks). No times, no owners. Other file types are refused.
+//     target (symlinks). No times, no owners. The directory is read with
+//     world.Walk (no symlink followed, nothing but files and directories
+//     opened); what it leaves out (fifos, sockets, devices, entries past its
+//     limits) is listed in the record's Skipped, never an error.
 //   - pack: blobs concatenated, uncompressed, up to about 16 MiB.
 //   - index file: the blobs of one pack: {"pack":ID,"blobs":[{"id","type",
 //     "offset","length"}]}.
 //   - snapshot record: {"version":1,"kind","tree","parent","world_hash",
-//     "persona","day","catalog"} (Snapshot). Its ID is the hash of these
+//     "persona","day","catalog"} and "skipped" when anything was (Snapshot). Its ID is the hash of these
 //     bytes; the zero ID is written as "".
 //   - garbage: files no snapshot needs (a crash's leftovers, forgotten
 //     snapshots' blobs). Check lists it apart from errors; GC removes it.

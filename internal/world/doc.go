@@ -11,4 +11,7 @@
 //     snapshot and the catalog it references by hash.
 //   - Produces: what a day's delta declares it writes; checked after apply.
 //   - Clock: the only source of time the core may read.
+//   - Walk: the one way to read a world directory that an agent has shaped:
+//     by descriptors, never following a symlink, never opening a fifo or
+//     device, at any depth; what it cannot take it lists in a SkipList.
 package world
