@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -198,29 +199,24 @@ func (a *applier) op(o *Op) error {
 	case OpFileAppend:
 		return a.fileAppend(o)
 	case OpFileDelete:
-		p, err := a.homePath("path", o.Path)
+		p, err := a.homePath(roleDelete, "path", o.Path)
 		if err != nil {
 			return err
 		}
-		fi, err := os.Lstat(p)
-		if err != nil {
+		// The entry is a file or a symlink: os.Remove removes a symlink
+		// itself, never its target.
+		if err := os.Remove(p); err != nil {
 			return &ApplyError{Field: "path", Err: err}
 		}
-		if fi.IsDir() {
-			return &ApplyError{Field: "path", Err: fmt.Errorf("%q is a directory; delete its files one by one", o.Path)}
-		}
-		return os.Remove(p)
+		return nil
 	case OpFileMove:
-		from, err := a.homePath("from", o.From)
+		from, err := a.homePath(roleMoveFrom, "from", o.From)
 		if err != nil {
 			return err
 		}
-		to, err := a.homePath("to", o.To)
+		to, err := a.homePath(roleMoveTo, "to", o.To)
 		if err != nil {
 			return err
-		}
-		if _, err := os.Lstat(to); err == nil {
-			return &ApplyError{Field: "to", Err: fmt.Errorf("%q already exists", o.To)}
 		}
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return &ApplyError{Field: "to", Err: err}
@@ -244,29 +240,14 @@ func (a *applier) op(o *Op) error {
 	return &ApplyError{Field: "op", Err: fmt.Errorf("unknown operation %q", o.Op)}
 }
 
-// homePath resolves a home path and refuses one that passes through a
-// symlink, so no operation can reach outside home.
-func (a *applier) homePath(field, rel string) (string, error) {
-	p, err := world.HomePath(a.dir, rel)
+// homePath checks rel for role with the rule lint uses (checkHomePath) on
+// the disk, and returns its absolute path.
+func (a *applier) homePath(role pathRole, field, rel string) (string, error) {
+	clean, err := checkHomePath(role, rel, diskKind(a.dir))
 	if err != nil {
 		return "", &ApplyError{Field: field, Err: err}
 	}
-	home := filepath.Join(a.dir, world.HomeDir)
-	cur := home
-	for _, part := range strings.Split(strings.TrimPrefix(p, home+string(filepath.Separator)), string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return "", &ApplyError{Field: field, Err: err}
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", &ApplyError{Field: field, Err: fmt.Errorf("%q passes through the symlink %s; deltas never follow symlinks", rel, strings.TrimPrefix(cur, home+"/"))}
-		}
-	}
-	return p, nil
+	return filepath.Join(a.dir, world.HomeDir, filepath.FromSlash(clean)), nil
 }
 
 func (a *applier) content(o *Op) ([]byte, error) {
@@ -293,7 +274,7 @@ func (a *applier) content(o *Op) ([]byte, error) {
 }
 
 func (a *applier) fileWrite(o *Op) error {
-	p, err := a.homePath("path", o.Path)
+	p, err := a.homePath(roleWrite, "path", o.Path)
 	if err != nil {
 		return err
 	}
@@ -307,9 +288,6 @@ func (a *applier) fileWrite(o *Op) error {
 			return &ApplyError{Field: "mode", Err: err}
 		}
 	}
-	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-		return &ApplyError{Field: "path", Err: fmt.Errorf("%q is a directory", o.Path)}
-	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return &ApplyError{Field: "path", Err: err}
 	}
@@ -317,7 +295,7 @@ func (a *applier) fileWrite(o *Op) error {
 }
 
 func (a *applier) fileAppend(o *Op) error {
-	p, err := a.homePath("path", o.Path)
+	p, err := a.homePath(roleWrite, "path", o.Path)
 	if err != nil {
 		return err
 	}
@@ -328,7 +306,7 @@ func (a *applier) fileAppend(o *Op) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return &ApplyError{Field: "path", Err: err}
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return &ApplyError{Field: "path", Err: err}
 	}

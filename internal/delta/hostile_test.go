@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,6 +277,100 @@ func TestAccountCreateValidated(t *testing.T) {
 	d.Produces.Accounts = []world.AccountRef{{Site: "../x", Username: "alex2"}}
 	if msg := lintIssue(t, day0, d, "produces.accounts[0].site"); !strings.Contains(msg, "site") {
 		t.Errorf("produces: %q", msg)
+	}
+	if hashOf(t, day0) != before {
+		t.Error("parent changed")
+	}
+}
+
+// TestSymlinksSameRuleInLintAndApply runs lint and apply on the same inputs
+// against a home with symlinks: they must agree, never follow a link, and
+// file.delete of a link must remove the link itself.
+func TestSymlinksSameRuleInLintAndApply(t *testing.T) {
+	day0, _ := chain(t)
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("host secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(day0, world.HomeDir)
+	for link, target := range map[string]string{"escape": outside, "link.txt": secret, "inlink": "inventory.csv"} {
+		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := hashOf(t, day0)
+	cases := []struct {
+		name  string
+		ops   []string
+		field string // "" when the delta is valid
+		want  string
+		after func(t *testing.T, out string)
+	}{
+		{"write through a directory link", []string{`{"op":"file.write","path":"escape/pwned.txt","content":"x"}`}, "ops[0].path", "passes through the symlink escape", nil},
+		{"append through a directory link", []string{`{"op":"file.append","path":"escape/secret.txt","content":"x"}`}, "ops[0].path", "passes through the symlink escape", nil},
+		{"write onto a file link", []string{`{"op":"file.write","path":"link.txt","content":"x"}`}, "ops[0].path", `"link.txt" is a symlink`, nil},
+		{"append onto a file link", []string{`{"op":"file.append","path":"link.txt","content":"x"}`}, "ops[0].path", `"link.txt" is a symlink`, nil},
+		{"delete through a link", []string{`{"op":"file.delete","path":"escape/secret.txt"}`}, "ops[0].path", "passes through the symlink escape", nil},
+		{"move a link", []string{`{"op":"file.move","from":"link.txt","to":"moved.txt"}`}, "ops[0].from", "never move one", nil},
+		{"move into a link", []string{`{"op":"file.move","from":"inventory.csv","to":"escape/inventory.csv"}`}, "ops[0].to", "passes through the symlink escape", nil},
+		{"write under a file", []string{`{"op":"file.write","path":"inventory.csv/x","content":"x"}`}, "ops[0].path", "inventory.csv is a file, not a directory", nil},
+		{"write under a file written today", []string{`{"op":"file.write","path":"a/b.txt","content":"x"}`, `{"op":"file.write","path":"a/b.txt/c","content":"x"}`}, "ops[1].path", "a/b.txt is a file", nil},
+		{"write onto a directory", []string{`{"op":"file.write","path":"docs","content":"x"}`}, "ops[0].path", `"docs" is a directory`, nil},
+		{"delete a directory", []string{`{"op":"file.delete","path":"docs"}`}, "ops[0].path", "delete its files one by one", nil},
+		{"move a directory", []string{`{"op":"file.move","from":"docs","to":"docs2"}`}, "ops[0].from", "move its files one by one", nil},
+		{"delete a file link", []string{`{"op":"file.delete","path":"link.txt"}`}, "", "", func(t *testing.T, out string) {
+			if _, err := os.Lstat(filepath.Join(out, "home/link.txt")); err == nil {
+				t.Error("link.txt still exists")
+			}
+		}},
+		{"delete a directory link", []string{`{"op":"file.delete","path":"escape"}`}, "", "", func(t *testing.T, out string) {
+			if _, err := os.Lstat(filepath.Join(out, "home/escape")); err == nil {
+				t.Error("escape still exists")
+			}
+		}},
+		{"delete a link inside home", []string{`{"op":"file.delete","path":"inlink"}`}, "", "", func(t *testing.T, out string) {
+			if b, err := os.ReadFile(filepath.Join(out, "home/inventory.csv")); err != nil || !strings.HasPrefix(string(b), "sku,qty") {
+				t.Errorf("the link's target changed: %q %v", b, err)
+			}
+		}},
+		{"delete a link, then write a file there", []string{`{"op":"file.delete","path":"link.txt"}`, `{"op":"file.write","path":"link.txt","content":"mine"}`}, "", "", func(t *testing.T, out string) {
+			fi, err := os.Lstat(filepath.Join(out, "home/link.txt"))
+			if err != nil || !fi.Mode().IsRegular() {
+				t.Errorf("link.txt: %v %v", fi, err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lintErr := Lint(context.Background(), day0, dayWith(t, c.ops...), nil)
+			_, applyErr := applyUnlinted(t, day0, dayWith(t, c.ops...), nil)
+			out := filepath.Join(t.TempDir(), "out")
+			copyErr := ApplyCopy(context.Background(), day0, out, dayWith(t, c.ops...), nil)
+			if c.field == "" {
+				if lintErr != nil || applyErr != nil || copyErr != nil {
+					t.Fatalf("valid delta refused:\nlint: %v\napply without lint: %v\napply: %v", lintErr, applyErr, copyErr)
+				}
+				c.after(t, out)
+				return
+			}
+			if msg := lintIssue(t, day0, dayWith(t, c.ops...), c.field); !strings.Contains(msg, c.want) {
+				t.Errorf("lint: %s: %q, want %q", c.field, msg, c.want)
+			}
+			var ae *ApplyError
+			if !errors.As(applyErr, &ae) || fmt.Sprintf("ops[%d].%s", ae.Op, ae.Field) != c.field || !strings.Contains(applyErr.Error(), c.want) {
+				t.Errorf("apply without lint: %v, want an error at %s containing %q", applyErr, c.field, c.want)
+			}
+			if !errors.Is(copyErr, ErrLint) {
+				t.Errorf("apply: %v, want the lint error", copyErr)
+			}
+		})
+	}
+	if b, err := os.ReadFile(secret); err != nil || string(b) != "host secret\n" {
+		t.Errorf("the file outside home changed: %q %v", b, err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("a file appeared outside home: %v", ents)
 	}
 	if hashOf(t, day0) != before {
 		t.Error("parent changed")

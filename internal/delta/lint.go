@@ -204,8 +204,9 @@ type linter struct {
 	opts   *Options
 	sc     *schema
 	issues []Issue
-	// files tracks home paths as the delta goes: true = exists.
-	files    map[string]bool
+	// home is what each home path holds as the delta goes; a path not in
+	// it is absent.
+	home     map[string]entryKind
 	accounts map[string]bool
 }
 
@@ -225,7 +226,7 @@ func Lint(ctx context.Context, parent string, d *Delta, opts *Options) error {
 		dbs   []string
 		accts []world.Account
 	)
-	files := map[string]bool{}
+	home := map[string]entryKind{}
 	if parent != "" {
 		layout, err := state.ReadLayout(parent)
 		if err != nil {
@@ -238,9 +239,8 @@ func Lint(ctx context.Context, parent string, d *Delta, opts *Options) error {
 			return err
 		}
 		dbs = layout.DBs
-		home := parent + "/" + world.HomeDir
-		err = state.WalkHome(home, func(rel string, _ fs.DirEntry, fi fs.FileInfo) error {
-			files[rel] = true
+		err = state.WalkHome(parent+"/"+world.HomeDir, func(rel string, _ fs.DirEntry, fi fs.FileInfo) error {
+			home[rel] = kindOfMode(fi.Mode())
 			return nil
 		})
 		if err != nil {
@@ -252,7 +252,7 @@ func Lint(ctx context.Context, parent string, d *Delta, opts *Options) error {
 		return err
 	}
 	defer sc.close()
-	l := &linter{d: d, opts: opts, sc: sc, files: files, accounts: map[string]bool{}}
+	l := &linter{d: d, opts: opts, sc: sc, home: home, accounts: map[string]bool{}}
 	for _, a := range accts {
 		l.accounts[a.Site+"\x00"+a.Username] = true
 	}
@@ -320,23 +320,14 @@ func (l *linter) op(i int, o *Op) {
 	case OpFileWrite, OpFileAppend:
 		l.fileWrite(i, o)
 	case OpFileDelete:
-		if p, ok := l.path(i, "path", o.Path); ok {
-			if !l.files[p] {
-				l.add(i, "path", "%q does not exist at this point of the day", p)
-			}
-			l.removeFile(p)
+		if p, ok := l.path(i, roleDelete, "path", o.Path); ok {
+			delete(l.home, p)
 		}
 	case OpFileMove:
-		from, ok1 := l.path(i, "from", o.From)
-		to, ok2 := l.path(i, "to", o.To)
+		from, ok1 := l.path(i, roleMoveFrom, "from", o.From)
+		to, ok2 := l.path(i, roleMoveTo, "to", o.To)
 		if ok1 && ok2 {
-			if !l.files[from] {
-				l.add(i, "from", "%q does not exist at this point of the day", from)
-			}
-			if l.files[to] {
-				l.add(i, "to", "%q already exists; delete it first or choose another name", to)
-			}
-			l.removeFile(from)
+			delete(l.home, from)
 			l.addFile(to)
 		}
 	case OpAccountCreate:
@@ -380,22 +371,23 @@ func accountErrors(o *Op) []fieldError {
 	return errs
 }
 
+// addFile records a regular file at p and directories at its parents.
 func (l *linter) addFile(p string) {
-	l.files[p] = true
+	l.home[p] = regular
 	for dir := p; ; {
 		i := strings.LastIndexByte(dir, '/')
 		if i < 0 {
 			return
 		}
 		dir = dir[:i]
-		l.files[dir] = true
+		l.home[dir] = directory
 	}
 }
 
-func (l *linter) removeFile(p string) { delete(l.files, p) }
-
-func (l *linter) path(i int, field, p string) (string, bool) {
-	clean, err := world.CleanHomePath(p)
+// path checks a home path with the rule apply uses (checkHomePath) on lint's
+// model of home.
+func (l *linter) path(i int, role pathRole, field, p string) (string, bool) {
+	clean, err := checkHomePath(role, p, func(q string) (entryKind, error) { return l.home[q], nil })
 	if err != nil {
 		l.add(i, field, "%v", err)
 		return "", false
@@ -404,7 +396,7 @@ func (l *linter) path(i int, field, p string) (string, bool) {
 }
 
 func (l *linter) fileWrite(i int, o *Op) {
-	p, ok := l.path(i, "path", o.Path)
+	p, ok := l.path(i, roleWrite, "path", o.Path)
 	n := 0
 	for _, set := range []bool{o.Content != nil, o.ContentBase64 != nil, o.Generator != nil} {
 		if set {
@@ -437,23 +429,8 @@ func (l *linter) fileWrite(i int, o *Op) {
 		}
 	}
 	if ok {
-		if o.Op == OpFileWrite && l.files[p] && !l.isFileLike(p) {
-			l.add(i, "path", "%q is a directory", p)
-		}
 		l.addFile(p)
 	}
-}
-
-// isFileLike is a conservative check: a path that is a parent of another
-// known path is a directory.
-func (l *linter) isFileLike(p string) bool {
-	prefix := p + "/"
-	for f := range l.files {
-		if strings.HasPrefix(f, prefix) {
-			return false
-		}
-	}
-	return true
 }
 
 func parseMode(s string) (os.FileMode, error) {
