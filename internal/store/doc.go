@@ -1,7 +1,7 @@
 // Package store keeps world-state directories as deduplicated,
 // content-addressed snapshots, in the spirit of restic and git. It imports
-// only the standard library, golang.org/x/sys and internal/world, and never reads the wall
-// clock: the same input always yields the same bytes and IDs.
+// only the standard library, golang.org/x/sys and internal/world, and never
+// reads the wall clock: the same input always yields the same bytes and IDs.
 //
 // Glossary:
 //   - blob: a piece of content stored once, named by its ID (SHA-256).
