@@ -35,7 +35,7 @@ const (
 type ListEventsIn struct {
 	From   string `json:"from,omitempty" jsonschema:"first day to list, YYYY-MM-DD (UTC); omit for today"`
 	To     string `json:"to,omitempty" jsonschema:"last day to list, YYYY-MM-DD, inclusive; omit for 7 days after from; at most 366 days after from"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many occurrences to return, 1 to 200; omit for 50"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many occurrences to return, 1 to 200; omit for 50" minimum:"1" maximum:"200"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_events result with the same from and to, to get the next page; omit for the first page"`
 }
 
@@ -129,7 +129,7 @@ type RespondOut struct {
 // FindFreeTimeIn are find_free_time's arguments.
 type FindFreeTimeIn struct {
 	Date            string `json:"date,omitempty" jsonschema:"the day to search, YYYY-MM-DD (UTC); omit for today"`
-	DurationMinutes int    `json:"duration_minutes" jsonschema:"length of the slot needed, in minutes, 1 to 1440"`
+	DurationMinutes int    `json:"duration_minutes" jsonschema:"length of the slot needed, in minutes, 1 to 1440" minimum:"1" maximum:"1440"`
 	Between         string `json:"between,omitempty" jsonschema:"the hours to search, HH:MM-HH:MM (UTC, end may be 24:00); omit for 09:00-17:00"`
 }
 

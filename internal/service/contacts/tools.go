@@ -43,7 +43,7 @@ type Contact struct {
 
 // ListContactsIn are list_contacts' arguments.
 type ListContactsIn struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many contacts to return, 1 to 100; omit for 20"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many contacts to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_contacts result, to get the next page; omit for the first page"`
 	Tag    string `json:"tag,omitempty" jsonschema:"only contacts with this tag; omit for all contacts"`
 }
@@ -57,7 +57,7 @@ type ListContactsOut struct {
 // SearchContactsIn are search_contacts' arguments.
 type SearchContactsIn struct {
 	Query string `json:"query" jsonschema:"text to find in names, emails, companies and roles; plain text, case-insensitive, not a pattern"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many contacts to return, 1 to 100; omit for 20"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many contacts to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchContactsOut is search_contacts' result.

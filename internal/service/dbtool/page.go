@@ -5,8 +5,10 @@ import (
 	"strings"
 )
 
-// CheckLimit applies a list tool's page-size argument: 0 (omitted) means
-// def; anything outside 1..max is a tool error that names the range.
+// CheckLimit applies a list tool's page-size argument: 0 means def (the
+// argument was left out: its schema's minimum of 1, from the field's
+// minimum tag, makes AddTool refuse an explicit 0); anything outside
+// 1..max is a tool error that names the range.
 func CheckLimit(limit, def, max int) (int, error) {
 	switch {
 	case limit == 0:

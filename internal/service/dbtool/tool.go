@@ -31,18 +31,28 @@ func BadCall(format string, args ...any) error {
 
 // AddTool registers fn as the tool t on srv. Its input and output JSON
 // Schemas are derived from In and Out (as the SDK's mcp.AddTool derives
-// them), but the arguments are checked against In by a decoder built once
-// here rather than by a general schema validator on every call, and the
-// output is encoded once, not validated against its own schema: together
-// that is most of the SDK's per-call cost. A bad argument (not an object,
-// an unknown or missing field, a wrong type) is an isError result that
-// names the field and what the tool takes; fn is then not called.
+// them), with the bounds of In's number fields from their minimum and
+// maximum tags (schema.go), and published in the form the model APIs'
+// function-calling adapters take (portable: one type per schema, an
+// optional argument one left out of "required", "properties" on every
+// object, no additionalProperties). The arguments are checked against In
+// by a decoder built once here rather than by a general schema validator
+// on every call, and the output is encoded once, not validated against its
+// own schema: together that is most of the SDK's per-call cost; a nil
+// slice or map in the output is written as empty, never as null (fill.go). A bad
+// argument (not an object, an unknown or missing field, a wrong type, a
+// number outside its bounds) is an isError result that names the field and
+// what the tool takes; fn is then not called. An optional argument of a
+// pointer or slice type takes null as well, as if it were left out.
 // A ToolError from fn becomes an isError result with its message; any
 // other error is logged and becomes an isError result that says the
 // service failed, without internal detail.
 func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.Context, In) (Out, error)) {
 	def, err := d.Schemas.lookup(t.Name, reflect.TypeFor[In](), reflect.TypeFor[Out](), func() (*toolDef, error) {
 		in, err := jsonschema.For[In](nil)
+		if err == nil {
+			err = applyBounds(in, reflect.TypeFor[In]())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
@@ -50,14 +60,25 @@ func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.C
 		if err != nil {
 			return nil, fmt.Errorf("output schema: %w", err)
 		}
-		return &toolDef{in: in, out: out, args: newArgChecker(t.Name, in)}, nil
+		fill, err := newFiller(reflect.TypeFor[Out]())
+		if err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+		def := &toolDef{args: newArgChecker(t.Name, in), fill: fill}
+		if def.in, err = portable(in); err != nil {
+			return nil, fmt.Errorf("input schema: %w", err)
+		}
+		if def.out, err = portable(out); err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+		return def, nil
 	})
 	if err != nil {
 		panic(fmt.Sprintf("%s: tool %s: %v", d.Service, t.Name, err))
 	}
 	tt := *t
 	tt.InputSchema, tt.OutputSchema = def.in, def.out
-	args := def.args
+	args, fill := def.args, def.fill
 	srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		if err := args.decode(req.Params.Arguments, &in); err != nil {
@@ -71,6 +92,9 @@ func AddTool[In, Out any](srv *mcp.Server, d *DB, t *mcp.Tool, fn func(context.C
 				err = fmt.Errorf("%s failed: the %s service had an internal error and changed nothing; try again later", t.Name, d.Service)
 			}
 			return errorResult(err), nil
+		}
+		if fill != nil {
+			fill(reflect.ValueOf(&out).Elem())
 		}
 		// The text is the JSON a model reads: <, > and & stay as they are.
 		var text bytes.Buffer
@@ -109,6 +133,7 @@ type toolKey struct {
 type toolDef struct {
 	in, out *jsonschema.Schema
 	args    *argChecker
+	fill    filler // of the results (fill.go)
 }
 
 // lookup returns the definition of the tool, building it with build the
@@ -186,6 +211,9 @@ func (c *argChecker) decode(raw json.RawMessage, in any) error {
 		if err != "" {
 			return BadCall("argument %q of %s must be %s", name, c.tool, err)
 		}
+		if err := checkBounds(v, p); err != "" {
+			return BadCall("argument %q of %s must be %s%s", name, c.tool, err, describe(p))
+		}
 		if norm != nil {
 			fields[name], rewrite = norm, true
 		}
@@ -260,6 +288,33 @@ func checkKind(v json.RawMessage, s *jsonschema.Schema) (norm json.RawMessage, m
 	}
 	return nil, orTypes(types) + ", not " + got
 }
+
+// checkBounds checks the JSON number v (of the type s names) against s's
+// minimum and maximum, and returns what v must be when it is outside them
+// ("between 1 and 100, not 0"). Anything else passes.
+func checkBounds(v json.RawMessage, s *jsonschema.Schema) (mustBe string) {
+	if s == nil || (s.Minimum == nil && s.Maximum == nil) || jsonKind(v) != "number" {
+		return ""
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+	if err != nil {
+		return "a number"
+	}
+	lo, hi := s.Minimum, s.Maximum
+	if (lo == nil || f >= *lo) && (hi == nil || f <= *hi) {
+		return ""
+	}
+	got := strconv.FormatFloat(f, 'f', -1, 64)
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("between %s and %s, not %s", number(*lo), number(*hi), got)
+	case lo != nil:
+		return fmt.Sprintf("at least %s, not %s", number(*lo), got)
+	}
+	return fmt.Sprintf("at most %s, not %s", number(*hi), got)
+}
+
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // integral reports whether the JSON number v has no fraction; when it is
 // not written as a plain integer it returns that form.

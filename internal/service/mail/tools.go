@@ -51,7 +51,7 @@ type Folder struct {
 // ListMailsIn are list_mails' arguments.
 type ListMailsIn struct {
 	Folder     string `json:"folder,omitempty" jsonschema:"the folder name from list_folders (e.g. inbox, sent, archive); omit for inbox"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"how many mails to return, 1 to 100; omit for 20"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"how many mails to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor     string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_mails result for the same folder, to get the next page; omit for the first page"`
 	UnreadOnly bool   `json:"unread_only,omitempty" jsonschema:"true to list only unread mails"`
 }
@@ -83,7 +83,7 @@ type SearchMailsIn struct {
 	Query string `json:"query" jsonschema:"a word or phrase to find in the subject, body or sender address (case-insensitive plain text)"`
 	Since string `json:"since,omitempty" jsonschema:"only mails sent on or after this day, YYYY-MM-DD (UTC)"`
 	Until string `json:"until,omitempty" jsonschema:"only mails sent on or before this day, YYYY-MM-DD (UTC)"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchMailsOut is search_mails' result.

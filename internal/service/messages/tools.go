@@ -28,7 +28,7 @@ const (
 
 // ListThreadsIn are list_threads' arguments.
 type ListThreadsIn struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many threads to return, 1 to 100; omit for 20"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many threads to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_threads result, to get the next page; omit for the first page"`
 }
 
@@ -83,7 +83,7 @@ type Message struct {
 // SearchMessagesIn are search_messages' arguments.
 type SearchMessagesIn struct {
 	Query string `json:"query" jsonschema:"text to find in message bodies and sender names; plain text, case-insensitive, not a pattern"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchMessagesOut is search_messages' result.

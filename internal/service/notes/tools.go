@@ -55,7 +55,7 @@ type NoteSummary struct {
 // ListNotesIn are list_notes' arguments.
 type ListNotesIn struct {
 	Notebook string `json:"notebook,omitempty" jsonschema:"only notes of this notebook (a name from list_notebooks); omit for all notes"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"how many notes to return, 1 to 100; omit for 20"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"how many notes to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_notes result, to get the next page; omit for the first page"`
 }
 
@@ -68,7 +68,7 @@ type ListNotesOut struct {
 // SearchNotesIn are search_notes' arguments.
 type SearchNotesIn struct {
 	Query string `json:"query" jsonschema:"text to find in titles and bodies; plain text, case-insensitive, not a pattern"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many notes to return, 1 to 100; omit for 20"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many notes to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchNotesOut is search_notes' result.

@@ -70,7 +70,7 @@ type ListTransactionsIn struct {
 	Account string `json:"account" jsonschema:"the account id, from list_accounts"`
 	From    string `json:"from,omitempty" jsonschema:"YYYY-MM-DD: only transactions booked on or after this day; omit for no lower bound"`
 	To      string `json:"to,omitempty" jsonschema:"YYYY-MM-DD: only transactions booked on or before this day; omit for no upper bound"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"how many transactions to return, 1 to 100; omit for 20"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many transactions to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_transactions result with the same arguments; omit for the first page"`
 }
 
@@ -84,7 +84,7 @@ type ListTransactionsOut struct {
 type SearchTransactionsIn struct {
 	Query   string `json:"query" jsonschema:"text to find in payee, memo or category; plain text, case-insensitive, not a pattern"`
 	Account string `json:"account,omitempty" jsonschema:"an account id to search in; omit for every account"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchTransactionsOut is search_transactions' result.

@@ -1,5 +1,7 @@
 // Package servicetest has the helpers the MCP services' tests share:
-// connecting a real SDK client in memory or over HTTP, calling tools,
+// connecting a real SDK client in memory or over HTTP, calling tools (and
+// checking their results against their output schemas), checking tool
+// schemas against the model APIs' function-calling rules (schema.go),
 // reading resources and hashing a database. Tests only; it imports state
 // and world.
 package servicetest
@@ -8,12 +10,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -139,7 +143,9 @@ func Transports() []Transport {
 }
 
 // Call calls the tool name with args and decodes its structured result,
-// failing the test on a protocol or tool error.
+// failing the test on a protocol or tool error, or on a result that the
+// tool's output schema does not allow (a client such as the TypeScript
+// SDK's refuses one: an array that is null, a missing required field).
 func Call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -153,6 +159,9 @@ func Call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) O
 	raw, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := checkOutput(cs, name, raw); err != nil {
+		t.Fatalf("%s(%.200v): %v", name, args, err)
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: decode %s: %v", name, raw, err)
@@ -183,6 +192,39 @@ func ResultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// checkOutput validates raw, the structured result of the tool name,
+// against the output schema cs lists for it.
+func checkOutput(cs *mcp.ClientSession, name string, raw []byte) error {
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		return fmt.Errorf("listing the tools: %w", err)
+	}
+	i := slices.IndexFunc(res.Tools, func(tool *mcp.Tool) bool { return tool.Name == name })
+	if i < 0 || res.Tools[i].OutputSchema == nil {
+		return nil
+	}
+	b, err := json.Marshal(res.Tools[i].OutputSchema)
+	if err != nil {
+		return err
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(b, &schema); err != nil {
+		return fmt.Errorf("output schema: %w", err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("output schema: %w", err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	if err := resolved.Validate(v); err != nil {
+		return fmt.Errorf("the result does not fit the output schema: %w\nresult: %.2000s", err, raw)
+	}
+	return nil
 }
 
 // HashDB is the logical hash of the database at path.

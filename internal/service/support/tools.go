@@ -50,7 +50,7 @@ type EventView struct {
 // ListTicketsIn are list_tickets' arguments.
 type ListTicketsIn struct {
 	Status string `json:"status,omitempty" jsonschema:"open, waiting, resolved, closed or all; omit for all"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many tickets to return, 1 to 100; omit for 20"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many tickets to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_tickets result with the same status, to get the next page; omit for the first page"`
 }
 

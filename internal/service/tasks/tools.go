@@ -62,7 +62,7 @@ type ListTodosIn struct {
 	Project   string `json:"project,omitempty" jsonschema:"a project name from list_projects; omit for every project"`
 	Status    string `json:"status,omitempty" jsonschema:"open, done or all; omit for open"`
 	DueBefore string `json:"due_before,omitempty" jsonschema:"YYYY-MM-DD: only to-dos due strictly before this date (to-dos without a due date are left out); omit for no date filter"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"how many to-dos to return, 1 to 100; omit for 20"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"how many to-dos to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous list_todos result with the same filters, to get the next page; omit for the first page"`
 }
 
@@ -77,7 +77,7 @@ type ListTodosOut struct {
 type SearchTodosIn struct {
 	Query  string `json:"query" jsonschema:"text to find in titles, notes and project names; plain text, case-insensitive, not a pattern"`
 	Status string `json:"status,omitempty" jsonschema:"open, done or all; omit for all"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many matches to return, 1 to 100; omit for 20" minimum:"1" maximum:"100"`
 }
 
 // SearchTodosOut is search_todos' result.
