@@ -5,8 +5,12 @@
 // BEGIN IMMEDIATE transaction (db.go, stmt.go); tool registration with a
 // per-tool argument checker, turning a failure the model can fix into an
 // isError result and any other failure into a logged, detail-free one
-// (tool.go); and resource handlers (resource.go). It imports internal/state
-// only.
+// (tool.go), with schemas in the form the model APIs' function-calling
+// adapters take and number bounds from struct tags (schema.go) and results
+// that never hold null (fill.go); resource handlers (resource.go); and the
+// stdio and streamable-HTTP transports (stdio.go, server.go), which answer
+// a request of id null with an invalid-request error (nullid.go). It
+// imports internal/state only.
 package dbtool
 
 import (
