@@ -8,7 +8,7 @@ import (
 
 // Do performs one recorded action by tool name ("browser.open",
 // "browser.fill", "browser.click", "browser.read", "vision.describe",
-// "shell.run", "mcp.SERVICE.TOOL") with its arguments: it replays a reference
+// "shell.run", "mcp.SERVICE__TOOL") with its arguments: it replays a reference
 // completion or a trajectory through the same tools.
 func (e *Env) Do(ctx context.Context, tool string, args map[string]any) error {
 	str := func(k string) string { s, _ := args[k].(string); return s }

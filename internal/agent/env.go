@@ -41,9 +41,9 @@ type Env struct {
 	Browser Browser
 	BaseURL string // the shop's URL
 	// MCP holds one client session per MCP service of the instance, by
-	// service name. Tools are called by namespaced name, "SERVICE.TOOL"
-	// ("messages.send_message"), so every service is reachable and two
-	// services may have tools of the same name.
+	// service name. Tools are called by namespaced name, SERVICE__TOOL
+	// ("messages__send_message"; see ToolSep), so every service is
+	// reachable and two services may have tools of the same name.
 	MCP   map[string]*mcp.ClientSession
 	Shell Shell
 	// AblateImages removes the images' information from the vision tool:
@@ -147,7 +147,14 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	return d, err
 }
 
-// CallTool calls an MCP tool by its namespaced name, "SERVICE.TOOL", and
+// ToolSep joins a service's name and its tool's name into the name an agent
+// calls: "messages" + ToolSep + "send_message". Model APIs accept tool names
+// matching ^[a-zA-Z0-9_-]{1,64}$ only (OpenAI, Anthropic), so the separator
+// is not a dot; two underscores, as other MCP hosts namespace servers, never
+// occur in a service name (the registry's names are lower-case words).
+const ToolSep = "__"
+
+// CallTool calls an MCP tool by its namespaced name, SERVICE__TOOL, and
 // returns its text content. A tool result with isError is returned as an
 // error whose text is the tool's message; so is a name that names no
 // service of this instance (the observation lists the services).
@@ -155,11 +162,11 @@ func (e *Env) CallTool(ctx context.Context, name string, args map[string]any) (s
 	start := time.Now()
 	var obs string
 	var err error
-	svc, tool, ok := strings.Cut(name, ".")
+	svc, tool, ok := strings.Cut(name, ToolSep)
 	cs := e.MCP[svc]
 	switch {
 	case !ok || tool == "":
-		err = fmt.Errorf("tool %q is not namespaced: call SERVICE.TOOL, one of the services %s", name, strings.Join(e.Services(), ", "))
+		err = fmt.Errorf("tool %q is not namespaced: call SERVICE__TOOL, SERVICE one of %s", name, strings.Join(e.Services(), ", "))
 	case cs == nil:
 		err = fmt.Errorf("no MCP service %q on this instance: the services are %s", svc, strings.Join(e.Services(), ", "))
 	default:
@@ -189,7 +196,7 @@ func (e *Env) Services() []string {
 
 // Tool is one MCP tool as the agent sees it: namespaced by its service.
 type Tool struct {
-	Name        string `json:"name"` // SERVICE.TOOL
+	Name        string `json:"name"` // SERVICE__TOOL
 	Description string `json:"description"`
 	InputSchema any    `json:"input_schema"`
 }
@@ -202,7 +209,7 @@ func (e *Env) ListTools(ctx context.Context) ([]Tool, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: list %s tools: %v", ErrInfra, svc, err)
 			}
-			out = append(out, Tool{Name: svc + "." + t.Name, Description: t.Description, InputSchema: t.InputSchema})
+			out = append(out, Tool{Name: svc + ToolSep + t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
 	}
 	return out, nil

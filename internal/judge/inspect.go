@@ -404,7 +404,7 @@ func cmpFloat(a, b float64) int {
 func (r *inspection) message(ctx context.Context, sku string) {
 	contact := r.spec.contact
 	what := fmt.Sprintf("%s's thread ends with our message naming the SKU", contact)
-	out, err := r.env.CallTool(ctx, "messages.list_threads", map[string]any{"limit": 100})
+	out, err := r.env.CallTool(ctx, "messages__list_threads", map[string]any{"limit": 100})
 	if err != nil {
 		r.cannot(what, err)
 		return
@@ -423,7 +423,7 @@ func (r *inspection) message(ctx context.Context, sku string) {
 		if th.Title != contact {
 			continue
 		}
-		body, err := r.env.CallTool(ctx, "messages.read_thread", map[string]any{"thread": th.Thread})
+		body, err := r.env.CallTool(ctx, "messages__read_thread", map[string]any{"thread": th.Thread})
 		if err != nil {
 			r.cannot(what, err)
 			return

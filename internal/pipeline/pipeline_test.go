@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -353,8 +354,12 @@ func TestSessionReachesEveryService(t *testing.T) {
 		t.Fatal(err)
 	}
 	per := map[string]int{}
+	adapterName := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) // OpenAI's and Anthropic's rule for tool names
 	for _, tl := range tools {
-		svc, _, _ := strings.Cut(tl.Name, ".")
+		if !adapterName.MatchString(tl.Name) {
+			t.Errorf("tool name %q is refused by model APIs (want %s)", tl.Name, adapterName)
+		}
+		svc, _, _ := strings.Cut(tl.Name, agent.ToolSep)
 		per[svc]++
 	}
 	for _, svc := range served {
@@ -364,7 +369,7 @@ func TestSessionReachesEveryService(t *testing.T) {
 	}
 	// A call to every service reaches it: each has a tool to list things.
 	for _, tl := range tools {
-		svc, name, _ := strings.Cut(tl.Name, ".")
+		svc, name, _ := strings.Cut(tl.Name, agent.ToolSep)
 		if per[svc] < 0 || !strings.HasPrefix(name, "list_") {
 			continue
 		}
@@ -378,7 +383,7 @@ func TestSessionReachesEveryService(t *testing.T) {
 			t.Errorf("no list_ tool of %s was called", svc)
 		}
 	}
-	if _, err := sess.Env.CallTool(ctx, "nosuch.list_things", nil); err == nil || !strings.Contains(err.Error(), "calendar") {
+	if _, err := sess.Env.CallTool(ctx, "nosuch__list_things", nil); err == nil || !strings.Contains(err.Error(), "calendar") {
 		t.Errorf("an unknown service: %v (want the error to list the services)", err)
 	}
 }
@@ -421,16 +426,16 @@ func TestRejectedActionsChangeNothing(t *testing.T) {
 	}
 	defer sess.Close(ctx)
 	env := sess.Env
-	if _, err := env.CallTool(ctx, "messages.send_message", map[string]any{"thread": "dm-nobody", "body": "hi"}); err == nil {
+	if _, err := env.CallTool(ctx, "messages__send_message", map[string]any{"thread": "dm-nobody", "body": "hi"}); err == nil {
 		t.Error("send_message to an unknown thread succeeded")
 	}
-	if _, err := env.CallTool(ctx, "messages.send_message", map[string]any{"to": "Priya Mehta", "thread": "dm-priya-mehta", "body": "x"}); err == nil {
+	if _, err := env.CallTool(ctx, "messages__send_message", map[string]any{"to": "Priya Mehta", "thread": "dm-priya-mehta", "body": "x"}); err == nil {
 		t.Error("send_message with both thread and to succeeded")
 	}
-	if _, err := env.CallTool(ctx, "send_message", map[string]any{"body": "x"}); err == nil || !strings.Contains(err.Error(), "SERVICE.TOOL") {
+	if _, err := env.CallTool(ctx, "send_message", map[string]any{"body": "x"}); err == nil || !strings.Contains(err.Error(), "SERVICE__TOOL") {
 		t.Errorf("an un-namespaced tool name: %v", err)
 	}
-	if _, err := env.CallTool(ctx, "messages.search_messages", map[string]any{"query": "'; DROP TABLE messages; --"}); err != nil {
+	if _, err := env.CallTool(ctx, "messages__search_messages", map[string]any{"query": "'; DROP TABLE messages; --"}); err != nil {
 		t.Errorf("search with SQL-looking text: %v", err)
 	}
 	if _, err := env.Run(ctx, "exit 3"); err == nil {

@@ -132,7 +132,7 @@ func (a *Approval) Matches(d *vision.Description) bool {
 // ReadApproval finds the latest approval message over MCP and reads the
 // quantity and the look it asks for.
 func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
-	out, err := env.CallTool(ctx, "messages.list_threads", map[string]any{"limit": 50})
+	out, err := env.CallTool(ctx, "messages__list_threads", map[string]any{"limit": 50})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	if err := json.Unmarshal([]byte(out), &lt); err != nil {
 		return nil, fmt.Errorf("list_threads: unexpected output: %w", err)
 	}
-	found, err := env.CallTool(ctx, "messages.search_messages", map[string]any{"query": "approved", "limit": 10})
+	found, err := env.CallTool(ctx, "messages__search_messages", map[string]any{"query": "approved", "limit": 10})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func ReadApproval(ctx context.Context, env *agent.Env) (*Approval, error) {
 	if err := json.Unmarshal([]byte(found), &sm); err != nil || len(sm.Matches) == 0 {
 		return nil, fmt.Errorf("no approval message found")
 	}
-	body, err := env.CallTool(ctx, "messages.read_thread", map[string]any{"thread": sm.Matches[0].Thread}) // newest first
+	body, err := env.CallTool(ctx, "messages__read_thread", map[string]any{"thread": sm.Matches[0].Thread}) // newest first
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (s *Scripted) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	}
 	// 5. MCP: tell the install assistant.
 	if !s.ShellOnly && p.Contact != "" {
-		if _, err := env.CallTool(ctx, "messages.send_message", map[string]any{"to": p.Contact,
+		if _, err := env.CallTool(ctx, "messages__send_message", map[string]any{"to": p.Contact,
 			"body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", qty, choice)}); err != nil {
 			return "", err
 		}

@@ -74,7 +74,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			fmt.Sprintf("%s received a direct message with the ordered SKU.", priya.Name),
 		},
 		Reference: []task.Step{
-			{Interface: "mcp", Tool: "mcp.messages.read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look"},
+			{Interface: "mcp", Tool: "mcp.messages__read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look"},
 			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": policy.ShortlistCommand(PathBOM, PathInventory, PathSpecSheet, PathShortlist)}, Note: "join the three sources"},
 			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/login"}},
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#login-username", "value": in.ShopUser}},
@@ -87,7 +87,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#qty", "value": fmt.Sprint(ApprovedQty)}},
 			{Interface: "gui", Tool: "browser.click", Args: map[string]any{"selector": "#add-to-cart"}},
 			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": fmt.Sprintf("mkdir -p projects/venue-rack && cat > %s <<'EOF'\n%sEOF", PathRestock, note)}},
-			{Interface: "mcp", Tool: "mcp.messages.send_message", Args: map[string]any{"to": priya.Name, "body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", ApprovedQty, approved)}},
+			{Interface: "mcp", Tool: "mcp.messages__send_message", Args: map[string]any{"to": priya.Name, "body": fmt.Sprintf("Ordered %d x %s for the venue rack, please prep the mounting.", ApprovedQty, approved)}},
 		},
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "cart", Kind: "sql", Description: "the cart holds exactly the approved model and quantity", DB: "shop",
