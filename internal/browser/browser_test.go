@@ -95,7 +95,7 @@ func TestShopEndToEnd(t *testing.T) {
 	}
 	html, err := b.HTML(ctx)
 	must(err)
-	if !strings.Contains(html, `class="cart-item" data-sku="RG8-1001"`) {
+	if !strings.Contains(html, `class="cart-item" data-sku="`+catalog.CandidateWhite+`"`) {
 		t.Error("cart page lacks the item")
 	}
 	db, err := state.OpenDB(world.DBPath(w, shop.DBName), true)
