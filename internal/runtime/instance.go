@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 	"syscall"
 	"time"
 
@@ -65,6 +67,11 @@ type Instance struct {
 	sandboxAvailable func() error
 	// sandboxOK is set once the sandbox has been found to run here.
 	sandboxOK atomic.Bool
+	// shells admits shell commands (one unit each) and lets a snapshot or
+	// diff take every unit: it waits for the commands in flight and holds
+	// new ones until it has read the world (FIFO, so they cannot starve it).
+	shells     *semaphore.Weighted
+	shellsOnce sync.Once
 
 	mu      sync.Mutex
 	site    *shop.Site
@@ -269,6 +276,10 @@ var ErrNoSandbox = errors.New("the sandboxed shell cannot run here (bubblewrap m
 
 // Shell runs command in the sandboxed shell over the instance's home.
 func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result, error) {
+	if err := in.shellGate().Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	defer in.shellGate().Release(1)
 	home := filepath.Join(in.inst.Dir(), world.HomeDir)
 	// Whether the sandbox runs here is checked (with a trial sandbox, as
 	// long as a command) until it first does, not before every command.
@@ -292,6 +303,25 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		Timeout: in.opts.ShellTimeout,
 		Clock:   in.clock,
 	}, command)
+}
+
+// maxShells is the weight of Instance.shells: more commands than can ever
+// run at once on one instance.
+const maxShells = 1 << 20
+
+// quiesce waits for the shell commands in flight (each bounded by the shell
+// timeout) and holds new ones until release: a snapshot or diff then reads a
+// world no command is writing.
+func (in *Instance) quiesce(ctx context.Context) (release func(), err error) {
+	if err := in.shellGate().Acquire(ctx, maxShells); err != nil {
+		return nil, fmt.Errorf("wait for the instance's shell commands: %w", err)
+	}
+	return func() { in.shellGate().Release(maxShells) }, nil
+}
+
+func (in *Instance) shellGate() *semaphore.Weighted {
+	in.shellsOnce.Do(func() { in.shells = semaphore.NewWeighted(maxShells) })
+	return in.shells
 }
 
 // unsafeShell runs command with bash in home, with a timeout and nothing

@@ -272,7 +272,13 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (world.ID, error) {
 	}
 	mi.ops.Lock()
 	defer mi.ops.Unlock()
-	// No tool call writes while the files are read and copied.
+	// No shell command or tool call writes while the files are read and
+	// copied, so the record's world hash is the stored tree's.
+	quiet, err := mi.inst.quiesce(ctx)
+	if err != nil {
+		return world.ID{}, err
+	}
+	defer quiet()
 	release := mi.inst.holdServices()
 	defer release()
 	sum, err := state.Summarize(ctx, mi.inst.Dir())
@@ -298,6 +304,11 @@ func (m *Manager) Diff(ctx context.Context, id string) (*state.Diff, error) {
 	}
 	mi.ops.Lock()
 	defer mi.ops.Unlock()
+	quiet, err := mi.inst.quiesce(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer quiet()
 	release := mi.inst.holdServices()
 	defer release()
 	return state.Compare(ctx, lower, mi.inst.Dir())
