@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,7 +198,7 @@ func TestHashSwapRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := newWorld(t)
-	defer swapLoop(t, filepath.Join(dir, "home"), outside, public, true)()
+	defer world.SwapLoop(t, filepath.Join(dir, "home"), outside, public, true)()
 
 	deadline := time.Now().Add(3 * time.Second)
 	runs, fails := 0, 0
@@ -229,44 +227,6 @@ func TestHashSwapRace(t *testing.T) {
 	t.Logf("%d hashes during swaps", runs)
 }
 
-// swapLoop starts goroutines that keep swapping 8 files in home between a
-// regular file holding public, a symlink to outside and (withFifo) a fifo;
-// it returns the function that stops them.
-func swapLoop(t testing.TB, home, outside, public string, withFifo bool) (stop func()) {
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	// The swapped-in entries are made outside the world, on the same file
-	// system, and renamed in.
-	tmp := t.TempDir()
-	for i := range 8 {
-		name := filepath.Join(home, "f"+string(rune('0'+i)))
-		if err := os.WriteFile(name, []byte(public), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// Exchanging entries atomically, one system call each, swaps fast.
-		base := filepath.Join(tmp, filepath.Base(name))
-		others := []string{base + ".link"}
-		if err := os.Symlink(outside, others[0]); err != nil {
-			t.Fatal(err)
-		}
-		if withFifo {
-			others = append(others, base+".fifo")
-			if err := unix.Mkfifo(others[1], 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; !done.Load(); k++ {
-				other := others[k/2%len(others)]
-				unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, other, unix.RENAME_EXCHANGE)
-			}
-		}()
-	}
-	return func() { done.Store(true); wg.Wait() }
-}
-
 // TestCopySwapRace: Copy of a world whose files are swapped for symlinks to
 // a secret never copies the secret's bytes.
 func TestCopySwapRace(t *testing.T) {
@@ -276,14 +236,14 @@ func TestCopySwapRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := newWorld(t)
-	defer swapLoop(t, filepath.Join(dir, "home"), outside, public, false)()
+	defer world.SwapLoop(t, filepath.Join(dir, "home"), outside, public, false)()
 	out := t.TempDir()
 	deadline := time.Now().Add(3 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		dst := filepath.Join(out, strconv.Itoa(n))
 		Copy(context.Background(), dir, dst) // may fail: a file that keeps changing is refused
 		for i := range 8 {
-			p := filepath.Join(dst, "home", "f"+string(rune('0'+i)))
+			p := filepath.Join(dst, "home", world.SwapName(i))
 			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 				if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
 					t.Fatalf("copy %d: %s holds the secret from outside the world", n, p)

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,7 +142,7 @@ func TestSnapshotSwapRace(t *testing.T) {
 	}
 	defer s.Close()
 	src := hostileWorld(t)
-	stop := swapLoop(t, filepath.Join(src, "home"), outside, public, true)
+	stop := world.SwapLoop(t, filepath.Join(src, "home"), outside, public, true)
 	defer stop()
 	deadline := time.Now().Add(4 * time.Second)
 	runs := 0
@@ -175,43 +173,4 @@ func TestSnapshotSwapRace(t *testing.T) {
 			t.Fatalf("store file %s holds the secret from outside the world", f)
 		}
 	}
-}
-
-// swapLoop starts goroutines that keep swapping 8 files in home between a
-// regular file holding public, a symlink to outside and a fifo; it returns
-// the function that stops them.
-func swapLoop(t testing.TB, home, outside, public string, withFifo bool) (stop func()) {
-	var done atomic.Bool
-	var wg sync.WaitGroup
-	// The swapped-in entries are made outside the world, on the same file
-	// system, and renamed in.
-	tmp := t.TempDir()
-	for i := range 8 {
-		name := filepath.Join(home, "f"+string(rune('a'+i)))
-		if err := os.WriteFile(name, []byte(public), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// Exchanging entries atomically, one system call each, swaps fast.
-		base := filepath.Join(tmp, filepath.Base(name))
-		others := []string{base + ".link"}
-		if err := os.Symlink(outside, others[0]); err != nil {
-			t.Fatal(err)
-		}
-		if withFifo {
-			others = append(others, base+".fifo")
-			if err := unix.Mkfifo(others[1], 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; !done.Load(); k++ {
-				other := others[k/2%len(others)]
-				unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, other, unix.RENAME_EXCHANGE)
-			}
-		}()
-	}
-	var once sync.Once
-	return func() { once.Do(func() { done.Store(true); wg.Wait() }) }
 }
