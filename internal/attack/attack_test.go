@@ -21,7 +21,6 @@ import (
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
@@ -80,15 +79,7 @@ func (o outcome) contained() bool { return o.err == nil && o.skipped == "" }
 
 func needTools(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs and the sandbox drops from root: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 }
 
 // setup prepares the case study and starts A, B, C and S.

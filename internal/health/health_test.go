@@ -12,22 +12,14 @@ import (
 	"github.com/wildawm/wildawm/internal/health"
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
 func needTools(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs and the sandbox drops from root: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap and libfaketime): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 }
 
 const logins = "notes/logins.md"

@@ -2,27 +2,18 @@ package loadtest_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/loadtest"
 	"github.com/wildawm/wildawm/internal/pipeline"
-	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/runtime"
 )
 
 // TestNoLostStates drives a few instances with concurrent resets, MCP calls
 // and shell commands, then checks every final state against a replay.
 func TestNoLostStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir})

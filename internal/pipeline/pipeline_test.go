@@ -23,7 +23,6 @@ import (
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/verify"
@@ -32,17 +31,9 @@ import (
 func needTools(t *testing.T) {
 	t.Helper()
 	if err := browser.Available(); err != nil {
-		t.Skipf("chromium is not installed (.ci/run installs it): %v", err)
+		t.Skipf("chromium is not installed (wildawm setup installs it): %v", err)
 	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (.ci/run installs bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs and the sandbox drops from root: run as root (CI does)")
-	}
+	runtime.SkipUnlessInstancesRun(t)
 }
 
 // variant writes a copy of the task with its verifier changed by edit and

@@ -18,22 +18,13 @@ import (
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/synth"
 )
 
 // TestManagerLifecycle: create, serve, reset, snapshot, diff, destroy,
 // idle reclaim and shutdown, through the control API and the agent listener.
 func TestManagerLifecycle(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
 	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -20,15 +19,7 @@ import (
 // still writing waits for it, so the stored world is the one the command
 // left, whole, and new commands wait for the snapshot.
 func TestSnapshotWaitsForShellCommands(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
 	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
 	if err != nil {

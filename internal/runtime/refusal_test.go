@@ -20,7 +20,6 @@ import (
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -51,15 +50,7 @@ var anyHostPath = regexp.MustCompile(`(^|[\s"'(=,])/[A-Za-z0-9._-]+/`)
 // world and a clock the shell cannot represent; its error bodies carry no
 // host path (the log has them); instances are mounted nosuid,nodev.
 func TestManagerRefusals(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("instances mount overlayfs: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
 	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
 	if err != nil {
