@@ -101,6 +101,7 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.p = p
+	t.Cleanup(func() { p.Close(context.Background()) })
 	if f.lower, err = p.Env.Materializer.Lower(ctx, p.W0()); err != nil {
 		t.Fatal(err)
 	}
