@@ -41,13 +41,31 @@ func Revise(ctx context.Context, maxRevisions int, attempt Attempt) (*Report, er
 		if rep == nil {
 			return nil, fmt.Errorf("revise: attempt %d returned no report", i)
 		}
-		if rep.Passed || i == maxRevisions {
+		// A task rejected only for infrastructure is not the generator's to
+		// fix: it goes back as it is, to be run again on a healthy harness.
+		if rep.Passed || i == maxRevisions || InfrastructureOnly(rep) {
 			rep.Revisions = revisions
 			return rep, nil
 		}
 		feedback = Feedback(rep)
 		revisions = append(revisions, Revision{Iteration: i + 1, FailedGates: rep.FailedGates(), Feedback: feedback})
 	}
+}
+
+// InfrastructureOnly reports whether rep failed and every failed gate's
+// verdict is Infrastructure: the evidence is missing, not the task wrong.
+func InfrastructureOnly(rep *Report) bool {
+	failed := 0
+	for _, g := range rep.Gates {
+		if g.Passed {
+			continue
+		}
+		if g.Verdict != Infrastructure {
+			return false
+		}
+		failed++
+	}
+	return failed > 0
 }
 
 // Feedback renders the failed gates of rep as diagnostic feedback for the
@@ -70,13 +88,16 @@ func Feedback(rep *Report) string {
 		}
 	}
 	if len(rep.InfraErrors) > 0 {
-		fmt.Fprintf(&b, "\nNote: infrastructure errors on %s were counted as failed rollouts; they say nothing about the task.\n", strings.Join(rep.InfraErrors, ", "))
+		fmt.Fprintf(&b, "\nNote: the harness failed in every attempt of %s; those rollouts are not successes, and they say nothing about the task.\n", strings.Join(rep.InfraErrors, ", "))
 	}
 	return b.String()
 }
 
 // gateAdvice tells the generator what a gate's failure usually means.
 func gateAdvice(name, verdict string) string {
+	if verdict == Infrastructure {
+		return "The rollouts' harness failed in every attempt, so this gate has no evidence: the task is not at fault; run it again on a healthy harness."
+	}
 	switch name {
 	case GateJudgeConsistency:
 		return "The verifier and the judges disagree: fix the verifier's checks or the rubric so that V=1 exactly when the task is completed; a world-imperfect verdict means the world lacks what the task needs."
@@ -86,6 +107,11 @@ func gateAdvice(name, verdict string) string {
 		return "No rollout solved the task using every declared interface: make the task feasible in this world, make each declared interface indispensable, or declare only the interfaces it needs."
 	case GateDifficulty:
 		return "Too many hint-free rollouts succeeded: make the task harder (more dependent sub-tasks, a decision informed by a script's result)."
+	case GateImageAblation:
+		if verdict == "not_run" {
+			return "The task declares an image-decisive sub-task but the image-ablation check did not run: run it."
+		}
+		return "The reference procedure succeeds with the decisive image withheld: a text order or a text attribute decides the task, not the picture. Make only the picture tell the right choice apart (no listing, ranking or tie-break order may single it out), or drop the image-decisive declaration."
 	case GateCounterfactualProbe:
 		if verdict == "not_run" {
 			return "The probe has not run on this candidate yet; it will once the other gates pass."

@@ -149,3 +149,34 @@ func mustEvaluate(t *testing.T, c Candidate) *Report {
 	}
 	return rep
 }
+
+// TestReviseLeavesInfrastructureAlone: a task rejected only because its
+// rollouts' harness never ran is not sent back to the generator, and the
+// feedback never calls it too easy or unsolvable.
+func TestReviseLeavesInfrastructureAlone(t *testing.T) {
+	c := passingCandidate()
+	c.Rollouts[0].Err = "browser crashed"
+	c = withProbe(c)
+	rep, err := Evaluate(c, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed || !InfrastructureOnly(rep) {
+		t.Fatalf("want a rejection for infrastructure only: passed %t, gates %v", rep.Passed, rep.FailedGates())
+	}
+	calls := 0
+	got, err := Revise(context.Background(), DefaultMaxRevisions, func(ctx context.Context, i int, feedback string) (*Report, error) {
+		calls++
+		return rep, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || len(got.Revisions) != 0 {
+		t.Errorf("an infrastructure rejection was revised %d times", calls-1)
+	}
+	fb := Feedback(rep)
+	if strings.Contains(fb, "make the task harder") || strings.Contains(fb, "make the task feasible") || !strings.Contains(fb, "not at fault") {
+		t.Errorf("feedback blames the task for infrastructure:\n%s", fb)
+	}
+}

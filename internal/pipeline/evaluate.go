@@ -117,8 +117,10 @@ func (p *Prepared) Ablate(ctx context.Context, t *task.Task) (*rollout.Result, e
 		return nil, nil
 	}
 	t0 := time.Now()
-	res, err := p.RunRollouts(ctx, []rollout.Spec{policy.ImageAblated()})
+	spec := policy.ImageAblated()
+	res, err := p.RunRollouts(ctx, []rollout.Spec{spec})
 	p.Timings.Ablation = time.Since(t0)
+	delete(p.Timings.Rollouts, spec.ID) // timed as the ablation, not as one of the ensemble
 	if err != nil {
 		return nil, err
 	}
