@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/vision"
 )
@@ -57,6 +58,15 @@ type Env struct {
 	Traj *Trajectory
 }
 
+// guiErr marks a browser error as the harness's when the browser itself is
+// gone while the rollout goes on.
+func guiErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(err, browser.ErrGone) {
+		return fmt.Errorf("%w: %v", ErrInfra, err)
+	}
+	return err
+}
+
 func (e *Env) record(iface, tool string, args map[string]any, start time.Time, obs string, err error) {
 	limit := e.MaxObservation
 	if limit == 0 {
@@ -89,7 +99,7 @@ func (e *Env) Open(ctx context.Context, path string) error {
 		err = fmt.Errorf("refused: %q is not on this instance's website (%s); open a path such as /login", path, e.BaseURL)
 	}
 	if err == nil {
-		err = e.Browser.Navigate(ctx, url)
+		err = guiErr(ctx, e.Browser.Navigate(ctx, url))
 	}
 	e.record(GUI, "browser.open", map[string]any{"url": path}, start, "", err)
 	return err
@@ -98,7 +108,7 @@ func (e *Env) Open(ctx context.Context, path string) error {
 // Click clicks an element.
 func (e *Env) Click(ctx context.Context, selector string) error {
 	start := time.Now()
-	err := e.Browser.Click(ctx, selector)
+	err := guiErr(ctx, e.Browser.Click(ctx, selector))
 	e.record(GUI, "browser.click", map[string]any{"selector": selector}, start, "", err)
 	return err
 }
@@ -106,7 +116,7 @@ func (e *Env) Click(ctx context.Context, selector string) error {
 // Fill sets an input's value.
 func (e *Env) Fill(ctx context.Context, selector, value string) error {
 	start := time.Now()
-	err := e.Browser.SetValue(ctx, selector, value)
+	err := guiErr(ctx, e.Browser.SetValue(ctx, selector, value))
 	e.record(GUI, "browser.fill", map[string]any{"selector": selector, "value": value}, start, "", err)
 	return err
 }
@@ -115,6 +125,7 @@ func (e *Env) Fill(ctx context.Context, selector, value string) error {
 func (e *Env) Read(ctx context.Context, selector string) (string, error) {
 	start := time.Now()
 	txt, err := e.Browser.Text(ctx, selector)
+	err = guiErr(ctx, err)
 	e.record(GUI, "browser.read", map[string]any{"selector": selector}, start, txt, err)
 	return txt, err
 }
@@ -123,6 +134,7 @@ func (e *Env) Read(ctx context.Context, selector string) (string, error) {
 func (e *Env) Page(ctx context.Context) (string, error) {
 	start := time.Now()
 	html, err := e.Browser.HTML(ctx)
+	err = guiErr(ctx, err)
 	e.record(GUI, "browser.html", nil, start, html, err)
 	return html, err
 }
@@ -132,6 +144,7 @@ func (e *Env) Page(ctx context.Context) (string, error) {
 func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description, error) {
 	start := time.Now()
 	img, err := e.Browser.ImageBytes(ctx, selector)
+	err = guiErr(ctx, err)
 	var d *vision.Description
 	switch {
 	case err == nil && e.AblateImages:

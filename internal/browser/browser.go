@@ -39,6 +39,11 @@ const (
 // ErrUnavailable is wrapped by Available and New when Chromium is missing.
 var ErrUnavailable = errors.New("chromium is not available")
 
+// ErrGone is wrapped by a method's error when the browser itself is gone
+// (closed, its tab or process dead) rather than the page refusing the
+// action: the harness's failure, not the agent's.
+var ErrGone = errors.New("the browser is gone")
+
 // Options configure a Browser. The zero value is valid.
 type Options struct {
 	// ExecPath is the Chromium binary; empty means DefaultExecPath.
@@ -190,7 +195,10 @@ func (b *Browser) run(ctx context.Context, op string, fn func(tctx context.Conte
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return fmt.Errorf("%s: browser is closed", op)
+		return fmt.Errorf("%s: browser is closed: %w", op, ErrGone)
+	}
+	if b.tab.Err() != nil {
+		return fmt.Errorf("%s: %w: %v", op, ErrGone, context.Cause(b.tab))
 	}
 	tctx, cancel := context.WithTimeout(b.tab, b.opts.Timeout)
 	defer cancel()
@@ -202,6 +210,9 @@ func (b *Browser) run(ctx context.Context, op string, fn func(tctx context.Conte
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: %w", op, ctx.Err())
+		}
+		if b.tab.Err() != nil {
+			return fmt.Errorf("%s: %w: %v", op, ErrGone, err)
 		}
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -3,6 +3,7 @@ package browser_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -207,6 +208,9 @@ func TestTabsAreIsolated(t *testing.T) {
 	if err := one.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := one.Navigate(ctx, srv.URL+"/get"); !errors.Is(err, browser.ErrGone) {
+		t.Errorf("a closed tab's navigation: %v, want ErrGone", err)
+	}
 	if got := read(two, "/get"); got != "none" {
 		t.Fatalf("after closing a tab: %q", got)
 	}
@@ -218,7 +222,13 @@ func TestTabsAreIsolated(t *testing.T) {
 	if got := read(three, "/get"); got != "none" {
 		t.Fatalf("a new tab inherits a closed tab's cookie: %q", got)
 	}
-	two.Close(ctx)
+	// The process dies under its tabs: their errors say the browser is gone.
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := two.Navigate(ctx, srv.URL+"/get"); !errors.Is(err, browser.ErrGone) {
+		t.Errorf("a tab of a closed browser: %v, want ErrGone", err)
+	}
 }
 
 // BenchmarkSessionBrowser compares the two ways a session can get a clean

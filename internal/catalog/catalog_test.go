@@ -134,6 +134,18 @@ func TestRank(t *testing.T) {
 	if want := []string{catalog.CandidateBlack, catalog.CandidateWhite}; !slices.Equal(got, want) {
 		t.Fatalf("top two = %v, want %v (the approved %s second)", got, want, catalog.CandidateWhite)
 	}
+	second := func(order string, skus []string) {
+		t.Helper()
+		b, w := slices.Index(skus, catalog.CandidateBlack), slices.Index(skus, catalog.CandidateWhite)
+		if b < 0 || w < 0 || w < b {
+			t.Errorf("%s order puts the approved %s (at %d) before %s (at %d)", order, catalog.CandidateWhite, w, catalog.CandidateBlack, b)
+		}
+	}
+	var byID []string
+	for _, p := range ps {
+		byID = append(byID, p.SKU)
+	}
+	second("product id (the spec sheet's)", byID)
 	key := func(p catalog.Product) [2]int64 {
 		s, _ := p.Surge()
 		return [2]int64{s.Joules, p.PriceCents}
@@ -163,8 +175,8 @@ func TestCatalogSearch(t *testing.T) {
 	for _, p := range ps {
 		skus = append(skus, p.SKU)
 	}
-	if !slices.Contains(skus, catalog.CandidateWhite) || !slices.Contains(skus, catalog.CandidateBlack) {
-		t.Errorf("search rack surge = %v", skus)
+	if b, w := slices.Index(skus, catalog.CandidateBlack), slices.Index(skus, catalog.CandidateWhite); b < 0 || w < b {
+		t.Errorf("search rack surge = %v: want both look-alikes, the approved %s after %s (no text order may single it out)", skus, catalog.CandidateWhite, catalog.CandidateBlack)
 	}
 	for _, q := range []string{"%", "_", `\`, "zzz nothing"} {
 		ps, err := c.Search(ctx, "shop", q, 100)

@@ -8,9 +8,10 @@ import (
 // The case study's two candidates. They share title, brand, category, price,
 // description and specs; only their photos differ (one body is light with a
 // readout on its front, the other dark without), and no text says so. The
-// approved one sorts second by SKU, so no text order (the ranking's SKU
-// tie-break, the shop's listing) puts it first: a photo-blind choice of the
-// first tied model is wrong, and only the photo decides.
+// approved one comes second by SKU and by product id, so no text order (the
+// ranking's SKU tie-break, the spec sheet, the shop's search and listing)
+// puts it first: a photo-blind choice of the first tied model is wrong, and
+// only the photo decides.
 const (
 	CandidateWhite = "RG8-1002" // the one the approval asks for
 	CandidateBlack = "RG8-1001"
@@ -81,8 +82,10 @@ func items() []item {
 	)
 	candidateTitle := "RackGuard Pro 8-Outlet 1U Rack Surge Protector"
 	return []item{
-		it(CandidateWhite, candidateTitle, "RackGuard", sc, 14999, candidateDesc, surge(2700, 8, 1, 10, 0, true), look{"#f4f4f4", true, 8}),
+		// The unapproved look-alike first, so it comes first in every text
+		// order (product id, the spec sheet, the search, the ranking).
 		it(CandidateBlack, candidateTitle, "RackGuard", sc, 14999, candidateDesc, surge(2700, 8, 1, 10, 0, true), look{"#1e1e1e", false, 8}),
+		it(CandidateWhite, candidateTitle, "RackGuard", sc, 14999, candidateDesc, surge(2700, 8, 1, 10, 0, true), look{"#f4f4f4", true, 8}),
 		it("PW10-2700", "PowerWall 10-Outlet 1U Rack Surge Protector", "PowerWall", sc, 16999,
 			"Ten outlets in one rack space, 2700-joule protection and a 10 ft cord. UL listed.", surge(2700, 10, 1, 10, 0, true), look{"#2b2b2b", false, 10}),
 		it("PW8-2700", "PowerWall 8-Outlet 1U Rack Mount Surge Protector", "PowerWall", sc, 18999,
@@ -167,8 +170,8 @@ func Products() []Product {
 // Rank returns the surge protectors that fit the case study's rack (exactly
 // RankRackUnits high, at least RankMinOutlets outlets and RankMinJoules
 // joules), best first: joules descending, then price ascending, then SKU.
-// With the catalog's products the first two are CandidateWhite and
-// CandidateBlack, tied on every key but the SKU.
+// With the catalog's products the first two are CandidateBlack and
+// CandidateWhite, tied on every key but the SKU.
 func Rank(ps []Product) []Product {
 	type ranked struct {
 		p Product

@@ -31,7 +31,7 @@ import (
 func needTools(t *testing.T) {
 	t.Helper()
 	if err := browser.Available(); err != nil {
-		t.Skipf("chromium is not installed (wildawm setup installs it): %v", err)
+		runtime.SkipOutsideCI(t, "chromium is not installed (wildawm setup installs it): "+err.Error())
 	}
 	runtime.SkipUnlessInstancesRun(t)
 }
@@ -239,19 +239,26 @@ func TestCaseStudy(t *testing.T) {
 		}
 	})
 	t.Run("infrastructure is never difficulty", func(t *testing.T) {
-		faults := map[string]int{"flaky": 2, "broken": rollout.MaxAttempts}
-		p.Env.BeforePolicy = func(ctx context.Context, s rollout.Spec, attempt int, inst *runtime.Instance) {
-			if attempt <= faults[s.ID] {
+		faults := map[string]int{"flaky": 2, "broken": rollout.MaxAttempts, "tab-dies": 1}
+		p.Env.BeforePolicy = func(ctx context.Context, s rollout.Spec, attempt int, inst *runtime.Instance, sess *rollout.Session) {
+			switch {
+			case attempt > faults[s.ID]:
+			case s.ID == "tab-dies":
+				sess.Browser().Close(ctx) // the browser dies under the agent
+			default:
 				inst.Close(ctx) // the instance dies under the agent
 			}
 		}
 		defer func() { p.Env.BeforePolicy = nil }()
-		rs, err := p.RunRollouts(ctx, []rollout.Spec{{ID: "flaky", Policy: policy.Oracle()}, {ID: "broken", Policy: policy.Oracle()}})
+		rs, err := p.RunRollouts(ctx, []rollout.Spec{{ID: "flaky", Policy: policy.Oracle()}, {ID: "broken", Policy: policy.Oracle()}, {ID: "tab-dies", Policy: policy.Oracle()}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tr := rs[0].Trajectory; tr.Outcome != rollout.OutcomeDone || tr.Attempts != 3 || len(tr.InfraErrors) != 2 {
 			t.Errorf("flaky: outcome %s after %d attempts (%v), want done on the third", tr.Outcome, tr.Attempts, tr.InfraErrors)
+		}
+		if tr := rs[2].Trajectory; tr.Outcome != rollout.OutcomeDone || tr.Attempts != 2 || len(tr.InfraErrors) != 1 || !strings.Contains(tr.InfraErrors[0], "browser is gone") {
+			t.Errorf("tab-dies: outcome %s after %d attempts (%v), want done on the second after a browser failure", tr.Outcome, tr.Attempts, tr.InfraErrors)
 		}
 		if tr := rs[1].Trajectory; tr.Outcome != rollout.OutcomeInfra || tr.Attempts != rollout.MaxAttempts {
 			t.Errorf("broken: outcome %s after %d attempts, want infra_error after %d", tr.Outcome, tr.Attempts, rollout.MaxAttempts)

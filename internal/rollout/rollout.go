@@ -45,8 +45,9 @@ type Env struct {
 	Timeout time.Duration
 	// BeforePolicy, if set, runs after a rollout's session opens and before
 	// its policy starts, with the attempt number (1 for the first). Tests
-	// use it to inject an infrastructure fault (closing the instance).
-	BeforePolicy func(ctx context.Context, spec Spec, attempt int, inst *runtime.Instance)
+	// use it to inject an infrastructure fault (closing the instance or the
+	// session's browser).
+	BeforePolicy func(ctx context.Context, spec Spec, attempt int, inst *runtime.Instance, sess *Session)
 	// FirstUID is the first of the unprivileged uids given to instances'
 	// shells, one per instance, so that one instance's processes never count
 	// against another's process limit (default 200000).
@@ -135,6 +136,9 @@ func Services(dir string) []string {
 	}
 	return out
 }
+
+// Browser is the session's browser.
+func (s *Session) Browser() Browser { return s.browser }
 
 // Close ends the session's browser and MCP session.
 func (s *Session) Close(ctx context.Context) error {
@@ -238,7 +242,7 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 	}
 	sess.Env.AblateImages = spec.AblateImages
 	if e.BeforePolicy != nil {
-		e.BeforePolicy(ctx, spec, attempt, inst)
+		e.BeforePolicy(ctx, spec, attempt, inst, sess)
 	}
 	timeout := e.Timeout
 	if timeout == 0 {

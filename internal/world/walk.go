@@ -29,6 +29,12 @@ const (
 	// a snapshot holds a file in memory, and a sparse file costs no space
 	// to make however large it claims to be.
 	MaxWalkFileSize = 1 << 30
+	// MaxWalkBytes is the most bytes of regular files one walk hands out:
+	// files past it (in walk order) are left out. A live world's files
+	// live on a size-capped tmpfs, so only sparse files, which claim bytes
+	// they do not hold, reach it: an agent's thousands of 1 GiB sparse
+	// files cost a snapshot at most this much reading.
+	MaxWalkBytes = 4 << 30
 	// MaxSkipEntries is how many skipped entries a SkipList keeps; it
 	// counts all of them.
 	MaxSkipEntries = 100
@@ -168,7 +174,8 @@ type WalkFunc func(e *Entry) error
 // Entries it does not report are listed in the returned SkipList with a
 // reason: fifos, sockets and devices; entries more than MaxWalkDepth levels
 // deep or with a path longer than MaxWalkPath (a directory with everything
-// below it); files larger than MaxWalkFileSize; entries that kept changing
+// below it); files larger than MaxWalkFileSize, or past MaxWalkBytes in
+// all; entries that kept changing
 // while they were read. Errors name
 // paths relative to root, never root itself.
 func Walk(ctx context.Context, root, sub string, fn WalkFunc) (*SkipList, error) {
@@ -229,6 +236,7 @@ type walker struct {
 	fn    WalkFunc
 	skips *SkipList
 	stack []*frame
+	bytes int64 // regular files' bytes handed out so far
 }
 
 func (w *walker) push(dir *os.File, rel string, depth int) error {
@@ -318,7 +326,14 @@ func (w *walker) entry(f *frame, name string) error {
 				w.skips.Add(rel, fmt.Sprintf("file of %d bytes, larger than %d MiB", e.st.Size, MaxWalkFileSize>>20))
 				return nil
 			}
+			if w.bytes+e.st.Size > MaxWalkBytes {
+				w.skips.Add(rel, fmt.Sprintf("file of %d bytes past the walk's budget of %d GiB of files", e.st.Size, MaxWalkBytes>>30))
+				return nil
+			}
 			err = w.file(dirFd, e)
+			if err == nil {
+				w.bytes += e.st.Size
+			}
 		case unix.S_IFDIR:
 			err = w.dir(dirFd, e)
 		case unix.S_IFLNK:

@@ -127,6 +127,22 @@ func TestWalkLimits(t *testing.T) {
 			t.Errorf("skipped %v", reasons)
 		}
 	})
+	t.Run("many sparse files", func(t *testing.T) {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, "home"), 0o755)
+		n := MaxWalkBytes/MaxWalkFileSize + 2
+		for i := range n {
+			f := filepath.Join(root, "home", fmt.Sprintf("sparse%d", i))
+			os.WriteFile(f, nil, 0o644)
+			if err := os.Truncate(f, MaxWalkFileSize); err != nil {
+				t.Fatal(err)
+			}
+		}
+		skips, reasons := skipReasons(t, root, "nothing to avoid")
+		if skips.Count != 2 || !strings.Contains(reasons[fmt.Sprintf("home/sparse%d", n-1)], "past the walk's budget") {
+			t.Errorf("%d sparse files of 1 GiB: skipped %v", n, reasons)
+		}
+	})
 	t.Run("many fifos", func(t *testing.T) {
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, "home"), 0o755)
