@@ -15,8 +15,12 @@
 //   - Config: the ensemble's shape (rollouts, hint-free rollouts) and the
 //     difficulty levels; its zero value is the paper's configuration.
 //   - Gate: one of the five checks, in order: judge_consistency,
-//     initial_unsatisfaction, solvability, difficulty, counterfactual_probe.
-//     A rejected gate is a value in the Report, never an error.
+//     initial_unsatisfaction, solvability, difficulty, counterfactual_probe;
+//     then, beyond the paper, image_ablation for a task that declares an
+//     image-decisive sub-task (the reference procedure without the image
+//     must fail). A rejected gate is a value in the Report, never an error;
+//     a rollout whose harness failed in every attempt makes the gates it
+//     leaves without evidence fail with verdict infrastructure.
 //   - Probe: the counterfactual probe: a blind re-judge, then the opposite
 //     framing under pressure, with the verifier files' digests compared
 //     before and after.

@@ -85,7 +85,7 @@ type Rollout struct {
 	// (verdict infrastructure), and a task with no success beside it is
 	// rejected for infrastructure, not as unsolved.
 	Err string `json:"error,omitempty"`
-	// Attempts is how many fresh instances the rollout took (0 or 1: one).
+	// Attempts is how many fresh instances the rollout took (0: not said).
 	Attempts int `json:"attempts,omitempty"`
 }
 

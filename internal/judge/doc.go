@@ -10,9 +10,17 @@
 //     identifiers of text), and no extra rows may appear in the tables the
 //     reference wrote.
 //   - Inspector (the V_agent slot): opens a fresh session on the rollout's
-//     final world and inspects it through the interfaces (the approval over
-//     MCP, the cart and the product photos in the browser, the files in the
-//     shell, the assistant's thread over MCP). It also serves the
-//     counterfactual probe: it re-investigates in a fresh session and
-//     decides from the evidence alone, whatever framing it is given.
+//     final world and inspects it through the interfaces (the cart and the
+//     product photos in the browser, the files in the shell, the contact's
+//     thread over MCP) against what the task's instruction and rubric ask,
+//     read by its own rules. Each check passes, fails or could not be
+//     verified; a session whose harness fails is retried in a fresh one.
+//     It also serves the counterfactual probe: it re-investigates in a
+//     fresh session and weighs the framing as its Pressure says (Weigh:
+//     the framing settles only what it could not verify; Defer and Tamper
+//     are judges built to cave, for tests). It gets a writable copy of the
+//     verifier, which the probe digests.
+//
+// Judges never import the policies they judge (internal/policy); a test
+// walks the imports.
 package judge

@@ -81,7 +81,7 @@ type Instance struct {
 	servers []*http.Server
 
 	ShopURL string // the shop website, for the browser
-	MCPURL  string // the messages service, streamable HTTP
+	MCPURL  string // streamable HTTP: MCPURL/NAME is service NAME, MCPURL alone the messages service
 }
 
 // Start materialises the snapshot and serves the instance.
