@@ -174,8 +174,10 @@ func tamper(dir string) (int, error) {
 // the cart must hold, whom the message goes to, how the shortlist ranks.
 type spec struct {
 	shortlist, inventory, note string
+	requirements, sheet        string // the requirements file and the spec sheet (PDF)
 	columns                    []string
 	rankDesc, rankAsc          string // shortlist columns (prefixes) ranked highest-first, then lowest-first
+	thenSKU                    bool   // the last tie-break is the SKU
 	contact                    string
 	qty                        int
 	color                      string // the body colour the rubric asks for; "" if none
@@ -186,6 +188,15 @@ var (
 	shortlistRE = regexp.MustCompile(`to ~/(\S+?) with the columns ([A-Za-z0-9_,]+)`)
 	inventoryRE = regexp.MustCompile(`\(see ~/(\S+?)\)`)
 	noteRE      = regexp.MustCompile(`note to ~/(\S+?) naming`)
+	reqRE       = regexp.MustCompile(`requirements in ~/(\S+?)[ ,]`)
+	sheetRE     = regexp.MustCompile(`spec sheet ~/(\S+?)[ ,]`)
+	thenSKURE   = regexp.MustCompile(`lowest first, then SKU`)
+	// A spec sheet row as pdftotext -layout prints it: the SKU first, the
+	// joules, outlets, rack units and price last.
+	sheetRowRE = regexp.MustCompile(`(?m)^([A-Z0-9]+-[A-Z0-9]+)\s+.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d{2})\s*$`)
+	formRE     = regexp.MustCompile(`(?i)\b(\d+)U rack`)
+	outletsRE  = regexp.MustCompile(`(?i)outlets: at least (\d+)`)
+	joulesRE   = regexp.MustCompile(`(?i)at least (\d+) joules`)
 	contactRE   = regexp.MustCompile(`message ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) the SKU`)
 	rankRE      = regexp.MustCompile(`rank by (\w+), highest first, then (\w+), lowest first`)
 	cartRubric  = regexp.MustCompile(`(?i)cart holds exactly (\d+) of the model .*?\(([^)]*)\)`)
@@ -209,6 +220,13 @@ func readSpec(t *task.Task) (*spec, error) {
 	if m := noteRE.FindStringSubmatch(in); m != nil {
 		s.note = m[1]
 	}
+	if m := reqRE.FindStringSubmatch(in); m != nil {
+		s.requirements = m[1]
+	}
+	if m := sheetRE.FindStringSubmatch(in); m != nil {
+		s.sheet = m[1]
+	}
+	s.thenSKU = thenSKURE.MatchString(in)
 	if m := contactRE.FindStringSubmatch(in); m != nil {
 		s.contact = m[1]
 	}
@@ -416,6 +434,7 @@ func (r *inspection) shortlist(ctx context.Context, sku string) {
 			r.check(len(stocked) == 0, fmt.Sprintf("no stocked model is on the shortlist (stocked: %v)", stocked))
 		}
 	}
+	r.eligible(ctx, lines[1:], header)
 	var top []string
 	for _, x := range rows {
 		if len(rows) > 0 && x.d == rows[0].d && x.a == rows[0].a {
@@ -423,6 +442,86 @@ func (r *inspection) shortlist(ctx context.Context, sku string) {
 		}
 	}
 	r.check(sku != "" && slices.Contains(top, sku), fmt.Sprintf("the ordered model is one of the top-ranked %v", top))
+}
+
+// eligible works out, from the requirements, the spec sheet and the
+// inventory, which models belong on the shortlist and in which order, and
+// checks the shortlist's rows against them: the same models, ranked 1..n,
+// with the sheet's numbers.
+func (r *inspection) eligible(ctx context.Context, rows []string, header []string) {
+	s := r.spec
+	what := "the shortlist holds exactly the eligible, unstocked models, in order, with the sheet's numbers"
+	if s.requirements == "" || s.sheet == "" || s.inventory == "" {
+		r.cannot(what, errors.New("the instruction does not name the requirements, the spec sheet and the inventory"))
+		return
+	}
+	req, err := r.env.Run(ctx, "cat "+shellQuote(s.requirements))
+	if err != nil {
+		r.cannot(what, fmt.Errorf("read the requirements: %w", err))
+		return
+	}
+	form, outlets, joules := formRE.FindStringSubmatch(req), outletsRE.FindStringSubmatch(req), joulesRE.FindStringSubmatch(req)
+	if form == nil || outlets == nil || joules == nil {
+		r.cannot(what, errors.New("the requirements state no form factor, outlets and joules"))
+		return
+	}
+	sheet, err := r.env.Run(ctx, "pdftotext -layout "+shellQuote(s.sheet)+" -")
+	if err != nil {
+		r.cannot(what, fmt.Errorf("read the spec sheet: %w", err))
+		return
+	}
+	inv, err := r.env.Run(ctx, "cat "+shellQuote(s.inventory))
+	if err != nil {
+		r.cannot(what, fmt.Errorf("read the inventory: %w", err))
+		return
+	}
+	type model struct {
+		sku                    string
+		joules, outlets, units int
+		price                  string
+	}
+	atoi := func(x string) int { n, _ := strconv.Atoi(x); return n }
+	var want []model
+	for _, m := range sheetRowRE.FindAllStringSubmatch(sheet, -1) {
+		x := model{m[1], atoi(m[2]), atoi(m[3]), atoi(m[4]), m[5]}
+		if x.units == atoi(form[1]) && x.outlets >= atoi(outlets[1]) && x.joules >= atoi(joules[1]) && !strings.Contains(inv, x.sku+",") {
+			want = append(want, x)
+		}
+	}
+	if len(want) == 0 {
+		r.cannot(what, errors.New("no model of the spec sheet could be read"))
+		return
+	}
+	price := func(p string) float64 { f, _ := strconv.ParseFloat(p, 64); return f }
+	slices.SortStableFunc(want, func(a, b model) int {
+		if a.joules != b.joules {
+			return b.joules - a.joules
+		}
+		if c := cmpFloat(price(a.price), price(b.price)); c != 0 || !s.thenSKU {
+			return c
+		}
+		return strings.Compare(a.sku, b.sku)
+	})
+	var wantRows []string
+	for i, x := range want {
+		byCol := map[string]string{"rank": strconv.Itoa(i + 1), "sku": x.sku, "joules": strconv.Itoa(x.joules), "outlets": strconv.Itoa(x.outlets), "price": x.price}
+		var f []string
+		for _, h := range header {
+			v, ok := byCol[h]
+			for k, val := range byCol {
+				if !ok && strings.HasPrefix(h, k) {
+					v, ok = val, true
+				}
+			}
+			f = append(f, v)
+		}
+		wantRows = append(wantRows, strings.Join(f, ","))
+	}
+	got := make([]string, len(rows))
+	for i, l := range rows {
+		got[i] = strings.TrimSpace(l)
+	}
+	r.check(slices.Equal(got, wantRows), fmt.Sprintf("%s (want %d rows: %v)", what, len(wantRows), wantRows))
 }
 
 func cmpFloat(a, b float64) int {

@@ -1,0 +1,86 @@
+package judge
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// A spec sheet as pdftotext -layout prints the case study's.
+const sheetText = `Surge protection line-up
+
+SKU                  Model                Joules        Outlets       Rack units   Price USD
+RG8-1001             RackGuard Pro        2700          8             1            149.99
+                     8-Outlet 1U Rack
+RG8-1002             RackGuard Pro        2700          8             1            149.99
+                     8-Outlet 1U Rack
+PW10-2700            PowerWall 10-Outlet 2700           10            1            169.99
+PW8-2700             PowerWall 8-Outlet   2700          8             1            189.99
+RG6-3000             RackGuard Compact 3000             6             1            99.99
+ST12-3600            StageTrak 12-Outlet 3600           12            2            219.99
+VL10-1800            VoltLine 10-Outlet   1800          10            1            89.99
+`
+
+const bomText = `# Venue rack: bill of materials
+
+- Form factor: 1U rack mount
+- Outlets: at least 8
+- Surge rating: at least 2000 joules
+`
+
+const stockText = "sku,item,qty,location\nPW10-2700,PowerWall 10-Outlet,1,storage\n"
+
+func fakeEnv(files map[string]string) *agent.Env {
+	return &agent.Env{Traj: &agent.Trajectory{}, Shell: func(ctx context.Context, command string) (*sandbox.Result, error) {
+		for name, body := range files {
+			if strings.Contains(command, "'"+name+"'") {
+				return &sandbox.Result{Stdout: []byte(body)}, nil
+			}
+		}
+		return &sandbox.Result{ExitCode: 1, Stderr: []byte("no such file")}, nil
+	}}
+}
+
+// TestInspectorChecksTheWholeShortlist: the judge works out the eligible,
+// unstocked models from the requirements, the sheet and the inventory, so
+// a shortlist that is ordered right but incomplete, or has wrong numbers,
+// fails; one it cannot read the sources for is unverified, not passed.
+func TestInspectorChecksTheWholeShortlist(t *testing.T) {
+	tk := &task.Task{
+		Instruction: "Write a ranked shortlist of the rack surge protectors that meet the requirements in ~/bom.md and that we do not already stock " +
+			"(see ~/stock.csv), using the models in the spec sheet ~/sheet.pdf, to ~/short.csv with the columns rank,sku,joules,outlets,price_usd " +
+			"(rank by joules, highest first, then price, lowest first, then SKU). Then write a short restock note to ~/note.md naming the SKU and quantity, and message Priya Mehta the SKU you ordered.",
+		Rubric: []string{"The cart holds exactly 2 of the model Maya approved (white body, digital display) and nothing else."},
+	}
+	spec, err := readSpec(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.requirements != "bom.md" || spec.sheet != "sheet.pdf" || !spec.thenSKU || spec.qty != 2 || spec.color != "white" {
+		t.Fatalf("read %+v", *spec)
+	}
+	header := strings.Split("rank,sku,joules,outlets,price_usd", ",")
+	right := []string{"1,RG8-1001,2700,8,149.99", "2,RG8-1002,2700,8,149.99", "3,PW8-2700,2700,8,189.99"}
+	for name, tc := range map[string]struct {
+		rows           []string
+		files          map[string]string
+		pass, verified bool
+	}{
+		"complete":       {right, map[string]string{"bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText}, true, true},
+		"top row only":   {right[:1], map[string]string{"bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText}, false, true},
+		"a wrong price":  {[]string{right[0], right[1], "3,PW8-2700,2700,8,179.99"}, map[string]string{"bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText}, false, true},
+		"stocked listed": {append([]string{"1,RG8-1001,2700,8,149.99", "2,RG8-1002,2700,8,149.99", "3,PW10-2700,2700,10,169.99"}, "4,PW8-2700,2700,8,189.99"), map[string]string{"bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText}, false, true},
+		"no spec sheet":  {right, map[string]string{"bom.md": bomText, "stock.csv": stockText}, false, false},
+	} {
+		r := &inspection{env: fakeEnv(tc.files), spec: spec}
+		r.eligible(context.Background(), tc.rows, header)
+		passed := len(r.fails) == 0 && len(r.unknown) == 0
+		if passed != tc.pass || (len(r.unknown) == 0) != tc.verified {
+			t.Errorf("%s: fails %v, unverified %v", name, r.fails, r.unknown)
+		}
+	}
+}
