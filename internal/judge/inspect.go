@@ -197,12 +197,12 @@ var (
 	formRE     = regexp.MustCompile(`(?i)\b(\d+)U rack`)
 	outletsRE  = regexp.MustCompile(`(?i)outlets: at least (\d+)`)
 	joulesRE   = regexp.MustCompile(`(?i)at least (\d+) joules`)
-	contactRE   = regexp.MustCompile(`message ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) the SKU`)
-	rankRE      = regexp.MustCompile(`rank by (\w+), highest first, then (\w+), lowest first`)
-	cartRubric  = regexp.MustCompile(`(?i)cart holds exactly (\d+) of the model .*?\(([^)]*)\)`)
-	colorRE     = regexp.MustCompile(`(?i)\b(white|black|grey|gray|silver|blue|red|green|beige|yellow) body\b`)
-	loginRE     = regexp.MustCompile("(?im)^.*\\bshop\\b.*?`([^`]+)`.*?`([^`]+)`")
-	cartRowRE   = regexp.MustCompile(`(?s)data-sku="([^"]+)".*?class="qty">\s*(\d+)\s*<`)
+	contactRE  = regexp.MustCompile(`message ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) the SKU`)
+	rankRE     = regexp.MustCompile(`rank by (\w+), highest first, then (\w+), lowest first`)
+	cartRubric = regexp.MustCompile(`(?i)cart holds exactly (\d+) of the model .*?\(([^)]*)\)`)
+	colorRE    = regexp.MustCompile(`(?i)\b(white|black|grey|gray|silver|blue|red|green|beige|yellow) body\b`)
+	loginRE    = regexp.MustCompile("(?im)^.*\\bshop\\b.*?`([^`]+)`.*?`([^`]+)`")
+	cartRowRE  = regexp.MustCompile(`(?s)data-sku="([^"]+)".*?class="qty">\s*(\d+)\s*<`)
 )
 
 // readSpec reads what to check from the task's instruction and rubric.
