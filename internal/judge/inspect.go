@@ -263,6 +263,70 @@ type inspection struct {
 	// infra is the first harness failure met: the inspection is then
 	// retried, not its checks counted unverifiable.
 	infra error
+	// files holds what one shell command read of the workspace, by key.
+	files map[string]string
+}
+
+// The workspace files the judge reads, by key.
+const (
+	fileLogins       = "logins"
+	fileShortlist    = "shortlist"
+	fileInventory    = "inventory"
+	fileNote         = "note"
+	fileRequirements = "requirements"
+	fileSheet        = "sheet"
+)
+
+// readFiles reads every workspace file the checks need with one shell
+// command (a sandboxed command costs tens of milliseconds, more under
+// load): the spec sheet through pdftotext, the rest as they are. A file
+// that cannot be read is absent from r.files.
+func (r *inspection) readFiles(ctx context.Context) error {
+	s := r.spec
+	cmds := [][2]string{{fileLogins, "cat notes/logins.md"}}
+	add := func(key, path, cmd string) {
+		if path != "" {
+			cmds = append(cmds, [2]string{key, cmd + " " + shellQuote(path)})
+		}
+	}
+	add(fileShortlist, s.shortlist, "cat")
+	add(fileInventory, s.inventory, "cat")
+	add(fileNote, s.note, "cat")
+	add(fileRequirements, s.requirements, "cat")
+	if s.sheet != "" {
+		cmds = append(cmds, [2]string{fileSheet, "pdftotext -layout " + shellQuote(s.sheet) + " -"})
+	}
+	// Each file whose command succeeds is printed as a line "KEY BYTES"
+	// and then exactly that many bytes: what a file holds cannot pass for
+	// another file's part.
+	var script strings.Builder
+	for _, c := range cmds {
+		fmt.Fprintf(&script, "if out=$(%s 2>/dev/null); then printf '%%s %%s\\n' %s \"$(printf %%s \"$out\" | wc -c)\"; printf '%%s' \"$out\"; fi\n", c[1], c[0])
+	}
+	out, err := r.env.Run(ctx, script.String())
+	if err != nil {
+		return fmt.Errorf("read the workspace: %w", err)
+	}
+	r.files = map[string]string{}
+	for out != "" {
+		head, rest, ok := strings.Cut(out, "\n")
+		key, size, ok2 := strings.Cut(head, " ")
+		n, err := strconv.Atoi(strings.TrimSpace(size))
+		if !ok || !ok2 || err != nil || n < 0 || n > len(rest) {
+			return fmt.Errorf("read the workspace: unexpected output at %.40q", out)
+		}
+		r.files[key], out = rest[:n], rest[n:]
+	}
+	return nil
+}
+
+// file returns the workspace file of key as readFiles read it.
+func (r *inspection) file(key string) (string, error) {
+	b, ok := r.files[key]
+	if !ok {
+		return "", fmt.Errorf("%s: no such file or not readable", key)
+	}
+	return b, nil
 }
 
 func (r *inspection) check(pass bool, what string) {
@@ -288,7 +352,10 @@ func (r *inspection) lines() []string {
 // started at all (no login, no shop).
 func (r *inspection) run(ctx context.Context) error {
 	env, s := r.env, r.spec
-	creds, err := env.Run(ctx, "cat notes/logins.md")
+	if err := r.readFiles(ctx); err != nil {
+		return err
+	}
+	creds, err := r.file(fileLogins)
 	if err != nil {
 		return fmt.Errorf("read the workspace's logins: %w", err)
 	}
@@ -328,10 +395,7 @@ func (r *inspection) run(ctx context.Context) error {
 		r.look(ctx, sku)
 	}
 	r.shortlist(ctx, sku)
-	note, err := env.Run(ctx, "cat "+shellQuote(s.note))
-	if errors.Is(err, agent.ErrInfra) {
-		r.cannot("the note names the SKU and quantity", err)
-	}
+	note, err := r.file(fileNote)
 	r.check(err == nil && sku != "" && strings.Contains(note, sku) && regexp.MustCompile(fmt.Sprintf(`\b%d\b`, s.qty)).MatchString(note),
 		"the note names the SKU and quantity")
 	r.message(ctx, sku)
@@ -372,11 +436,7 @@ func deref(b *bool) string {
 // model, and that the ordered model is among its tied top rows.
 func (r *inspection) shortlist(ctx context.Context, sku string) {
 	s := r.spec
-	body, err := r.env.Run(ctx, "cat "+shellQuote(s.shortlist))
-	if errors.Is(err, agent.ErrInfra) {
-		r.cannot("the shortlist exists", err)
-		return
-	}
+	body, err := r.file(fileShortlist)
 	if err != nil {
 		r.check(false, "the shortlist exists")
 		return
@@ -421,7 +481,7 @@ func (r *inspection) shortlist(ctx context.Context, sku string) {
 	})
 	r.check(ranked, fmt.Sprintf("the shortlist is ranked by %s (highest first), then %s (lowest first)", s.rankDesc, s.rankAsc))
 	if s.inventory != "" {
-		inv, err := r.env.Run(ctx, "cat "+shellQuote(s.inventory))
+		inv, err := r.file(fileInventory)
 		if err != nil {
 			r.cannot("no stocked model is on the shortlist", err)
 		} else {
@@ -455,7 +515,7 @@ func (r *inspection) eligible(ctx context.Context, rows []string, header []strin
 		r.cannot(what, errors.New("the instruction does not name the requirements, the spec sheet and the inventory"))
 		return
 	}
-	req, err := r.env.Run(ctx, "cat "+shellQuote(s.requirements))
+	req, err := r.file(fileRequirements)
 	if err != nil {
 		r.cannot(what, fmt.Errorf("read the requirements: %w", err))
 		return
@@ -465,12 +525,12 @@ func (r *inspection) eligible(ctx context.Context, rows []string, header []strin
 		r.cannot(what, errors.New("the requirements state no form factor, outlets and joules"))
 		return
 	}
-	sheet, err := r.env.Run(ctx, "pdftotext -layout "+shellQuote(s.sheet)+" -")
+	sheet, err := r.file(fileSheet)
 	if err != nil {
 		r.cannot(what, fmt.Errorf("read the spec sheet: %w", err))
 		return
 	}
-	inv, err := r.env.Run(ctx, "cat "+shellQuote(s.inventory))
+	inv, err := r.file(fileInventory)
 	if err != nil {
 		r.cannot(what, fmt.Errorf("read the inventory: %w", err))
 		return

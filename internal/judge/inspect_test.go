@@ -1,7 +1,11 @@
 package judge
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,14 +38,28 @@ const bomText = `# Venue rack: bill of materials
 
 const stockText = "sku,item,qty,location\nPW10-2700,PowerWall 10-Outlet,1,storage\n"
 
-func fakeEnv(files map[string]string) *agent.Env {
+// fakeEnv is a workspace of files whose shell is a plain bash in a
+// temporary home, with a pdftotext that prints the "PDF" as it is.
+func fakeEnv(t *testing.T, files map[string]string) *agent.Env {
+	home := t.TempDir()
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "pdftotext"), []byte("#!/bin/sh\ncat \"$2\"\n"), 0o755)
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(home, name)), 0o755)
+		os.WriteFile(filepath.Join(home, name), []byte(body), 0o644)
+	}
 	return &agent.Env{Traj: &agent.Trajectory{}, Shell: func(ctx context.Context, command string) (*sandbox.Result, error) {
-		for name, body := range files {
-			if strings.Contains(command, "'"+name+"'") {
-				return &sandbox.Result{Stdout: []byte(body)}, nil
-			}
+		cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
+		cmd.Dir = home
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "LANG=C.UTF-8"}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code, err = ee.ExitCode(), nil
 		}
-		return &sandbox.Result{ExitCode: 1, Stderr: []byte("no such file")}, nil
+		return &sandbox.Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code}, err
 	}}
 }
 
@@ -50,6 +68,9 @@ func fakeEnv(files map[string]string) *agent.Env {
 // a shortlist that is ordered right but incomplete, or has wrong numbers,
 // fails; one it cannot read the sources for is unverified, not passed.
 func TestInspectorChecksTheWholeShortlist(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
 	tk := &task.Task{
 		Instruction: "Write a ranked shortlist of the rack surge protectors that meet the requirements in ~/bom.md and that we do not already stock " +
 			"(see ~/stock.csv), using the models in the spec sheet ~/sheet.pdf, to ~/short.csv with the columns rank,sku,joules,outlets,price_usd " +
@@ -76,11 +97,37 @@ func TestInspectorChecksTheWholeShortlist(t *testing.T) {
 		"stocked listed": {append([]string{"1,RG8-1001,2700,8,149.99", "2,RG8-1002,2700,8,149.99", "3,PW10-2700,2700,10,169.99"}, "4,PW8-2700,2700,8,189.99"), map[string]string{"bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText}, false, true},
 		"no spec sheet":  {right, map[string]string{"bom.md": bomText, "stock.csv": stockText}, false, false},
 	} {
-		r := &inspection{env: fakeEnv(tc.files), spec: spec}
+		r := &inspection{env: fakeEnv(t, tc.files), spec: spec}
+		if err := r.readFiles(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		r.eligible(context.Background(), tc.rows, header)
 		passed := len(r.fails) == 0 && len(r.unknown) == 0
 		if passed != tc.pass || (len(r.unknown) == 0) != tc.verified {
 			t.Errorf("%s: fails %v, unverified %v", name, r.fails, r.unknown)
 		}
+	}
+}
+
+// TestReadFilesKeepsFilesApart: one shell command reads every file, and a
+// file that holds what looks like another file's header cannot pass for it.
+func TestReadFilesKeepsFilesApart(t *testing.T) {
+	spec := &spec{shortlist: "short.csv", note: "note.md", inventory: "stock.csv"}
+	spoof := "Ordered 2\nshortlist 5\nFAKE!\n"
+	r := &inspection{env: fakeEnv(t, map[string]string{"notes/logins.md": "shop: `u` `p`\n", "note.md": spoof, "short.csv": "rank,sku\n1,A-100\n"}), spec: spec}
+	if err := r.readFiles(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.file(fileShortlist); got != "rank,sku\n1,A-100" {
+		t.Errorf("shortlist %q", got)
+	}
+	if got, _ := r.file(fileNote); got != strings.TrimRight(spoof, "\n") {
+		t.Errorf("note %q", got)
+	}
+	if _, err := r.file(fileInventory); err == nil {
+		t.Error("a missing file was read")
+	}
+	if n := len(r.env.Traj.Steps); n != 1 {
+		t.Errorf("%d shell commands, want 1", n)
 	}
 }
