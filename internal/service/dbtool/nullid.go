@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,8 +33,18 @@ func hasNullID(msg []byte) bool {
 	if json.Unmarshal(msg, &members) != nil {
 		return false
 	}
-	id, ok := members["id"]
-	_, isRequest := members["method"]
+	// Member names are matched as encoding/json matches struct fields
+	// (ignoring case), so "ID": null is caught as the SDK would read it.
+	var id json.RawMessage
+	ok, isRequest := false, false
+	for k, v := range members {
+		switch {
+		case strings.EqualFold(k, "id"):
+			id, ok = v, true
+		case strings.EqualFold(k, "method"):
+			isRequest = true
+		}
+	}
 	return ok && isRequest && bytes.Equal(bytes.TrimSpace(id), []byte("null"))
 }
 

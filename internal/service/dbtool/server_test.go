@@ -67,6 +67,7 @@ func TestHTTPAnswersNullID(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bo"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9},"id":null}`,
 		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","ID":null,"Method":"ping"}`, // encoding/json ignores the case of member names
 	} {
 		wantNullIDError(t, p, m)
 	}
