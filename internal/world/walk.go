@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,8 +30,9 @@ const (
 	// a snapshot holds a file in memory, and a sparse file costs no space
 	// to make however large it claims to be.
 	MaxWalkFileSize = 1 << 30
-	// MaxWalkBytes is the most bytes of regular files one walk hands out:
-	// files past it (in walk order) are left out. A live world's files
+	// MaxWalkBytes is the most bytes of regular files one walk hands out
+	// from one top-level directory of the world (home/, db/): files past
+	// it (in walk order) are left out. A live world's files
 	// live on a size-capped tmpfs, so only sparse files, which claim bytes
 	// they do not hold, reach it: an agent's thousands of 1 GiB sparse
 	// files cost a snapshot at most this much reading.
@@ -236,7 +238,7 @@ type walker struct {
 	fn    WalkFunc
 	skips *SkipList
 	stack []*frame
-	bytes int64 // regular files' bytes handed out so far
+	bytes map[string]int64 // regular files' bytes handed out so far, by top-level directory
 }
 
 func (w *walker) push(dir *os.File, rel string, depth int) error {
@@ -326,13 +328,20 @@ func (w *walker) entry(f *frame, name string) error {
 				w.skips.Add(rel, fmt.Sprintf("file of %d bytes, larger than %d MiB", e.st.Size, MaxWalkFileSize>>20))
 				return nil
 			}
-			if w.bytes+e.st.Size > MaxWalkBytes {
-				w.skips.Add(rel, fmt.Sprintf("file of %d bytes past the walk's budget of %d GiB of files", e.st.Size, MaxWalkBytes>>30))
+			// The budget is kept per top-level directory, so a walk of
+			// home alone (the hash's) and a walk of the whole world (the
+			// store's) leave out the same files of home.
+			top, _, _ := strings.Cut(rel, "/")
+			if w.bytes[top]+e.st.Size > MaxWalkBytes {
+				w.skips.Add(rel, fmt.Sprintf("file of %d bytes past the walk's budget of %d GiB of files in %s/", e.st.Size, MaxWalkBytes>>30, top))
 				return nil
 			}
 			err = w.file(dirFd, e)
 			if err == nil {
-				w.bytes += e.st.Size
+				if w.bytes == nil {
+					w.bytes = map[string]int64{}
+				}
+				w.bytes[top] += e.st.Size
 			}
 		case unix.S_IFDIR:
 			err = w.dir(dirFd, e)

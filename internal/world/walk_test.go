@@ -142,6 +142,27 @@ func TestWalkLimits(t *testing.T) {
 		if skips.Count != 2 || !strings.Contains(reasons[fmt.Sprintf("home/sparse%d", n-1)], "past the walk's budget") {
 			t.Errorf("%d sparse files of 1 GiB: skipped %v", n, reasons)
 		}
+		// A walk of the whole world (the store's) leaves out the same files
+		// of home as a walk of home (the hash's), whatever lies before home.
+		os.Mkdir(filepath.Join(root, "db"), 0o755)
+		big := filepath.Join(root, "db", "big.sqlite")
+		os.WriteFile(big, nil, 0o644)
+		if err := os.Truncate(big, MaxWalkFileSize); err != nil {
+			t.Fatal(err)
+		}
+		all, err := Walk(context.Background(), root, "", func(*Entry) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inHome []Skipped
+		for _, e := range all.Entries {
+			if strings.HasPrefix(e.Path, "home/") {
+				inHome = append(inHome, e)
+			}
+		}
+		if len(inHome) != len(skips.Entries) || inHome[0].Path != skips.Entries[0].Path {
+			t.Errorf("the whole world's walk left out %v of home, home's walk %v", inHome, skips.Entries)
+		}
 	})
 	t.Run("many fifos", func(t *testing.T) {
 		root := t.TempDir()
