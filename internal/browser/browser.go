@@ -141,8 +141,8 @@ func (b *Browser) Tab(ctx context.Context) (*Browser, error) {
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
-	if closed {
-		return nil, errors.New("open tab: browser is closed")
+	if closed || b.tab.Err() != nil {
+		return nil, fmt.Errorf("open tab: %w", ErrGone)
 	}
 	tab, cancel := chromedp.NewContext(b.tab, chromedp.WithNewBrowserContext())
 	timer := time.AfterFunc(b.opts.StartTimeout, cancel)
@@ -205,18 +205,33 @@ func (b *Browser) run(ctx context.Context, op string, fn func(tctx context.Conte
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	if err := fn(tctx); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("%s: not done within %v (is the element on the page?): %w", op, b.opts.Timeout, err)
-		}
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return fmt.Errorf("%s: %w", op, ctx.Err())
-		}
-		if b.tab.Err() != nil {
+		case b.tab.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, chromedp.ErrTargetDetached) || errors.Is(err, chromedp.ErrChannelClosed):
+			// The caller goes on but the tab, its target or the connection
+			// to Chromium ended under the call.
 			return fmt.Errorf("%s: %w: %v", op, ErrGone, err)
+		case errors.Is(err, context.DeadlineExceeded):
+			// A missing element, or a renderer that no longer answers: ask
+			// the tab something trivial to tell them apart.
+			if !b.answers() {
+				return fmt.Errorf("%s: %w: the tab does not answer: %v", op, ErrGone, err)
+			}
+			return fmt.Errorf("%s: not done within %v (is the element on the page?): %w", op, b.opts.Timeout, err)
 		}
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
+}
+
+// answers reports whether the tab evaluates a trivial expression within a
+// few seconds.
+func (b *Browser) answers() bool {
+	pctx, cancel := context.WithTimeout(b.tab, 3*time.Second)
+	defer cancel()
+	n, err := chromedp.Run(pctx, chromedp.Evaluate[int](`1`))
+	return err == nil && n == 1
 }
 
 // Navigate loads url and waits for its load event.

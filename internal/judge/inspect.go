@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,38 @@ type Inspector struct {
 	NoVision bool
 	// Sessions counts the fresh sessions opened (each judgment opens one).
 	Sessions int
+	// ref holds the task's sources as they were in the initial world (the
+	// requirements, the spec sheet, the inventory), read once: the final
+	// world is the agent's, and an agent that edits a source must not move
+	// what the judge expects.
+	ref map[string]string
+}
+
+// reference reads the task's sources from the initial world, once.
+func (in *Inspector) reference(ctx context.Context, spec *spec) (map[string]string, error) {
+	if in.ref != nil {
+		return in.ref, nil
+	}
+	var err error
+	for attempt := 1; attempt <= rollout.MaxAttempts; attempt++ {
+		var sess *rollout.Session
+		var done func()
+		sess, done, err = in.session(ctx, in.Task.Provenance.Snapshot, "w0")
+		if err != nil {
+			continue
+		}
+		r := &inspection{env: sess.Env, spec: spec}
+		err = r.readFiles(ctx, fileRequirements, fileSheet, fileInventory)
+		done()
+		if err == nil {
+			in.ref = r.files
+			return in.ref, nil
+		}
+		if !errors.Is(err, agent.ErrInfra) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("read the task's sources in the initial world: %w", err)
 }
 
 // session starts an instance of snapshot and opens a fresh session on it.
@@ -80,13 +113,17 @@ func (in *Inspector) Judge(ctx context.Context, final world.ID, pressure string)
 	if err != nil {
 		return gate.WorldImperfect, []string{"offline inspector judge: cannot tell what to check: " + err.Error()}, nil
 	}
+	ref, err := in.reference(ctx, spec)
+	if err != nil {
+		return "", nil, fmt.Errorf("judge: %w", err)
+	}
 	ev := []string{"offline inspector judge: inspected the final world through MCP, the browser and the shell in a fresh session"}
 	// A session whose harness fails (the instance, the browser, a
 	// transport) is the infrastructure's doing: inspect again in a fresh
 	// one, as rollouts are retried.
 	var r *inspection
 	for attempt := 1; ; attempt++ {
-		r, err = in.inspect(ctx, final, spec)
+		r, err = in.inspect(ctx, final, spec, ref)
 		if err == nil || !errors.Is(err, agent.ErrInfra) || attempt == rollout.MaxAttempts || ctx.Err() != nil {
 			break
 		}
@@ -112,7 +149,7 @@ func (in *Inspector) Judge(ctx context.Context, final world.ID, pressure string)
 
 // inspect makes the checks in a fresh session on final. Its error wraps
 // agent.ErrInfra when the harness failed.
-func (in *Inspector) inspect(ctx context.Context, final world.ID, spec *spec) (*inspection, error) {
+func (in *Inspector) inspect(ctx context.Context, final world.ID, spec *spec, ref map[string]string) (*inspection, error) {
 	sess, done, err := in.session(ctx, final, "final")
 	if err != nil {
 		if !errors.Is(err, agent.ErrInfra) {
@@ -121,7 +158,7 @@ func (in *Inspector) inspect(ctx context.Context, final world.ID, spec *spec) (*
 		return nil, err
 	}
 	defer done()
-	r := &inspection{env: sess.Env, spec: spec, noVision: in.NoVision}
+	r := &inspection{env: sess.Env, spec: spec, noVision: in.NoVision, ref: ref}
 	return r, r.run(ctx)
 }
 
@@ -194,9 +231,6 @@ var (
 	// A spec sheet row as pdftotext -layout prints it: the SKU first, the
 	// joules, outlets, rack units and price last.
 	sheetRowRE = regexp.MustCompile(`(?m)^([A-Z0-9]+-[A-Z0-9]+)\s+.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d{2})\s*$`)
-	formRE     = regexp.MustCompile(`(?i)\b(\d+)U rack`)
-	outletsRE  = regexp.MustCompile(`(?i)outlets: at least (\d+)`)
-	joulesRE   = regexp.MustCompile(`(?i)at least (\d+) joules`)
 	contactRE  = regexp.MustCompile(`message ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) the SKU`)
 	rankRE     = regexp.MustCompile(`rank by (\w+), highest first, then (\w+), lowest first`)
 	cartRubric = regexp.MustCompile(`(?i)cart holds exactly (\d+) of the model .*?\(([^)]*)\)`)
@@ -263,8 +297,18 @@ type inspection struct {
 	// infra is the first harness failure met: the inspection is then
 	// retried, not its checks counted unverifiable.
 	infra error
-	// files holds what one shell command read of the workspace, by key.
-	files map[string]string
+	// files holds what one shell command read of the workspace, by key;
+	// ref the task's sources as the initial world had them.
+	files, ref map[string]string
+}
+
+// refFile returns a source of the task as the initial world had it.
+func (r *inspection) refFile(key string) (string, error) {
+	b, ok := r.ref[key]
+	if !ok {
+		return "", fmt.Errorf("%s: not readable in the initial world", key)
+	}
+	return b, nil
 }
 
 // The workspace files the judge reads, by key.
@@ -277,25 +321,30 @@ const (
 	fileSheet        = "sheet"
 )
 
-// readFiles reads every workspace file the checks need with one shell
-// command (a sandboxed command costs tens of milliseconds, more under
-// load): the spec sheet through pdftotext, the rest as they are. A file
-// that cannot be read is absent from r.files.
-func (r *inspection) readFiles(ctx context.Context) error {
+// maxFileRead caps what readFiles keeps of one file: the sandbox keeps 1
+// MiB of a command's output, and one huge file must not cost the others.
+const maxFileRead = 128 << 10
+
+// readFiles reads the named workspace files (all of them when keys is
+// empty) with one shell command (a sandboxed command costs tens of
+// milliseconds, more under load): the spec sheet through pdftotext, the
+// rest as they are, each cut at maxFileRead. A file that cannot be read is
+// absent from r.files. The error is for the harness (agent.ErrInfra) or a
+// command that timed out.
+func (r *inspection) readFiles(ctx context.Context, keys ...string) error {
 	s := r.spec
-	cmds := [][2]string{{fileLogins, "cat notes/logins.md"}}
+	var cmds [][2]string
 	add := func(key, path, cmd string) {
-		if path != "" {
-			cmds = append(cmds, [2]string{key, cmd + " " + shellQuote(path)})
+		if path != "" && (len(keys) == 0 || slices.Contains(keys, key)) {
+			cmds = append(cmds, [2]string{key, fmt.Sprintf(cmd, shellQuote(path), maxFileRead)})
 		}
 	}
-	add(fileShortlist, s.shortlist, "cat")
-	add(fileInventory, s.inventory, "cat")
-	add(fileNote, s.note, "cat")
-	add(fileRequirements, s.requirements, "cat")
-	if s.sheet != "" {
-		cmds = append(cmds, [2]string{fileSheet, "pdftotext -layout " + shellQuote(s.sheet) + " -"})
-	}
+	add(fileLogins, "notes/logins.md", "head -c %[2]d %[1]s")
+	add(fileShortlist, s.shortlist, "head -c %[2]d %[1]s")
+	add(fileInventory, s.inventory, "head -c %[2]d %[1]s")
+	add(fileNote, s.note, "head -c %[2]d %[1]s")
+	add(fileRequirements, s.requirements, "head -c %[2]d %[1]s")
+	add(fileSheet, s.sheet, "set -o pipefail; timeout 20 pdftotext -layout %[1]s - | head -c %[2]d")
 	// Each file whose command succeeds is printed as a line "KEY BYTES"
 	// and then exactly that many bytes: what a file holds cannot pass for
 	// another file's part.
@@ -303,17 +352,20 @@ func (r *inspection) readFiles(ctx context.Context) error {
 	for _, c := range cmds {
 		fmt.Fprintf(&script, "if out=$(%s 2>/dev/null); then printf '%%s %%s\\n' %s \"$(printf %%s \"$out\" | wc -c)\"; printf '%%s' \"$out\"; fi\n", c[1], c[0])
 	}
+	script.WriteString("exit 0\n")
 	out, err := r.env.Run(ctx, script.String())
 	if err != nil {
 		return fmt.Errorf("read the workspace: %w", err)
 	}
-	r.files = map[string]string{}
+	if r.files == nil {
+		r.files = map[string]string{}
+	}
 	for out != "" {
 		head, rest, ok := strings.Cut(out, "\n")
 		key, size, ok2 := strings.Cut(head, " ")
 		n, err := strconv.Atoi(strings.TrimSpace(size))
 		if !ok || !ok2 || err != nil || n < 0 || n > len(rest) {
-			return fmt.Errorf("read the workspace: unexpected output at %.40q", out)
+			break // cut short: what came before stands, the rest is unread
 		}
 		r.files[key], out = rest[:n], rest[n:]
 	}
@@ -352,7 +404,7 @@ func (r *inspection) lines() []string {
 // started at all (no login, no shop).
 func (r *inspection) run(ctx context.Context) error {
 	env, s := r.env, r.spec
-	if err := r.readFiles(ctx); err != nil {
+	if err := r.readFiles(ctx, fileLogins, fileShortlist, fileNote); err != nil {
 		return err
 	}
 	creds, err := r.file(fileLogins)
@@ -432,8 +484,40 @@ func deref(b *bool) string {
 	return strconv.FormatBool(*b)
 }
 
+// readCSV parses a CSV file as a spreadsheet would: a byte-order mark,
+// quoted fields and blank lines are fine; fields are trimmed.
+func readCSV(body string) ([][]string, error) {
+	cr := csv.NewReader(strings.NewReader(strings.TrimPrefix(body, "\ufeff")))
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	for _, rec := range recs {
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+	}
+	return recs, err
+}
+
+// stockedSKUs reads the SKUs of an inventory CSV: its sku column, else its
+// first.
+func stockedSKUs(inv string) (map[string]bool, error) {
+	recs, err := readCSV(inv)
+	if err != nil || len(recs) == 0 {
+		return nil, fmt.Errorf("the inventory is not a CSV with a header: %v", err)
+	}
+	col := max(slices.Index(recs[0], "sku"), 0)
+	out := map[string]bool{}
+	for _, rec := range recs[1:] {
+		if col < len(rec) && rec[col] != "" {
+			out[rec[col]] = true
+		}
+	}
+	return out, nil
+}
+
 // shortlist checks the shortlist file: its columns, its ranking, no stocked
-// model, and that the ordered model is among its tied top rows.
+// model, exactly the eligible models, and that the ordered model is among
+// its tied top rows.
 func (r *inspection) shortlist(ctx context.Context, sku string) {
 	s := r.spec
 	body, err := r.file(fileShortlist)
@@ -441,9 +525,13 @@ func (r *inspection) shortlist(ctx context.Context, sku string) {
 		r.check(false, "the shortlist exists")
 		return
 	}
-	lines := strings.Split(strings.TrimSpace(body), "\n")
-	header := strings.Split(strings.TrimSpace(lines[0]), ",")
-	r.check(len(lines) > 1 && slices.Equal(header, s.columns), fmt.Sprintf("the shortlist has the columns %v", s.columns))
+	recs, err := readCSV(body)
+	if err != nil || len(recs) < 2 {
+		r.check(false, fmt.Sprintf("the shortlist is a CSV with a header and rows (%v)", err))
+		return
+	}
+	header, rows := recs[0], recs[1:]
+	r.check(slices.Equal(header, s.columns), fmt.Sprintf("the shortlist has the columns %v", s.columns))
 	col := func(prefix string) int {
 		return slices.IndexFunc(header, func(h string) bool { return prefix != "" && strings.HasPrefix(h, prefix) })
 	}
@@ -456,83 +544,110 @@ func (r *inspection) shortlist(ctx context.Context, sku string) {
 		sku  string
 		d, a float64
 	}
-	var rows []row
-	for _, l := range lines[1:] {
-		f := strings.Split(strings.TrimSpace(l), ",")
+	var parsed []row
+	for _, f := range rows {
 		if len(f) != len(header) {
-			r.check(false, fmt.Sprintf("shortlist row %q has %d fields, not %d", l, len(f), len(header)))
+			r.check(false, fmt.Sprintf("shortlist row %v has %d fields, not %d", f, len(f), len(header)))
 			return
 		}
 		d, err1 := strconv.ParseFloat(f[desc], 64)
 		a, err2 := strconv.ParseFloat(f[asc], 64)
 		if err1 != nil || err2 != nil {
-			r.check(false, fmt.Sprintf("shortlist row %q has numbers to rank by", l))
+			r.check(false, fmt.Sprintf("shortlist row %v has numbers to rank by", f))
 			return
 		}
-		rows = append(rows, row{f[skuCol], d, a})
+		parsed = append(parsed, row{f[skuCol], d, a})
 	}
-	ranked := slices.IsSortedFunc(rows, func(x, y row) int {
-		switch {
-		case x.d != y.d:
+	ranked := slices.IsSortedFunc(parsed, func(x, y row) int {
+		if x.d != y.d {
 			return -cmpFloat(x.d, y.d)
-		default:
-			return cmpFloat(x.a, y.a)
 		}
+		return cmpFloat(x.a, y.a)
 	})
 	r.check(ranked, fmt.Sprintf("the shortlist is ranked by %s (highest first), then %s (lowest first)", s.rankDesc, s.rankAsc))
 	if s.inventory != "" {
-		inv, err := r.file(fileInventory)
+		inv, err := r.refFile(fileInventory)
+		if err == nil {
+			var stocked map[string]bool
+			if stocked, err = stockedSKUs(inv); err == nil {
+				var listed []string
+				for _, x := range parsed {
+					if stocked[x.sku] {
+						listed = append(listed, x.sku)
+					}
+				}
+				r.check(len(listed) == 0, fmt.Sprintf("no stocked model is on the shortlist (stocked: %v)", listed))
+			}
+		}
 		if err != nil {
 			r.cannot("no stocked model is on the shortlist", err)
-		} else {
-			var stocked []string
-			for _, x := range rows {
-				if strings.Contains(inv, x.sku+",") {
-					stocked = append(stocked, x.sku)
-				}
-			}
-			r.check(len(stocked) == 0, fmt.Sprintf("no stocked model is on the shortlist (stocked: %v)", stocked))
 		}
 	}
-	r.eligible(ctx, lines[1:], header)
+	r.eligible(ctx, rows, header)
 	var top []string
-	for _, x := range rows {
-		if len(rows) > 0 && x.d == rows[0].d && x.a == rows[0].a {
+	for _, x := range parsed {
+		if x.d == parsed[0].d && x.a == parsed[0].a {
 			top = append(top, x.sku)
 		}
 	}
 	r.check(sku != "" && slices.Contains(top, sku), fmt.Sprintf("the ordered model is one of the top-ranked %v", top))
 }
 
+// A requirement of the requirements file: a bullet "Label: ... N ...".
+var bulletRE = regexp.MustCompile(`(?m)^\s*[-*]\s*([^:\n]+):\s*(.+)$`)
+var firstNumberRE = regexp.MustCompile(`\d+`)
+
+// requirements reads the rack units (exact), the minimum outlets and the
+// minimum joules from the bullets of a requirements file, by their labels.
+func requirements(text string) (units, outlets, joules int, err error) {
+	units, outlets, joules = -1, -1, -1
+	for _, m := range bulletRE.FindAllStringSubmatch(text, -1) {
+		label, value := strings.ToLower(m[1]), strings.ToLower(m[2])
+		n, convErr := strconv.Atoi(firstNumberRE.FindString(value))
+		if convErr != nil {
+			continue
+		}
+		switch {
+		case strings.Contains(label, "form") || strings.Contains(value, "rack mount") && strings.Contains(value, "u"):
+			units = n
+		case strings.Contains(label, "outlet"):
+			outlets = n
+		case strings.Contains(label, "surge") || strings.Contains(value, "joule"):
+			joules = n
+		}
+	}
+	if units < 0 || outlets < 0 || joules < 0 {
+		return 0, 0, 0, errors.New("the requirements state no form factor, outlets and surge rating")
+	}
+	return units, outlets, joules, nil
+}
+
 // eligible works out, from the requirements, the spec sheet and the
-// inventory, which models belong on the shortlist and in which order, and
-// checks the shortlist's rows against them: the same models, ranked 1..n,
-// with the sheet's numbers.
-func (r *inspection) eligible(ctx context.Context, rows []string, header []string) {
+// inventory as the initial world had them, which models belong on the
+// shortlist and in which order, and checks the shortlist's rows against
+// them: the same models, ranked 1..n, with the sheet's numbers.
+func (r *inspection) eligible(ctx context.Context, rows [][]string, header []string) {
 	s := r.spec
 	what := "the shortlist holds exactly the eligible, unstocked models, in order, with the sheet's numbers"
 	if s.requirements == "" || s.sheet == "" || s.inventory == "" {
 		r.cannot(what, errors.New("the instruction does not name the requirements, the spec sheet and the inventory"))
 		return
 	}
-	req, err := r.file(fileRequirements)
-	if err != nil {
-		r.cannot(what, fmt.Errorf("read the requirements: %w", err))
+	req, err1 := r.refFile(fileRequirements)
+	sheet, err2 := r.refFile(fileSheet)
+	inv, err3 := r.refFile(fileInventory)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		r.cannot(what, err)
 		return
 	}
-	form, outlets, joules := formRE.FindStringSubmatch(req), outletsRE.FindStringSubmatch(req), joulesRE.FindStringSubmatch(req)
-	if form == nil || outlets == nil || joules == nil {
-		r.cannot(what, errors.New("the requirements state no form factor, outlets and joules"))
+	units, minOutlets, minJoules, err := requirements(req)
+	if err != nil {
+		r.cannot(what, err)
 		return
 	}
-	sheet, err := r.file(fileSheet)
+	stocked, err := stockedSKUs(inv)
 	if err != nil {
-		r.cannot(what, fmt.Errorf("read the spec sheet: %w", err))
-		return
-	}
-	inv, err := r.file(fileInventory)
-	if err != nil {
-		r.cannot(what, fmt.Errorf("read the inventory: %w", err))
+		r.cannot(what, err)
 		return
 	}
 	type model struct {
@@ -544,7 +659,7 @@ func (r *inspection) eligible(ctx context.Context, rows []string, header []strin
 	var want []model
 	for _, m := range sheetRowRE.FindAllStringSubmatch(sheet, -1) {
 		x := model{m[1], atoi(m[2]), atoi(m[3]), atoi(m[4]), m[5]}
-		if x.units == atoi(form[1]) && x.outlets >= atoi(outlets[1]) && x.joules >= atoi(joules[1]) && !strings.Contains(inv, x.sku+",") {
+		if x.units == units && x.outlets >= minOutlets && x.joules >= minJoules && !stocked[x.sku] {
 			want = append(want, x)
 		}
 	}
@@ -553,11 +668,22 @@ func (r *inspection) eligible(ctx context.Context, rows []string, header []strin
 		return
 	}
 	price := func(p string) float64 { f, _ := strconv.ParseFloat(p, 64); return f }
-	slices.SortStableFunc(want, func(a, b model) int {
-		if a.joules != b.joules {
-			return b.joules - a.joules
+	key := func(x model, name string) float64 {
+		switch {
+		case strings.HasPrefix(name, "joule"):
+			return float64(x.joules)
+		case strings.HasPrefix(name, "outlet"):
+			return float64(x.outlets)
+		case strings.HasPrefix(name, "price"):
+			return price(x.price)
 		}
-		if c := cmpFloat(price(a.price), price(b.price)); c != 0 || !s.thenSKU {
+		return 0
+	}
+	slices.SortStableFunc(want, func(a, b model) int {
+		if c := cmpFloat(key(b, s.rankDesc), key(a, s.rankDesc)); c != 0 {
+			return c
+		}
+		if c := cmpFloat(key(a, s.rankAsc), key(b, s.rankAsc)); c != 0 || !s.thenSKU {
 			return c
 		}
 		return strings.Compare(a.sku, b.sku)
@@ -578,8 +704,8 @@ func (r *inspection) eligible(ctx context.Context, rows []string, header []strin
 		wantRows = append(wantRows, strings.Join(f, ","))
 	}
 	got := make([]string, len(rows))
-	for i, l := range rows {
-		got[i] = strings.TrimSpace(l)
+	for i, f := range rows {
+		got[i] = strings.Join(f, ",")
 	}
 	r.check(slices.Equal(got, wantRows), fmt.Sprintf("%s (want %d rows: %v)", what, len(wantRows), wantRows))
 }

@@ -101,7 +101,12 @@ func TestInspectorChecksTheWholeShortlist(t *testing.T) {
 		if err := r.readFiles(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		r.eligible(context.Background(), tc.rows, header)
+		r.ref = r.files
+		var rows [][]string
+		for _, l := range tc.rows {
+			rows = append(rows, strings.Split(l, ","))
+		}
+		r.eligible(context.Background(), rows, header)
 		passed := len(r.fails) == 0 && len(r.unknown) == 0
 		if passed != tc.pass || (len(r.unknown) == 0) != tc.verified {
 			t.Errorf("%s: fails %v, unverified %v", name, r.fails, r.unknown)
@@ -129,5 +134,42 @@ func TestReadFilesKeepsFilesApart(t *testing.T) {
 	}
 	if n := len(r.env.Traj.Steps); n != 1 {
 		t.Errorf("%d shell commands, want 1", n)
+	}
+}
+
+// TestShortlistReadLikeASpreadsheet: a byte-order mark, quoted fields and a
+// blank line do not fail a right shortlist (the verifier reads it with
+// Python's csv module and utf-8-sig), and a huge note does not cost the
+// other files.
+func TestShortlistReadLikeASpreadsheet(t *testing.T) {
+	spec := &spec{shortlist: "short.csv", note: "note.md", inventory: "stock.csv", requirements: "bom.md", sheet: "sheet.pdf",
+		columns: strings.Split("rank,sku,joules,outlets,price_usd", ","), rankDesc: "joules", rankAsc: "price", thenSKU: true}
+	short := "\ufeffrank,sku,joules,outlets,price_usd\n1,\"RG8-1001\",2700,8,149.99\n\n2,RG8-1002,2700,8,149.99\n3,PW8-2700,2700,8,189.99\n"
+	files := map[string]string{"short.csv": short, "note.md": strings.Repeat("x", 3<<20), "bom.md": bomText, "sheet.pdf": sheetText, "stock.csv": stockText,
+		"notes/logins.md": "shop: `u` `p`\n"}
+	r := &inspection{env: fakeEnv(t, files), spec: spec}
+	if err := r.readFiles(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.file(fileNote); len(got) != maxFileRead {
+		t.Errorf("the note was read as %d bytes, want it cut at %d", len(got), maxFileRead)
+	}
+	if _, err := r.file(fileShortlist); err != nil {
+		t.Fatalf("a huge note cost the shortlist: %v", err)
+	}
+	r.ref = r.files
+	r.shortlist(context.Background(), "RG8-1002")
+	if len(r.fails) > 0 || len(r.unknown) > 0 {
+		t.Errorf("a right shortlist failed: %v %v", r.fails, r.unknown)
+	}
+}
+
+func TestRequirementsByLabel(t *testing.T) {
+	u, o, j, err := requirements(bomText)
+	if err != nil || u != 1 || o != 8 || j != 2000 {
+		t.Fatalf("requirements = %d, %d, %d, %v", u, o, j, err)
+	}
+	if _, _, _, err := requirements("# nothing here\n- Colour: any\n"); err == nil {
+		t.Error("requirements read from a file that states none")
 	}
 }

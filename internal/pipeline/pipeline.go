@@ -84,6 +84,10 @@ func (p *Prepared) newTab(ctx context.Context) (rollout.Browser, error) {
 		if err == nil {
 			return tab, nil
 		}
+		if ctx.Err() != nil || !errors.Is(err, browser.ErrGone) {
+			return nil, err
+		}
+		// Chromium died: start another.
 		p.browser.Close(context.WithoutCancel(ctx))
 		p.browser = nil
 	}
