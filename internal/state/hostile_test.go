@@ -14,28 +14,6 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-// makeDeep creates n directories named "d", each inside the last, below dir,
-// through directory descriptors: the path soon exceeds PATH_MAX.
-func makeDeep(t testing.TB, dir string, n int) {
-	t.Helper()
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range n {
-		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		unix.Close(fd)
-		fd = next
-	}
-	unix.Close(fd)
-}
-
 // addSpecialFiles puts a fifo, a socket and a character device into dir.
 func addSpecialFiles(t testing.TB, dir string) {
 	t.Helper()
@@ -57,7 +35,7 @@ func TestHashDeepHome(t *testing.T) {
 	ctx := context.Background()
 	plain := newWorld(t)
 	deep := newWorld(t)
-	makeDeep(t, filepath.Join(deep, "home"), 3000)
+	world.MakeDeep(t, filepath.Join(deep, "home"), 3000)
 	sum, err := Summarize(ctx, deep)
 	if err != nil {
 		t.Fatalf("Summarize of a world with 3,000 nested directories: %v", err)
@@ -72,7 +50,7 @@ func TestHashDeepHome(t *testing.T) {
 	}
 	// The hash covers exactly the part above the limit.
 	trunc := newWorld(t)
-	makeDeep(t, filepath.Join(trunc, "home"), world.MaxWalkDepth-1)
+	world.MakeDeep(t, filepath.Join(trunc, "home"), world.MaxWalkDepth-1)
 	if h := mustHash(t, trunc); h != sum.Hash {
 		t.Errorf("hash of the deep world %s != hash of the world cut at the limit %s", sum.Hash.Short(), h.Short())
 	}

@@ -15,28 +15,6 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-// makeDeep creates n directories named "d", each inside the last, below dir,
-// through directory descriptors: the path soon exceeds PATH_MAX.
-func makeDeep(t testing.TB, dir string, n int) {
-	t.Helper()
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range n {
-		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		unix.Close(fd)
-		fd = next
-	}
-	unix.Close(fd)
-}
-
 func hostileWorld(t testing.TB) string {
 	return state.MakeTestWorld(t, filepath.Join(t.TempDir(), "w"), state.TestWorld{
 		SQL:   map[string][]string{"shop": {`CREATE TABLE t (k TEXT PRIMARY KEY, v)`, `INSERT INTO t VALUES ('a', 1)`}},
@@ -52,7 +30,7 @@ func TestSnapshotDeepAndSpecialFiles(t *testing.T) {
 	s := newStore(t)
 	src := hostileWorld(t)
 	home := filepath.Join(src, "home")
-	makeDeep(t, home, 3000)
+	world.MakeDeep(t, home, 3000)
 	if err := unix.Mkfifo(filepath.Join(home, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -53,3 +53,26 @@ func SwapLoop(t testing.TB, home, outside, public string, withFifo bool) (stop f
 
 // SwapName is the name of SwapLoop's i-th file.
 func SwapName(i int) string { return "swap" + string(rune('0'+i)) }
+
+// MakeDeep creates n directories named "d", each inside the last, below
+// dir, through directory descriptors: the path soon exceeds PATH_MAX, as an
+// agent's `mkdir` loop makes it. Tests of every reader of a live world use it.
+func MakeDeep(t testing.TB, dir string, n int) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	unix.Close(fd)
+}
