@@ -15,8 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wildawm/wildawm/internal/pipeline"
-	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/synth"
 )
@@ -24,15 +22,9 @@ import (
 // TestManagerLifecycle: create, serve, reset, snapshot, diff, destroy,
 // idle reclaim and shutdown, through the control API and the agent listener.
 func TestManagerLifecycle(t *testing.T) {
-	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, m := caseStudyManager(t, runtime.ManagerOptions{IdleTimeout: time.Hour})
 	work := filepath.Join(p.Env.WorkDir, "managed")
-	m := runtime.NewManager(runtime.ManagerOptions{Store: p.Store, Materializer: &reset.Materializer{Store: p.Store, CacheDir: filepath.Join(p.Env.WorkDir, "cache")},
-		CatalogDir: p.Env.CatalogDir, WorkDir: work, Self: p.Env.Self, IdleTimeout: time.Hour})
 	agent := httptest.NewServer(m.AgentHandler())
 	defer agent.Close()
 	const token = "s3cret"

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wildawm/wildawm/internal/pipeline"
-	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -19,14 +17,8 @@ import (
 // still writing waits for it, so the stored world is the one the command
 // left, whole, and new commands wait for the snapshot.
 func TestSnapshotWaitsForShellCommands(t *testing.T) {
-	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := runtime.NewManager(runtime.ManagerOptions{Store: p.Store, Materializer: &reset.Materializer{Store: p.Store, CacheDir: filepath.Join(p.Env.WorkDir, "cache")},
-		CatalogDir: p.Env.CatalogDir, WorkDir: filepath.Join(p.Env.WorkDir, "quiesce"), Self: p.Env.Self})
+	p, m := caseStudyManager(t, runtime.ManagerOptions{})
 	defer m.Close(ctx)
 	info, err := m.Create(ctx, p.W0())
 	if err != nil {

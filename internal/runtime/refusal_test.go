@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wildawm/wildawm/internal/pipeline"
-	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -50,16 +48,10 @@ var anyHostPath = regexp.MustCompile(`(^|[\s"'(=,])/[A-Za-z0-9._-]+/`)
 // world and a clock the shell cannot represent; its error bodies carry no
 // host path (the log has them); instances are mounted nosuid,nodev.
 func TestManagerRefusals(t *testing.T) {
-	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := filepath.Join(p.Env.WorkDir, "managed")
 	var logs lockedBuffer
-	m := runtime.NewManager(runtime.ManagerOptions{Store: p.Store, Materializer: &reset.Materializer{Store: p.Store, CacheDir: filepath.Join(p.Env.WorkDir, "cache")},
-		CatalogDir: p.Env.CatalogDir, WorkDir: work, Self: p.Env.Self, MaxInstances: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	p, m := caseStudyManager(t, runtime.ManagerOptions{MaxInstances: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	work := filepath.Join(p.Env.WorkDir, "managed")
 	defer m.Close(ctx)
 	const token = "s3cret"
 	ctl := httptest.NewServer(m.ControlHandler(token))
