@@ -75,15 +75,7 @@ func (f *fakeInstance) Close(context.Context) error { return nil }
 // TestSandboxCheckedOnce: the trial sandbox runs until the sandbox is found
 // to work, then never again; a failing check is repeated.
 func TestSandboxCheckedOnce(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("runs the sandbox as another uid: run as root (CI does)")
-	}
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("the sandbox cannot run here (apt-get install -y bubblewrap): %v", err)
-	}
-	if err := sandbox.ClockAvailable(); err != nil {
-		t.Skipf("instances' shells run on the world's clock: %v", err)
-	}
+	SkipUnlessInstancesRun(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	os.Mkdir(home, 0o755)
