@@ -18,6 +18,7 @@ import (
 	"github.com/wildawm/wildawm/internal/service/calendar"
 	"github.com/wildawm/wildawm/internal/service/contacts"
 	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
 	"github.com/wildawm/wildawm/internal/service/notes"
@@ -95,6 +96,19 @@ type Spec struct {
 	// ReadTool is a read-only tool any world answers with no arguments (the
 	// live health check calls it).
 	ReadTool string
+	// Definition is the service as data when the engine serves it (every
+	// service once ported; nil for a hand-written one).
+	Definition *engine.Definition
+}
+
+// FromDefinition is the Spec of a service the engine serves from a
+// compiled definition.
+func FromDefinition(c *engine.Compiled) Spec {
+	d := c.Def
+	return Spec{Name: d.Name, Schema: d.Schema, ReadTool: d.HealthTool, Definition: d, Open: func(o Options) (Service, error) {
+		return engine.New(c, engine.Options{WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, SelfAddress: o.selfAddress(),
+			Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+	}}
 }
 
 // All returns every service, by name.
@@ -113,9 +127,7 @@ func All() []Spec {
 			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
 				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
-		{Name: "notes", Schema: notes.Schema, ReadTool: "list_notebooks", Open: func(o Options) (Service, error) {
-			return notes.New(notes.Options{DBPath: world.DBPath(o.WorldDir, "notes"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(notes.Compiled()),
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
 			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},

@@ -111,3 +111,9 @@ func portable(s *jsonschema.Schema) (*jsonschema.Schema, error) {
 	}
 	return &c, nil
 }
+
+// Portable returns s in the form the model APIs' function-calling adapters
+// take (see portable); the service engine publishes a definition's schemas
+// in it and checks arguments against s itself, so an optional argument
+// whose type includes null takes null as if it were left out.
+func Portable(s *jsonschema.Schema) (*jsonschema.Schema, error) { return portable(s) }

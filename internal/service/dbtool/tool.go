@@ -190,38 +190,32 @@ func newArgChecker(tool string, s *jsonschema.Schema) *argChecker {
 	return c
 }
 
+// Args checks a tool's arguments against the top level of its input
+// schema (which keys exist, which are required, the JSON type of each and
+// the bounds of numbers) with the messages AddTool's tools give: the
+// service engine's tools, which have a schema and no Go input type, use it.
+type Args struct{ c *argChecker }
+
+// NewArgs returns the checker of the tool's arguments against its input
+// schema s.
+func NewArgs(tool string, s *jsonschema.Schema) *Args { return &Args{newArgChecker(tool, s)} }
+
+// Check checks raw (absent or null means no arguments) and returns the
+// arguments by name, an integral number written otherwise (7.0) rewritten
+// as an integer; a bad argument is a ToolError naming it.
+func (a *Args) Check(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	fields, _, err := a.c.check(raw)
+	return fields, err
+}
+
 // decode checks raw and decodes it into in (a pointer to the input type).
 func (c *argChecker) decode(raw json.RawMessage, in any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	fields, rewrite, err := c.check(raw)
+	if err != nil {
+		return err
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		raw = json.RawMessage("{}")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return BadCall("%s takes a JSON object of named arguments (%s); got %s", c.tool, c.names, jsonKind(raw))
-	}
-	rewrite := false
-	// In name order: the same bad call always gets the same message.
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		v := fields[name]
-		p, ok := c.props[name]
-		if !ok {
-			return BadCall("%s has no argument %q; it takes %s", c.tool, name, c.names)
-		}
-		norm, err := checkKind(v, p)
-		if err != "" {
-			return BadCall("argument %q of %s must be %s", name, c.tool, err)
-		}
-		if err := checkBounds(v, p); err != "" {
-			return BadCall("argument %q of %s must be %s%s", name, c.tool, err, describe(p))
-		}
-		if norm != nil {
-			fields[name], rewrite = norm, true
-		}
-	}
-	for _, name := range c.required {
-		if _, ok := fields[name]; !ok {
-			return BadCall("argument %q of %s is required%s", name, c.tool, describe(c.props[name]))
-		}
 	}
 	if rewrite {
 		var err error
@@ -239,6 +233,42 @@ func (c *argChecker) decode(raw json.RawMessage, in any) error {
 		return BadCall("the arguments of %s are not valid: %v", c.tool, err)
 	}
 	return nil
+}
+
+// check checks raw against the schema's top level and returns its fields
+// (nil for no arguments) and whether one was rewritten.
+func (c *argChecker) check(raw json.RawMessage) (_ map[string]json.RawMessage, rewrite bool, _ error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, false, BadCall("%s takes a JSON object of named arguments (%s); got %s", c.tool, c.names, jsonKind(raw))
+	}
+	// In name order: the same bad call always gets the same message.
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[name]
+		p, ok := c.props[name]
+		if !ok {
+			return nil, false, BadCall("%s has no argument %q; it takes %s", c.tool, name, c.names)
+		}
+		norm, err := checkKind(v, p)
+		if err != "" {
+			return nil, false, BadCall("argument %q of %s must be %s", name, c.tool, err)
+		}
+		if err := checkBounds(v, p); err != "" {
+			return nil, false, BadCall("argument %q of %s must be %s%s", name, c.tool, err, describe(p))
+		}
+		if norm != nil {
+			fields[name], rewrite = norm, true
+		}
+	}
+	for _, name := range c.required {
+		if _, ok := fields[name]; !ok {
+			return nil, false, BadCall("argument %q of %s is required%s", name, c.tool, describe(c.props[name]))
+		}
+	}
+	return fields, rewrite, nil
 }
 
 // checkKind checks the JSON value v against the types schema s names (and,

@@ -1,126 +1,51 @@
 package notes
 
 import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"log/slog"
-	"time"
+	"database/sql/driver"
+	_ "embed"
+	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wildawm/wildawm/internal/service/dbtool"
-	"github.com/wildawm/wildawm/internal/world"
+	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
-// Options configures a Service. DBPath, Clock and Self are required.
-type Options struct {
-	// DBPath is the world's db/notes.sqlite. It must exist. It is
-	// held open between calls and reopened when the file is replaced
-	// (dbtool.DB; the runtime suspends the service around a reset).
-	DBPath string
-	// Clock gives the created_at and updated_at of notes the tools write.
-	Clock world.Clock
-	// Self is the persona's name, whose notes these are; it names the owner
-	// in the server's instructions.
-	Self string
-	// Logger receives internal failures; nil discards.
-	Logger *slog.Logger
-	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
-	// keeps them until the client ends them.
-	SessionTimeout time.Duration
-	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
-	// harness's scratch world): writes then keep their rollback journal in
-	// memory and skip fsync, so a crash of this process or of the machine
-	// mid-write may leave the database torn. Leave it false for a world
-	// that must survive a crash.
-	Ephemeral bool
-	// Schemas, when set, shares the tools' schemas with every other
-	// service given the same cache (a runtime's instances).
-	Schemas *dbtool.SchemaCache
-}
+//go:embed service.yaml
+var definition []byte
 
-// Service serves one world's notes database over MCP.
-type Service struct {
-	dbtool.Transports // HTTPHandler and RunStdio
+// Limits of the tools' arguments (service.yaml states them to the model;
+// the synthesis operations check seeds against the same).
+const (
+	MaxBodyChars     = 50000
+	MaxTitleChars    = 200
+	MaxNotebookChars = 100
+	MaxTargetBytes   = 2000
+)
 
-	path  string
-	clock world.Clock
-	self  string
-	log   *slog.Logger
-	db    *dbtool.DB // the database (one connection, held open)
-}
+// Hooks are what the definition needs in Go: the check of a link target
+// (an http(s) URL with a host, or a clean home-relative path).
+var Hooks = engine.Hooks{Funcs: map[string]engine.Func{
+	// notes_target_error(target): NULL, or why link_note refuses target.
+	"notes_target_error": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+		s, _ := a[0].(string)
+		if _, err := checkTarget(s); err != nil {
+			return err.Error(), nil
+		}
+		return nil, nil
+	}},
+}}
 
-// New checks opts and that the database at opts.DBPath has the service's
-// tables, and returns a Service.
-func New(opts Options) (*Service, error) {
-	switch {
-	case opts.DBPath == "":
-		return nil, errors.New("notes: Options.DBPath is required")
-	case opts.Clock == nil:
-		return nil, errors.New("notes: Options.Clock is required")
-	case opts.Self == "":
-		return nil, errors.New("notes: Options.Self is required")
+// Compiled returns the service's definition, compiled with its hooks
+// (once per process; every instance shares it).
+var Compiled = sync.OnceValue(func() *engine.Compiled {
+	d, err := engine.Parse(definition)
+	if err == nil {
+		var c *engine.Compiled
+		if c, err = engine.Compile(d, Hooks); err == nil {
+			return c
+		}
 	}
-	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
-	s.db = &dbtool.DB{Service: "notes", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
-	db, err := s.open(false)
-	if err != nil {
-		return nil, fmt.Errorf("notes: %w", err)
-	}
-	defer db.Close()
-	if err := checkSchema(context.Background(), db); err != nil {
-		return nil, fmt.Errorf("notes: %s: %w", opts.DBPath, err)
-	}
-	return s, nil
-}
+	panic("notes: service.yaml: " + err.Error())
+})
 
-// Server returns a new MCP server with the service's tools and its note
-// resource template registered.
-func (s *Service) Server() *mcp.Server {
-	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-notes", Title: "Notes", Version: "1"}, &mcp.ServerOptions{
-		Instructions: fmt.Sprintf("The markdown notes of %s, grouped in notebooks. Use list_notebooks and list_notes to browse, search_notes to find a note, read_note to read one, and create_note, update_note, pin_note, link_note and delete_note to change them.", s.self),
-		Logger:       s.log,
-	})
-	s.addTools(srv)
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{
-		Name:        "note",
-		Title:       "Note",
-		Description: "One note as markdown: its title, notebook, body and links.",
-		MIMEType:    "text/markdown",
-		URITemplate: noteURIPrefix + "{note}",
-	}, s.db.ResourceHandler(noteURIPrefix, "text/markdown", 1, renderNote))
-	return srv
-}
-
-// querier is what the tools need of *sql.DB and *sql.Conn.
-type querier = dbtool.Querier
-
-// open opens the database; it never creates it (a missing file is an error,
-// not a new empty database in the world).
-func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
-
-// read runs fn in a transaction that is rolled back (dbtool.DB.Read).
-func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Read(ctx, fn)
-}
-
-// write runs fn in one BEGIN IMMEDIATE transaction (dbtool.DB.Write).
-func (s *Service) write(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Write(ctx, fn)
-}
-
-func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
-
-// Suspend closes the database and holds every call until resume
-// (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
-func (s *Service) Suspend() (resume func()) { return s.db.Suspend() }
-
-// Hold holds every call until release (dbtool.DB.Hold); the runtime
-// brackets a snapshot of the instance with it.
-func (s *Service) Hold() (release func()) { return s.db.Hold() }
+// Schema returns the DDL of the service's database, one statement per entry,
+// in the order a delta's db.create runs them. Every table has a natural key.
+func Schema() []string { return Compiled().Def.Schema() }

@@ -59,7 +59,7 @@ func InsertOps(seeds ...Seed) ([]delta.Op, error) {
 	var ops []delta.Op
 	notebooks, ids := map[string]bool{}, map[string]bool{}
 	for i, sd := range seeds {
-		nb, title, err := checkNew(CreateNoteIn{Notebook: sd.Notebook, Title: sd.Title, Body: sd.Body})
+		nb, title, err := checkNew(sd.Notebook, sd.Title, sd.Body)
 		if err != nil {
 			return nil, fmt.Errorf("notes seed %d: %w", i, err)
 		}
@@ -158,4 +158,17 @@ func PinOp(extID string, pinned bool) delta.Op {
 	}
 	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "notes",
 		Key: map[string]delta.Value{"ext_id": delta.Lit(extID)}, Set: map[string]delta.Value{"pinned": delta.Lit(v)}}
+}
+
+// checkNew validates a new note's notebook, title and body as create_note
+// does and returns them normalized.
+func checkNew(notebook, title, body string) (string, string, error) {
+	notebook, err := checkLine("notebook", notebook, MaxNotebookChars, "Personal")
+	if err != nil {
+		return "", "", err
+	}
+	if title, err = checkLine("title", title, MaxTitleChars, "Packing list"); err != nil {
+		return "", "", err
+	}
+	return notebook, title, checkBody("body", body)
 }

@@ -1,8 +1,6 @@
 package notes
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/url"
 	"path"
 	"strings"
@@ -10,36 +8,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
-// slug turns a title into a note ext_id: ASCII letters and digits
-// lowercased, every other run of characters one '-', at most 48 bytes. A
-// title with no ASCII letter or digit gets a short hash instead.
-func slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range title {
-		r = unicode.ToLower(r)
-		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			continue
-		}
-		dash = true
-	}
-	s := b.String()
-	if len(s) > 48 {
-		s = strings.TrimRight(s[:48], "-")
-	}
-	if s == "" {
-		sum := sha256.Sum256([]byte(title))
-		s = hex.EncodeToString(sum[:4])
-	}
-	return s
-}
+// slug turns a title into a note ext_id as create_note does (engine.Slug,
+// at most 48 bytes).
+func slug(title string) string { return engine.Slug(title, 48) }
 
 func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
 
@@ -114,86 +88,6 @@ func cleanSuggestion(t string) string {
 	return c
 }
 
-// clip shortens s to n characters for an error message.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
+func clip(s string, n int) string { return engine.Clip(s, n) }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// preview returns the first n characters of body on one line, with "…" when
-// cut.
-func preview(body string, n int) string {
-	r := []rune(oneLine(body))
-	if len(r) <= n {
-		return string(r)
-	}
-	return strings.TrimRight(string(r[:n]), " ") + "…"
-}
-
-// snippet returns the part of text around the first case-insensitive match
-// of query, with up to ctx characters either side, on one line; the start of
-// text when there is no match.
-func snippet(text, query string, ctx int) string {
-	b := []rune(oneLine(text))
-	q := []rune(oneLine(query))
-	at := indexFold(b, q)
-	if at < 0 {
-		return preview(text, 2*ctx)
-	}
-	from, to := max(at-ctx, 0), min(at+len(q)+ctx, len(b))
-	s := strings.TrimSpace(string(b[from:to]))
-	if from > 0 {
-		s = "…" + s
-	}
-	if to < len(b) {
-		s += "…"
-	}
-	return s
-}
-
-func indexFold(b, q []rune) int {
-	if len(q) == 0 {
-		return -1
-	}
-outer:
-	for i := 0; i+len(q) <= len(b); i++ {
-		for j, r := range q {
-			if unicode.ToLower(b[i+j]) != unicode.ToLower(r) {
-				continue outer
-			}
-		}
-		return i
-	}
-	return -1
-}
-
-// cursor is the position after which list_notes continues: notes are
-// ordered by (pinned DESC, updated_at DESC, ext_id ASC).
-type cursor struct {
-	pinned          bool
-	updatedAt, note string
-}
-
-const cursorPrefix = "n1"
-
-// String encodes c as an opaque, URL-safe token.
-func (c cursor) String() string {
-	p := "0"
-	if c.pinned {
-		p = "1"
-	}
-	return dbtool.EncodeCursor(cursorPrefix, p, c.updatedAt, c.note)
-}
-
-func parseCursor(s string) (cursor, bool) {
-	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
-	if !ok || (parts[0] != "0" && parts[0] != "1") || parts[1] == "" || parts[2] == "" {
-		return cursor{}, false
-	}
-	return cursor{pinned: parts[0] == "1", updatedAt: parts[1], note: parts[2]}, true
-}
+func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -182,7 +184,7 @@ func firstDifference(got, want Transcript) string {
 	}{{"tools", got.Tools, want.Tools}, {"templates", got.Templates, want.Templates}, {"resources", got.Resources, want.Resources}} {
 		for i := range max(len(part.got), len(part.want)) {
 			if i >= len(part.got) || i >= len(part.want) || !sameJSON(part.got[i], part.want[i]) {
-				return fmt.Sprintf("%s[%d]:\n got  %s\n want %s", part.name, i, at(part.got, i), at(part.want, i))
+				return fmt.Sprintf("%s[%d]: %s\n got  %s\n want %s", part.name, i, valueDiff(part.got, part.want, i), at(part.got, i), at(part.want, i))
 			}
 		}
 	}
@@ -193,17 +195,21 @@ func firstDifference(got, want Transcript) string {
 		g, _ := json.Marshal(got.Steps[i])
 		w, _ := json.Marshal(want.Steps[i])
 		if !sameJSON(g, w) {
-			return fmt.Sprintf("step %d:\n got  %s\n want %s", i, g, w)
+			return fmt.Sprintf("step %d: %s\n got  %s\n want %s", i, valueDiff([]json.RawMessage{g}, []json.RawMessage{w}, 0), g, w)
 		}
 	}
 	return "(the files differ only in form)"
 }
 
 func at(list []json.RawMessage, i int) string {
-	if i < len(list) {
+	if i >= len(list) {
+		return "(none)"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, list[i]) != nil {
 		return string(list[i])
 	}
-	return "(none)"
+	return b.String()
 }
 
 // LoadSteps reads a script of steps (a JSON array) from path.
@@ -223,4 +229,67 @@ func LoadSteps(t testing.TB, path string) []Step {
 		t.Fatalf("%s: step %d: give tool or resource", path, i)
 	}
 	return steps
+}
+
+// valueDiff names the paths where the JSON values got[i] and want[i]
+// differ ("at /outputSchema/properties/note/description: got none, want
+// \"the note\"").
+func valueDiff(got, want []json.RawMessage, i int) string {
+	if i >= len(got) || i >= len(want) {
+		return ""
+	}
+	var g, w any
+	if json.Unmarshal(got[i], &g) != nil || json.Unmarshal(want[i], &w) != nil {
+		return ""
+	}
+	var out []string
+	diffValues("", g, w, &out)
+	if len(out) > 5 {
+		out = append(out[:5], "...")
+	}
+	return "\n  " + strings.Join(out, "\n  ")
+}
+
+func diffValues(path string, g, w any, out *[]string) {
+	short := func(v any) string {
+		if v == nil {
+			return "none"
+		}
+		b, _ := json.Marshal(v)
+		if len(b) > 200 {
+			return string(b[:200]) + "..."
+		}
+		return string(b)
+	}
+	switch gv := g.(type) {
+	case map[string]any:
+		if wv, ok := w.(map[string]any); ok {
+			for _, k := range slices.Sorted(maps.Keys(gv)) {
+				diffValues(path+"/"+k, gv[k], wv[k], out)
+			}
+			for _, k := range slices.Sorted(maps.Keys(wv)) {
+				if _, ok := gv[k]; !ok {
+					diffValues(path+"/"+k, nil, wv[k], out)
+				}
+			}
+			return
+		}
+	case []any:
+		if wv, ok := w.([]any); ok && len(wv) == len(gv) {
+			for j := range gv {
+				diffValues(fmt.Sprintf("%s/%d", path, j), gv[j], wv[j], out)
+			}
+			return
+		}
+	}
+	if !reflect.DeepEqual(g, w) {
+		*out = append(*out, fmt.Sprintf("at %s: got %s, want %s", cmpOr(path, "/"), short(g), short(w)))
+	}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

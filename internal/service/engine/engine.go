@@ -1,0 +1,732 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// TimeFormat is the layout of :now (UTC).
+const TimeFormat = "2006-01-02 15:04:05"
+
+// Hooks are a definition's logic in Go, for what SQL cannot say: SQL
+// functions its statements call, and step hooks (step: hook: NAME).
+type Hooks struct {
+	// Funcs are SQL functions; their names must start with the service's
+	// name and "_" (the driver's functions are global to the process).
+	Funcs map[string]Func
+	// Steps are step hooks by name.
+	Steps map[string]StepFunc
+}
+
+// StepFunc is a step hook: it reads and sets c's parameters, queries c.Q
+// (in the call's transaction), and returns a ToolError (c.BadCall) for a
+// call the model can fix.
+type StepFunc func(c *Call) error
+
+// Call is one tool call or resource read in progress.
+type Call struct {
+	Ctx context.Context
+	// Q is the service's database, in the call's transaction.
+	Q dbtool.Querier
+	// Name is the tool's or the resource's name.
+	Name   string
+	Params map[string]any
+	Env    *Options
+	// Result, when a hook sets it, is the tool's result (a JSON object)
+	// and ends the call.
+	Result json.RawMessage
+	svc    *Service
+}
+
+// BadCall returns a tool error with the message.
+func (c *Call) BadCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
+
+// Read runs fn on the database name (one of the definition's reads),
+// read-only.
+func (c *Call) Read(name string, fn func(q dbtool.Querier) error) error {
+	d := c.svc.reads[name]
+	if d == nil {
+		return fmt.Errorf("%s reads no database %q", c.svc.c.Def.Name, name)
+	}
+	return d.Read(c.Ctx, fn)
+}
+
+// Text returns the parameter name as text ("" when NULL).
+func (c *Call) Text(name string) string { return text(c.Params[name]) }
+
+// Int returns the parameter name as an integer (0 when NULL).
+func (c *Call) Int(name string) int64 { return integer(c.Params[name]) }
+
+// Compiled is a definition ready to serve: its tools' schemas and argument
+// checkers, built once and shared by every Service of it (hundreds of
+// instances of a world hold one).
+type Compiled struct {
+	Def   *Definition
+	hooks Hooks
+	tools []*tool
+}
+
+type tool struct {
+	def    *Tool
+	mcp    *mcp.Tool
+	args   *dbtool.Args
+	nested *jsonschema.Resolved // nil unless an argument is an object or an array
+	out    map[string]any
+}
+
+// Compile checks that d's hooks exist in h and registers its SQL functions
+// (and the built-ins) with the SQLite driver.
+func Compile(d *Definition, h Hooks) (*Compiled, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := register("builtin", Builtins); err != nil {
+		return nil, err
+	}
+	for name := range h.Funcs {
+		if _, builtin := Builtins[name]; builtin || !strings.HasPrefix(name, d.Name+"_") {
+			return nil, fmt.Errorf("%s: hook function %s: name it %s_...", d.Name, name, d.Name)
+		}
+	}
+	if err := register(d.Name, h.Funcs); err != nil {
+		return nil, err
+	}
+	c := &Compiled{Def: d, hooks: h}
+	var missing []string
+	check := func(where string, steps []Step) {
+		for i, s := range steps {
+			if s.Hook != "" && h.Steps[s.Hook] == nil {
+				missing = append(missing, fmt.Sprintf("%s.steps[%d].hook: no Go hook %q", where, i, s.Hook))
+			}
+		}
+	}
+	for i := range d.Tools {
+		t := &d.Tools[i]
+		check("tools["+t.Name+"]", t.Steps)
+		in, err := toSchema(t.Input)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
+		}
+		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output}
+		if hasNested(in) {
+			if ct.nested, err = in.Resolve(nil); err != nil {
+				return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
+			}
+		}
+		pubIn, err := dbtool.Portable(in)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
+		}
+		out, err := toSchema(t.Output)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tools[%s].output: %w", d.Name, t.Name, err)
+		}
+		pubOut, err := dbtool.Portable(out)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tools[%s].output: %w", d.Name, t.Name, err)
+		}
+		a := t.Annotations
+		ct.mcp = &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: pubIn, OutputSchema: pubOut,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent, OpenWorldHint: a.OpenWorld}}
+		c.tools = append(c.tools, ct)
+	}
+	for _, r := range d.Resources {
+		check("resources["+r.Name+"]", r.Steps)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %w", d.Name, Problems(missing))
+	}
+	return c, nil
+}
+
+func toSchema(m map[string]any) (*jsonschema.Schema, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func hasNested(s *jsonschema.Schema) bool {
+	for _, p := range s.Properties {
+		if p.Type == "object" || p.Type == "array" || slices.Contains(p.Types, "object") || slices.Contains(p.Types, "array") {
+			return true
+		}
+	}
+	return false
+}
+
+// Schema returns the DDL of the definition's database, one statement per
+// entry, in the order a delta's db.create runs them.
+func (d *Definition) Schema() []string {
+	var out []string
+	for _, t := range d.Tables {
+		lines := append(slices.Clone(t.Columns), t.Constraints...)
+		out = append(out, "CREATE TABLE "+t.Name+" (\n  "+strings.Join(lines, ",\n  ")+"\n)")
+	}
+	for _, t := range d.Tables {
+		out = append(out, t.Indexes...)
+	}
+	return out
+}
+
+// Options open a Service over one world.
+type Options struct {
+	// WorldDir is the world; the service's database is db/NAME.sqlite,
+	// which must exist, and the definition's reads db/READ.sqlite.
+	WorldDir string
+	Clock    world.Clock
+	// Self is the persona's name; SelfAddress their mail address.
+	Self, SelfAddress string
+	Logger            *slog.Logger
+	// SessionTimeout closes streamable-HTTP sessions idle this long.
+	SessionTimeout time.Duration
+	// Ephemeral marks the world as a throwaway copy (dbtool.DB.Ephemeral).
+	Ephemeral bool
+}
+
+// Service serves one world's database of a definition over MCP.
+type Service struct {
+	dbtool.Transports // HTTPHandler and RunStdio
+
+	c     *Compiled
+	opts  Options
+	log   *slog.Logger
+	db    *dbtool.DB
+	reads map[string]*dbtool.DB
+}
+
+// New checks opts and that the world's database has every table and column
+// of the definition, and returns a Service.
+func New(c *Compiled, opts Options) (*Service, error) {
+	name := c.Def.Name
+	switch {
+	case opts.WorldDir == "":
+		return nil, fmt.Errorf("%s: Options.WorldDir is required", name)
+	case opts.Clock == nil:
+		return nil, fmt.Errorf("%s: Options.Clock is required", name)
+	case opts.Self == "":
+		return nil, fmt.Errorf("%s: Options.Self is required", name)
+	}
+	s := &Service{c: c, opts: opts, log: opts.Logger, reads: map[string]*dbtool.DB{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
+	path := world.DBPath(opts.WorldDir, name)
+	s.db = &dbtool.DB{Service: name, Path: path, Log: s.log, Ephemeral: opts.Ephemeral}
+	for _, r := range c.Def.Reads {
+		s.reads[r] = &dbtool.DB{Service: r, Path: world.DBPath(opts.WorldDir, r), Log: s.log, ReadOnly: true}
+	}
+	db, err := s.db.Open(false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer db.Close()
+	if err := c.Def.CheckTables(context.Background(), db); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", name, path, err)
+	}
+	return s, nil
+}
+
+// CheckTables fails unless every table and column of the definition
+// exists in q's database.
+func (d *Definition) CheckTables(ctx context.Context, q state.Querier) error {
+	for _, t := range d.Tables {
+		desc, err := state.DescribeTable(ctx, q, t.Name)
+		if err != nil {
+			return err
+		}
+		for _, c := range t.Columns {
+			col, _, _ := strings.Cut(strings.TrimSpace(c), " ")
+			if _, ok := desc.Column(col); !ok {
+				return fmt.Errorf("table %s has no column %s", t.Name, col)
+			}
+		}
+	}
+	return nil
+}
+
+// Definition returns the service's definition.
+func (s *Service) Definition() *Definition { return s.c.Def }
+
+// Suspend closes the databases and holds every call until resume
+// (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
+func (s *Service) Suspend() (resume func()) {
+	resumes := []func(){s.db.Suspend()}
+	for _, r := range s.c.Def.Reads {
+		resumes = append(resumes, s.reads[r].Suspend())
+	}
+	return func() {
+		for _, r := range slices.Backward(resumes) {
+			r()
+		}
+	}
+}
+
+// Hold holds every call until release (dbtool.DB.Hold); the runtime
+// brackets a snapshot of the instance with it.
+func (s *Service) Hold() (release func()) { return s.db.Hold() }
+
+// Server returns a new MCP server with the definition's tools and
+// resources.
+func (s *Service) Server() *mcp.Server {
+	d := s.c.Def
+	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-" + d.Name, Title: d.Title, Version: cmp(d.Version, "1")}, &mcp.ServerOptions{
+		Instructions: s.expand(d.Instructions),
+		Logger:       s.log,
+	})
+	for _, t := range s.c.tools {
+		srv.AddTool(t.mcp, s.toolHandler(t))
+	}
+	for i := range d.Resources {
+		r := &d.Resources[i]
+		vars, _ := templateVars(r.URI)
+		if len(vars) == 0 {
+			srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIME, URI: r.URI}, s.fixedResource(r))
+			continue
+		}
+		prefix := r.URI[:strings.IndexByte(r.URI, '{')]
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIME, URITemplate: r.URI},
+			s.db.ResourceHandler(prefix, r.MIME, len(vars), func(ctx context.Context, q dbtool.Querier, keys []string) (string, error) {
+				params := s.params()
+				for i, v := range vars {
+					params[v] = keys[i]
+				}
+				return s.resourceText(ctx, q, r, params)
+			}))
+	}
+	return srv
+}
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// expand replaces {{self}} and {{self_address}} in s.
+func (s *Service) expand(t string) string {
+	return strings.NewReplacer("{{self}}", s.opts.Self, "{{self_address}}", s.opts.SelfAddress).Replace(t)
+}
+
+// params returns the built-in parameters of a call.
+func (s *Service) params() map[string]any {
+	now := s.opts.Clock.Now().UTC()
+	return map[string]any{"now": now.Format(TimeFormat), "today": now.Format(time.DateOnly), "self": s.opts.Self, "self_address": s.opts.SelfAddress}
+}
+
+func (s *Service) fixedResource(r *Resource) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		var out string
+		err := s.db.Read(ctx, func(q dbtool.Querier) error {
+			var err error
+			out, err = s.resourceText(ctx, q, r, s.params())
+			return err
+		})
+		var te *dbtool.ToolError
+		switch {
+		case errors.As(err, &te):
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		case err != nil:
+			s.log.ErrorContext(ctx, s.c.Def.Name+" resource failed", dbtool.LogKeyErr, err)
+			return nil, fmt.Errorf("reading %s: internal error in the %s service", req.Params.URI, s.c.Def.Name)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: r.MIME, Text: out}}}, nil
+	}
+}
+
+func (s *Service) resourceText(ctx context.Context, q dbtool.Querier, r *Resource, params map[string]any) (string, error) {
+	c := &Call{Ctx: ctx, Q: q, Name: r.Name, Params: params, Env: &s.opts, svc: s}
+	v, err := s.run(c, r.Steps)
+	if err != nil {
+		return "", err
+	}
+	return text(v), nil
+}
+
+func (s *Service) toolHandler(t *tool) mcp.ToolHandler {
+	name, svc := t.def.Name, s.c.Def.Name
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out, err := s.callTool(ctx, t, req.Params.Arguments)
+		if err != nil {
+			var te *dbtool.ToolError
+			if !errors.As(err, &te) {
+				s.log.ErrorContext(ctx, svc+" tool failed", dbtool.LogKeyTool, name, dbtool.LogKeyDB, s.db.Path, dbtool.LogKeyErr, err)
+				err = fmt.Errorf("%s failed: the %s service had an internal error and changed nothing; try again later", name, svc)
+			}
+			var res mcp.CallToolResult
+			res.SetError(err)
+			return &res, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}, StructuredContent: out}, nil
+	}
+}
+
+// callTool checks the arguments, runs the steps in a read (rolled back)
+// or a write transaction and returns the result shaped by the output
+// schema.
+func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (json.RawMessage, error) {
+	fields, err := t.args.Check(raw)
+	if err != nil {
+		return nil, err
+	}
+	if t.nested != nil {
+		var v any
+		b, _ := json.Marshal(fields)
+		if err := json.Unmarshal(b, &v); err == nil {
+			if err := t.nested.Validate(v); err != nil {
+				return nil, dbtool.BadCall("the arguments of %s are not valid: %v", t.def.Name, err)
+			}
+		}
+	}
+	params := s.params()
+	for k, v := range fields {
+		params[k] = sqlValue(v)
+	}
+	var out json.RawMessage
+	run := func(q dbtool.Querier) error {
+		c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
+		v, err := s.run(c, t.def.Steps)
+		if err != nil {
+			return err
+		}
+		if c.Result != nil {
+			out = c.Result
+		} else {
+			out = []byte(text(v))
+		}
+		out, err = Shape(out, t.out)
+		if err != nil {
+			return fmt.Errorf("%s: result: %w", t.def.Name, err)
+		}
+		return nil
+	}
+	if t.def.Annotations.ReadOnly {
+		err = s.db.Read(ctx, run)
+	} else {
+		err = s.db.Write(ctx, run)
+	}
+	return out, err
+}
+
+// sqlValue is a JSON argument as an SQL value: a string as text, an
+// integral number as an integer, another number as a real, a boolean as 1
+// or 0, null as NULL, an object or array as its JSON text.
+func sqlValue(raw json.RawMessage) any {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case 'n':
+		return nil
+	case 't':
+		return int64(1)
+	case 'f':
+		return int64(0)
+	case '"':
+		var s string
+		if json.Unmarshal(b, &s) != nil {
+			return nil
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			// SQLite hands text to Go functions as a C string, cut at the
+			// first NUL: as a BLOB it reaches them whole (has_control_text
+			// sees the NUL).
+			return []byte(s)
+		}
+		return s
+	case '{', '[':
+		return string(b)
+	}
+	var n json.Number
+	if json.Unmarshal(b, &n) != nil {
+		return nil
+	}
+	if i, err := n.Int64(); err == nil {
+		return i
+	}
+	f, _ := n.Float64()
+	return f
+}
+
+// run runs steps and returns the result step's value (nil if a hook set
+// c.Result).
+func (s *Service) run(c *Call, steps []Step) (any, error) {
+	for i := range steps {
+		st := &steps[i]
+		if c.Result != nil {
+			return nil, nil
+		}
+		if st.If != "" {
+			var ok sql.NullBool
+			if err := c.Q.QueryRowContext(c.Ctx, "SELECT ("+st.If+")", args(st.If, c.Params)...).Scan(&ok); err != nil {
+				return nil, fmt.Errorf("%s step %d if: %w", c.Name, i, err)
+			}
+			if !ok.Valid || !ok.Bool {
+				continue
+			}
+		}
+		var v any
+		var err error
+		if st.DB != "" {
+			err = c.Read(st.DB, func(rq dbtool.Querier) error {
+				sub := *c
+				sub.Q = rq
+				v, err = s.step(&sub, st)
+				return err
+			})
+		} else {
+			v, err = s.step(c, st)
+		}
+		if err != nil {
+			var te *dbtool.ToolError
+			if errors.As(err, &te) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s step %d: %w", c.Name, i, err)
+		}
+		if st.Result != "" {
+			return v, nil
+		}
+	}
+	return nil, nil
+}
+
+// step runs one step.
+func (s *Service) step(c *Call, st *Step) (any, error) {
+	ctx, q, p := c.Ctx, c.Q, c.Params
+	switch {
+	case st.Check != "":
+		var msg sql.NullString
+		err := q.QueryRowContext(ctx, st.Check, args(st.Check, p)...).Scan(&msg)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("check: %w", err)
+		case msg.Valid:
+			return nil, dbtool.BadCall("%s", msg.String)
+		}
+		return nil, nil
+	case st.Row != "":
+		cols, vals, ok, err := firstRow(ctx, q, st.Row, p)
+		if err != nil {
+			return nil, fmt.Errorf("row: %w", err)
+		}
+		if !ok && st.Missing != "" {
+			var msg sql.NullString
+			if err := q.QueryRowContext(ctx, st.Missing, args(st.Missing, p)...).Scan(&msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("missing: %w", err)
+			}
+			if !msg.Valid {
+				msg.String = "not found"
+			}
+			return nil, dbtool.BadCall("%s", msg.String)
+		}
+		for i, col := range cols {
+			if ok {
+				p[col] = vals[i]
+			} else {
+				p[col] = nil
+			}
+		}
+		return nil, nil
+	case st.Rows != "":
+		arr, _, _, err := jsonRows(ctx, q, st.Rows, p, -1)
+		if err != nil {
+			return nil, fmt.Errorf("rows: %w", err)
+		}
+		p[st.As] = arr
+		return nil, nil
+	case st.Page != "":
+		limit := int(integer(p[st.Limit]))
+		if limit < 1 {
+			return nil, fmt.Errorf("page: limit :%s is %v", st.Limit, p[st.Limit])
+		}
+		arr, last, more, err := jsonRows(ctx, q, st.Page, p, limit)
+		if err != nil {
+			return nil, fmt.Errorf("page: %w", err)
+		}
+		p[st.As] = arr
+		if st.More != "" {
+			p[st.More] = boolInt(more)
+		}
+		if st.NextAs != "" {
+			p[st.NextAs] = nil
+			if more && st.Next != "" {
+				lp := maps(p, last)
+				var next sql.NullString
+				if err := q.QueryRowContext(ctx, "SELECT ("+st.Next+")", args(st.Next, lp)...).Scan(&next); err != nil {
+					return nil, fmt.Errorf("page next: %w", err)
+				}
+				if next.Valid {
+					p[st.NextAs] = next.String
+				}
+			}
+		}
+		return nil, nil
+	case st.Exec != "":
+		res, err := q.ExecContext(ctx, st.Exec, args(st.Exec, p)...)
+		if err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+		p["changes"] = n
+		return nil, nil
+	case st.Hook != "":
+		return nil, s.c.hooks.Steps[st.Hook](c)
+	case st.Result != "":
+		var v any
+		err := q.QueryRowContext(ctx, st.Result, args(st.Result, p)...).Scan(&v)
+		if err != nil {
+			return nil, fmt.Errorf("result: %w", err)
+		}
+		return v, nil
+	}
+	return nil, errors.New("empty step")
+}
+
+// maps returns p overlaid with extra.
+func maps(p, extra map[string]any) map[string]any {
+	out := make(map[string]any, len(p)+len(extra))
+	for k, v := range p {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// args binds the parameters query uses, by name.
+func args(query string, p map[string]any) []any {
+	names := sqlParams(query)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = sql.Named(n, p[n])
+	}
+	return out
+}
+
+// firstRow returns the columns and the first row of query.
+func firstRow(ctx context.Context, q dbtool.Querier, query string, p map[string]any) (cols []string, vals []any, ok bool, err error) {
+	rows, err := q.QueryContext(ctx, query, args(query, p)...)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer rows.Close()
+	if cols, err = rows.Columns(); err != nil {
+		return nil, nil, false, err
+	}
+	if !rows.Next() {
+		return cols, nil, false, rows.Err()
+	}
+	vals = make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, nil, false, err
+	}
+	return cols, vals, true, nil
+}
+
+// jsonRows returns the first column of query's rows as a JSON array (each
+// must be JSON text or a number or NULL), at most limit of them when limit
+// is not -1, with the columns of the last one kept and whether there were
+// more.
+func jsonRows(ctx context.Context, q dbtool.Querier, query string, p map[string]any, limit int) (arr string, last map[string]any, more bool, err error) {
+	rows, err := q.QueryContext(ctx, query, args(query, p)...)
+	if err != nil {
+		return "", nil, false, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", nil, false, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	n := 0
+	for rows.Next() {
+		if limit >= 0 && n == limit {
+			more = true
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", nil, false, err
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeJSONValue(&b, vals[0]); err != nil {
+			return "", nil, false, fmt.Errorf("row %d: %w", n, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, false, err
+	}
+	b.WriteByte(']')
+	if n > 0 {
+		last = make(map[string]any, len(cols))
+		for i, c := range cols {
+			last[c] = vals[i]
+		}
+	}
+	return b.String(), last, more, nil
+}
+
+func writeJSONValue(b *strings.Builder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case int64, float64:
+		j, _ := json.Marshal(x)
+		b.Write(j)
+	case string:
+		if !json.Valid([]byte(x)) {
+			return fmt.Errorf("the first column %.60q is not JSON: write json_object(...) or json_quote(...)", x)
+		}
+		b.WriteString(x)
+	case []byte:
+		if !json.Valid(x) {
+			return fmt.Errorf("the first column is not JSON: write json_object(...) or json_quote(...)")
+		}
+		b.Write(x)
+	default:
+		return fmt.Errorf("the first column is a %T", v)
+	}
+	return nil
+}
