@@ -11,7 +11,7 @@ import (
 // Shape fits a result (JSON from SQL) to its output schema, keeping the
 // order of object keys as the SQL wrote them:
 //   - a property the schema does not require is left out when it is null
-//     (write CASE WHEN x THEN ... END, or nullif(x, ''), to leave a false or
+//     (write CASE WHEN x THEN ... END, or nullif(x, ”), to leave a false or
 //     empty value out, as Go's omitempty does);
 //   - a property of type boolean that SQL gives as 0 or 1 becomes false or
 //     true (SQLite has no booleans);
