@@ -96,16 +96,16 @@ type Spec struct {
 	// ReadTool is a read-only tool any world answers with no arguments (the
 	// live health check calls it).
 	ReadTool string
-	// Definition is the service as data when the engine serves it (every
+	// Compiled is the service as data when the engine serves it (every
 	// service once ported; nil for a hand-written one).
-	Definition *engine.Definition
+	Compiled *engine.Compiled
 }
 
 // FromDefinition is the Spec of a service the engine serves from a
 // compiled definition.
 func FromDefinition(c *engine.Compiled) Spec {
 	d := c.Def
-	return Spec{Name: d.Name, Schema: d.Schema, ReadTool: d.HealthTool, Definition: d, Open: func(o Options) (Service, error) {
+	return Spec{Name: d.Name, Schema: d.Schema, ReadTool: d.HealthTool, Compiled: c, Open: func(o Options) (Service, error) {
 		return engine.New(c, engine.Options{WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, SelfAddress: o.selfAddress(),
 			Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
 	}}

@@ -18,8 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wildawm/wildawm/internal/service/servicetest"
-
 	"github.com/wildawm/wildawm/internal/state"
 )
 
@@ -422,7 +420,7 @@ func TestAddToolChecksArguments(t *testing.T) {
 		}
 		return argsOut{Text: strings.Repeat("hi "+in.Name, max(in.Count, 1))}, nil
 	})
-	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
+	cs := connectMemory(t, serverOf(func() *mcp.Server { return srv }))
 
 	// The schemas are derived from the types.
 	tools, err := cs.ListTools(context.Background(), nil)

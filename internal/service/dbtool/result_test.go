@@ -8,11 +8,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wildawm/wildawm/internal/service/servicetest"
 )
 
-// serverOf makes a server a servicetest.Server.
+// serverOf makes a server a testServer.
 type serverOf func() *mcp.Server
 
 func (f serverOf) Server() *mcp.Server       { return f() }
@@ -94,7 +92,7 @@ func TestNewServerEncodesToolResults(t *testing.T) {
 		}
 		return argsOut{Text: "hi <" + in.Name + ">"}, nil
 	})
-	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
+	cs := connectMemory(t, serverOf(func() *mcp.Server { return srv }))
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bo"}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wildawm/wildawm/internal/service/servicetest"
 )
 
 type pageIn struct {
@@ -55,7 +53,7 @@ func toolsOf(t *testing.T) (*mcp.ClientSession, map[string]*mcp.Tool) {
 	AddTool(srv, d, &mcp.Tool{Name: "edit", Description: "edits"}, func(ctx context.Context, in optionalIn) (item, error) {
 		return item{Tags: []string{fmt.Sprint(in.Title == nil, in.Tags == nil, in.Fields != nil && in.Fields.Note == nil)}}, nil
 	})
-	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
+	cs := connectMemory(t, serverOf(func() *mcp.Server { return srv }))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +72,7 @@ func toolsOf(t *testing.T) (*mcp.ClientSession, map[string]*mcp.Tool) {
 func TestSchemasFitModelAdapters(t *testing.T) {
 	_, tools := toolsOf(t)
 	for _, tool := range tools {
-		for _, p := range servicetest.SchemaProblems(tool) {
+		for _, p := range SchemaProblems(tool) {
 			t.Errorf("%s: %s", tool.Name, p)
 		}
 	}
@@ -117,7 +115,7 @@ func wantSchema(t *testing.T, schema any, prop, want string) {
 // leaving it out, although its schema names one type.
 func TestOptionalArgumentsTakeNull(t *testing.T) {
 	cs, _ := toolsOf(t)
-	got := servicetest.Call[item](t, cs, "edit", map[string]any{"title": nil, "tags": nil, "fields": map[string]any{"note": nil}})
+	got := call[item](t, cs, "edit", map[string]any{"title": nil, "tags": nil, "fields": map[string]any{"note": nil}})
 	if fmt.Sprint(got.Tags) != "[true true true]" {
 		t.Errorf("title, tags and fields.note nil = %v, want all true", got.Tags)
 	}
@@ -133,7 +131,7 @@ func TestBoundedArguments(t *testing.T) {
 	wantSchema(t, page, "limit", `{"type":"integer","description":"how many to return, 1 to 100; omit for 20","minimum":1,"maximum":100}`)
 	wantSchema(t, page, "min", `{"type":"integer","minimum":-5}`)
 	for _, ok := range []map[string]any{{}, {"limit": 1}, {"limit": 100}, {"limit": 1e2}, {"min": -5}, {"min": 1 << 40}} {
-		servicetest.Call[listOut](t, cs, "page", ok)
+		call[listOut](t, cs, "page", ok)
 	}
 	for _, c := range []struct {
 		args map[string]any
@@ -145,7 +143,7 @@ func TestBoundedArguments(t *testing.T) {
 		{map[string]any{"limit": 1e3}, `argument "limit" of page must be between 1 and 100, not 1000`},
 		{map[string]any{"min": -6}, `argument "min" of page must be at least -5, not -6`},
 	} {
-		if msg := servicetest.CallError(t, cs, "page", c.args); !strings.Contains(msg, c.want) {
+		if msg := callError(t, cs, "page", c.args); !strings.Contains(msg, c.want) {
 			t.Errorf("%v: %q, want %q", c.args, msg, c.want)
 		}
 	}
@@ -175,16 +173,16 @@ func TestResultsNeverHoldNull(t *testing.T) {
 	AddTool(srv, d, &mcp.Tool{Name: "nils", Description: "nils"}, func(ctx context.Context, in noIn) (nilsOut, error) {
 		return nilsOut{Maybe: []item{{}}, Ptr: &item{}, List: []item{{}, {Tags: []string{"a"}}}}, nil
 	})
-	cs := servicetest.ConnectMemory(t, serverOf(func() *mcp.Server { return srv }))
+	cs := connectMemory(t, serverOf(func() *mcp.Server { return srv }))
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nils"})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
 	want := `{"list":[{"tags":[]},{"tags":["a"]}],"maybe":[{"tags":[]}],"by_name":{},"inner":{"tags":[]},"ptr":{"tags":[]},"fixed":[{"tags":[]},{"tags":[]}],"also":[]}`
-	if got := servicetest.ResultText(res); got != want {
+	if got := resultText(res); got != want {
 		t.Errorf("text:\n got %s\nwant %s", got, want)
 	}
-	servicetest.Call[nilsOut](t, cs, "nils", nil) // fits its output schema
+	call[nilsOut](t, cs, "nils", nil) // fits its output schema
 
 	type ptrOut struct {
 		P *item `json:"p"`

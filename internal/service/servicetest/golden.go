@@ -293,3 +293,7 @@ func cmpOr(s, def string) string {
 	}
 	return s
 }
+
+// Updating reports whether the tests run with -update (golden transcripts
+// are being rewritten).
+func Updating() bool { return *update }

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -236,3 +237,7 @@ func HashDB(t testing.TB, path string) world.ID {
 	}
 	return id
 }
+
+// SchemaProblems lists the rules of the model APIs' function-calling
+// adapters that tool's schemas break (dbtool.SchemaProblems).
+func SchemaProblems(tool *mcp.Tool) []string { return dbtool.SchemaProblems(tool) }

@@ -1,4 +1,4 @@
-package servicetest
+package dbtool
 
 import (
 	"encoding/json"
@@ -70,8 +70,8 @@ var schemaKeys = []string{
 	"pattern", "minimum", "maximum", "default", "example", "propertyOrdering",
 }
 
-// schemaTypes are the types a schema may have ([gemini-type]).
-var schemaTypes = []string{"string", "number", "integer", "boolean", "array", "object"}
+// adapterTypes are the types a schema may have ([gemini-type]).
+var adapterTypes = []string{"string", "number", "integer", "boolean", "array", "object"}
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
@@ -129,8 +129,8 @@ func nodeProblems(path string, s map[string]any) []string {
 	switch {
 	case !ok:
 		add("[gemini-type] type is %v, not one string", jsonText(s["type"]))
-	case !slices.Contains(schemaTypes, typ):
-		add("[gemini-type] type %q is not one of %s", typ, strings.Join(schemaTypes, ", "))
+	case !slices.Contains(adapterTypes, typ):
+		add("[gemini-type] type %q is not one of %s", typ, strings.Join(adapterTypes, ", "))
 	}
 	if f, ok := s["format"]; ok && f != "enum" && f != "date-time" {
 		add(`[gemini-format] format %v is not "enum" or "date-time"`, jsonText(f))
