@@ -198,11 +198,11 @@ func (f *fixture) unchanged(ctx context.Context, before baseline) error {
 
 // alive checks that in answers on its shop, its MCP service and its shell.
 func (f *fixture) alive(ctx context.Context, in *runtime.Instance) error {
-	st, _, err := f.get(ctx, in.ShopURL+"/", nil)
+	st, _, err := f.get(ctx, in.SiteURL("shop")+"/", nil)
 	if err != nil || st != http.StatusOK {
 		return fmt.Errorf("shop: GET / = %d, %v", st, err)
 	}
-	if _, err := listThreads(ctx, in.MCPURL); err != nil {
+	if _, err := listThreads(ctx, in.MCPURL+"/messages"); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	res, err := in.Shell(ctx, "echo ok")

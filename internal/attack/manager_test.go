@@ -120,7 +120,7 @@ func managerAttacks(f *fixture) []attack {
 	return []attack{
 		{
 			name: "another instance through the agent listener", category: "control",
-			action:  "as the agent of instance i1 on the shared agent listener, address i2 by what an agent can know or guess (its control id i2, a forged token, i1's token with a flipped digit): POST /i/X/shell, GET / with Host X.localhost, list_threads on /i/X/mcp",
+			action:  "as the agent of instance i1 on the shared agent listener, address i2 by what an agent can know or guess (its control id i2, a forged token, i1's token with a flipped digit): POST /i/X/shell, GET / with Host shop.X.localhost, list_threads on /i/X/mcp/messages",
 			contain: "refused: instances are addressed by 128-bit tokens only the control API hands out",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				var reached []string
@@ -135,11 +135,11 @@ func managerAttacks(f *fixture) []attack {
 						reached = append(reached, "shell via "+x+" ("+strings.TrimSpace(body)+")")
 					}
 					req, _ := http.NewRequestWithContext(ctx, "GET", f.mg.agentURL+"/", nil)
-					req.Host = x + ".localhost"
+					req.Host = "shop." + x + ".localhost"
 					if st, _, err := f.do(req); err == nil && st == http.StatusOK {
 						reached = append(reached, "shop via "+x)
 					}
-					if _, err := listThreads(ctx, f.mg.agentURL+"/i/"+x+"/mcp"); err == nil {
+					if _, err := listThreads(ctx, f.mg.agentURL+"/i/"+x+"/mcp/messages"); err == nil {
 						reached = append(reached, "mcp via "+x)
 					}
 				}
@@ -267,7 +267,7 @@ for _ in range(3000):
 		},
 		{
 			name: "confused routing on the agent listener", category: "control",
-			action:  "shell requests at /i/i1/../i2/shell, /i/i1%2f..%2fi2/shell, //i/i2/shell, /i/I2/shell, /i/i2x/shell, /i/i1/shell/../../i2/shell; Host i2.localhost.attacker.example",
+			action:  "shell requests at /i/i1/../i2/shell, /i/i1%2f..%2fi2/shell, //i/i2/shell, /i/I2/shell, /i/i2x/shell, /i/i1/shell/../../i2/shell; Host shop.i2.localhost.attacker.example",
 			contain: "none reaches a shell (404/400); the Host variant is not routed to i2's shop",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				paths := []string{"/i/i1/../i2/shell", "/i/i1%2f..%2fi2/shell", "//i/i2/shell", "/i/I2/shell", "/i/i2x/shell", "/i/i1/shell/../../i2/shell"}
@@ -281,7 +281,7 @@ for _ in range(3000):
 					}
 				}
 				req, _ := http.NewRequestWithContext(ctx, "GET", f.mg.agentURL+"/", nil)
-				req.Host = f.mg.vic.ShopHost + ".attacker.example"
+				req.Host = f.mg.vic.SiteHosts["shop"] + ".attacker.example"
 				if st, _, err := f.do(req); err != nil || st != http.StatusNotFound {
 					return "", fmt.Errorf("Host %s: %d %v", req.Host, st, err)
 				}

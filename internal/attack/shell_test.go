@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -111,9 +112,9 @@ func shellAttacks(f *fixture) []attack {
 	return []attack{
 		{
 			name: "connect to B's shop (python socket)", category: "network",
-			action:  "python3 socket.create_connection to B's ShopURL host:port",
+			action:  "python3 socket.create_connection to B's shop (SiteURL) host:port",
 			contain: "fails: the sandbox has its own network namespace with only lo",
-			try:     mustFail(attacker, func(f *fixture) string { return pyConnect(f.b.ShopURL) }, "connected"),
+			try:     mustFail(attacker, func(f *fixture) string { return pyConnect(f.b.SiteURL("shop")) }, "connected"),
 		},
 		{
 			name: "connect to B's MCP (bash /dev/tcp)", category: "network",
@@ -121,15 +122,15 @@ func shellAttacks(f *fixture) []attack {
 			contain: "fails: no route to the host's loopback",
 			try: mustFail(attacker, func(f *fixture) string {
 				h, p := hostPort(f.b.MCPURL)
-				return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%s && printf 'GET /mcp HTTP/1.0\r\n\r\n' >&3 && echo connected && cat <&3`, h, p)
+				return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%s && printf 'GET /mcp/messages HTTP/1.0\r\n\r\n' >&3 && echo connected && cat <&3`, h, p)
 			}, "connected"),
 		},
 		{
 			name: "reach the control plane", category: "network",
-			action:  "connect to A's own shop and MCP ports; list sockets in /proc/net/{tcp,tcp6,unix}",
+			action:  "connect to A's own site and MCP ports; list sockets in /proc/net/{tcp,tcp6,unix}",
 			contain: "no host listener is reachable and none is listed (the control API listens on a unix socket outside the sandbox)",
 			try: func(ctx context.Context, f *fixture) (string, error) {
-				for _, u := range []string{f.a.ShopURL, f.a.MCPURL} {
+				for _, u := range append(slices.Sorted(maps.Values(f.a.SiteURLs)), f.a.MCPURL) {
 					if obs, err := mustFail(attacker, func(*fixture) string { return pyConnect(u) }, "connected")(ctx, f); err != nil {
 						return obs, err
 					}

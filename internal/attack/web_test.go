@@ -136,7 +136,7 @@ func webAttacks(f *fixture) []attack {
 					"/images/..%2f..%2f..%2fetc%2fpasswd", "/images/%252e%252e%252fmanifest.json", "/images/..%5c..%5cmanifest.json",
 					"/images/%2fetc%2fpasswd", "/images/RG8-1001.png%00.png", "/images/.%2e/.%2e/db/shop.sqlite", "/static/../../db/shop.sqlite",
 					"/static/%2e%2e%2f%2e%2e%2fmanifest.json", "//etc/passwd", "/images//etc/passwd", "/p/..%2f..%2fdb%2fshop.sqlite"}
-				for _, base := range []string{f.a.ShopURL, f.b.ShopURL} {
+				for _, base := range []string{f.a.SiteURL("shop"), f.b.SiteURL("shop")} {
 					for _, p := range paths {
 						st, body, err := f.get(ctx, base+p, nil)
 						if err != nil {
@@ -155,12 +155,12 @@ func webAttacks(f *fixture) []attack {
 			action:  "log in on A, send A's shop_session cookie to B's /cart and /orders, and POST /cart/add to B with A's cookie and CSRF token",
 			contain: "B treats it as no session: redirect to /login, POST refused 403, B's world unchanged",
 			try: func(ctx context.Context, f *fixture) (string, error) {
-				cookie, csrf, err := f.login(ctx, f.a.ShopURL)
+				cookie, csrf, err := f.login(ctx, f.a.SiteURL("shop"))
 				if err != nil {
 					return "", err
 				}
 				for _, p := range []string{"/cart", "/orders"} {
-					st, body, err := f.get(ctx, f.b.ShopURL+p, []*http.Cookie{cookie})
+					st, body, err := f.get(ctx, f.b.SiteURL("shop")+p, []*http.Cookie{cookie})
 					if err != nil {
 						return "", err
 					}
@@ -169,7 +169,7 @@ func webAttacks(f *fixture) []attack {
 					}
 				}
 				form := url.Values{"csrf_token": {csrf}, "sku": {"RG8-1001"}, "qty": {"3"}}.Encode()
-				st, _, err := f.post(ctx, f.b.ShopURL+"/cart/add", "application/x-www-form-urlencoded", strings.NewReader(form), int64(len(form)), nil, cookie)
+				st, _, err := f.post(ctx, f.b.SiteURL("shop")+"/cart/add", "application/x-www-form-urlencoded", strings.NewReader(form), int64(len(form)), nil, cookie)
 				if err != nil {
 					return "", err
 				}
@@ -185,7 +185,7 @@ func webAttacks(f *fixture) []attack {
 			contain: "not logged in (303 to /login) or rejected 4xx; never a 5xx",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				for _, v := range []string{"", "admin", "alex.rivera", "0000000000000000000000000000000000000000000000000000000000000000", strings.Repeat("A", 1<<20), "x;y=z"} {
-					req, _ := http.NewRequestWithContext(ctx, "GET", f.b.ShopURL+"/cart", nil)
+					req, _ := http.NewRequestWithContext(ctx, "GET", f.b.SiteURL("shop")+"/cart", nil)
 					req.Header.Set("Cookie", shop.SessionCookie+"="+v)
 					st, _, err := f.do(req)
 					if err != nil {
@@ -203,13 +203,13 @@ func webAttacks(f *fixture) []attack {
 			action:  "open an MCP session on A, then POST tools/call list_threads to B's endpoint with A's Mcp-Session-Id",
 			contain: "B rejects the unknown session (404), no tool runs",
 			try: func(ctx context.Context, f *fixture) (string, error) {
-				cs, err := mcpConnect(ctx, f.a.MCPURL)
+				cs, err := mcpConnect(ctx, f.a.MCPURL+"/messages")
 				if err != nil {
 					return "", err
 				}
 				defer cs.Close()
 				body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_threads","arguments":{}}}`
-				st, resp, err := f.post(ctx, f.b.MCPURL, "application/json", strings.NewReader(body), int64(len(body)), mcpHeaders(cs.ID()))
+				st, resp, err := f.post(ctx, f.b.MCPURL+"/messages", "application/json", strings.NewReader(body), int64(len(body)), mcpHeaders(cs.ID()))
 				if err != nil {
 					return "", err
 				}
@@ -226,7 +226,7 @@ func webAttacks(f *fixture) []attack {
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				return f.aUnchanged(ctx, func() (string, error) {
 					big := "sku=RG8-1001&qty=1&pad=" + strings.Repeat("x", 2<<20)
-					for _, base := range []string{f.a.ShopURL, f.b.ShopURL} {
+					for _, base := range []string{f.a.SiteURL("shop"), f.b.SiteURL("shop")} {
 						for _, p := range []string{"/cart/add", "/login"} {
 							for _, n := range []int64{int64(len(big)), -1} {
 								st, _, err := f.post(ctx, base+p, "application/x-www-form-urlencoded", strings.NewReader(big), n, nil)
@@ -250,7 +250,7 @@ func webAttacks(f *fixture) []attack {
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				return f.aUnchanged(ctx, func() (string, error) {
 					big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", 6<<20) + `"}}`
-					for _, u := range []string{f.a.MCPURL, f.b.MCPURL} {
+					for _, u := range []string{f.a.MCPURL + "/messages", f.b.MCPURL + "/messages"} {
 						for _, n := range []int64{int64(len(big)), -1} {
 							st, _, err := f.post(ctx, u, "application/json", strings.NewReader(big), n, mcpHeaders(""))
 							if err != nil {
@@ -271,7 +271,7 @@ func webAttacks(f *fixture) []attack {
 			contain: "each is a 4xx or a JSON-RPC error, never a 5xx or a dropped connection; the service keeps working",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				return f.aUnchanged(ctx, func() (string, error) {
-					cs, err := mcpConnect(ctx, f.a.MCPURL)
+					cs, err := mcpConnect(ctx, f.a.MCPURL+"/messages")
 					if err != nil {
 						return "", err
 					}
@@ -293,7 +293,7 @@ func webAttacks(f *fixture) []attack {
 					n := 0
 					for _, session := range []string{cs.ID(), ""} {
 						for _, m := range msgs {
-							st, body, err := f.post(ctx, f.a.MCPURL, "application/json", strings.NewReader(m), int64(len(m)), mcpHeaders(session))
+							st, body, err := f.post(ctx, f.a.MCPURL+"/messages", "application/json", strings.NewReader(m), int64(len(m)), mcpHeaders(session))
 							if err != nil {
 								return "", fmt.Errorf("%.40q: %w", m, err)
 							}
@@ -321,7 +321,7 @@ func webAttacks(f *fixture) []attack {
 				body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 				h := mcpHeaders("")
 				h["Host"] = "attacker.example"
-				st, resp, err := f.post(ctx, f.a.MCPURL, "application/json", strings.NewReader(body), int64(len(body)), h)
+				st, resp, err := f.post(ctx, f.a.MCPURL+"/messages", "application/json", strings.NewReader(body), int64(len(body)), h)
 				if err != nil {
 					return "", err
 				}
@@ -337,7 +337,7 @@ func webAttacks(f *fixture) []attack {
 			contain: "plain text to the services (bound parameters): empty results or tool errors, A's world unchanged",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				return f.aUnchanged(ctx, func() (string, error) {
-					cs, err := mcpConnect(ctx, f.a.MCPURL)
+					cs, err := mcpConnect(ctx, f.a.MCPURL+"/messages")
 					if err != nil {
 						return "", err
 					}
@@ -354,11 +354,11 @@ func webAttacks(f *fixture) []attack {
 						if _, err := callTool(ctx, cs, "read_thread", map[string]any{"thread": q}); err == nil {
 							return "", fmt.Errorf("read_thread %q succeeded", q)
 						}
-						st, body, err := f.get(ctx, f.a.ShopURL+"/search?q="+url.QueryEscape(q), nil)
+						st, body, err := f.get(ctx, f.a.SiteURL("shop")+"/search?q="+url.QueryEscape(q), nil)
 						if err != nil || st != 200 || strings.Contains(body, "CREATE TABLE") {
 							return "", fmt.Errorf("shop search %q: %d %v", q, st, err)
 						}
-						if st, _, _ := f.get(ctx, f.a.ShopURL+"/p/"+url.PathEscape(q), nil); st != 404 {
+						if st, _, _ := f.get(ctx, f.a.SiteURL("shop")+"/p/"+url.PathEscape(q), nil); st != 404 {
 							return "", fmt.Errorf("shop product %q: %d", q, st)
 						}
 					}
@@ -388,11 +388,11 @@ func browserAttacks(f *fixture) []attack {
 	return []attack{
 		{
 			name: "open B's shop in A's browser", category: "browser",
-			action:  "from a rollout session on A, agent.Env.Open(B's ShopURL + \"/login\")",
+			action:  "from a rollout session on A, agent.Env.Open(B's shop SiteURL + \"/login\")",
 			contain: "refused: the agent's browser reaches only its own instance",
 			needs:   "chromium",
 			try: func(ctx context.Context, f *fixture) (string, error) {
-				txt, err := openInBrowser(ctx, f, f.b.ShopURL+"/login")
+				txt, err := openInBrowser(ctx, f, f.b.SiteURL("shop")+"/login")
 				if err == nil && txt != "" {
 					return "", fmt.Errorf("A's browser loaded B's shop: %.60q", txt)
 				}

@@ -33,9 +33,10 @@ func (e *env) serveCmd() *cobra.Command {
 		Short: "Host live instances of stored worlds for agents, with a control API for the orchestrator",
 		Long: `Serve instances of stored world snapshots, hundreds per process.
 
-Agent listener (--listen): the shop of instance ID answers on Host ID.localhost
-(any port), its messages MCP service at /i/ID/mcp (streamable HTTP) and its
-sandboxed shell at POST /i/ID/shell {"command": "..."}. Nothing else.
+Agent listener (--listen): site NAME of instance ID answers on Host
+NAME.ID.localhost (any port; the shop on shop.ID.localhost), its MCP service
+NAME at /i/ID/mcp/NAME (streamable HTTP) and its sandboxed shell at
+POST /i/ID/shell {"command": "..."}. Nothing else.
 
 Control listener (--control, a unix socket by default so that no browser or
 sandbox can reach it): create, reset, snapshot, diff, destroy, list, health,
@@ -101,7 +102,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 			errc := make(chan error, 2)
 			go func() { errc <- servers[0].Serve(agentLn) }()
 			go func() { errc <- servers[1].Serve(ctlLn) }()
-			e.progress("agents:  http://%s  (shop: Host ID.localhost; MCP: /i/ID/mcp; shell: POST /i/ID/shell)", agentLn.Addr())
+			e.progress("agents:  http://%s  (site NAME: Host NAME.ID.localhost; MCP service NAME: /i/ID/mcp/NAME; shell: POST /i/ID/shell)", agentLn.Addr())
 			e.progress("control: %s  (bearer token in %s)", ctlAddr, tokenFile)
 			select {
 			case <-ctx.Done():

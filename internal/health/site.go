@@ -95,7 +95,7 @@ func (b *browser) do(ctx context.Context, method, path string, form url.Values) 
 // history and the cart. Failures are problems of ra; the error is only
 // ctx's.
 func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, pass string, ra *Account) error {
-	b := newBrowser(inst.ShopURL)
+	b := newBrowser(inst.SiteURL(shop.SiteName))
 	fail := func(err error, format string, args ...any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -141,7 +141,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// Connect one MCP session per instance through the agent listener.
 	client := mcp.NewClient(&mcp.Implementation{Name: "loadtest", Version: "1"}, nil)
 	for _, t := range targets {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp", MaxRetries: -1}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("connect %s: %w", t.id, err)
 		}
@@ -175,7 +175,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 						t.log = nil
 						// MCP sessions do not survive a reset: reconnect.
 						t.session.Close()
-						t.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp", MaxRetries: -1}, nil)
+						t.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
 					}
 					mu.Lock()
 					resets = append(resets, d)
@@ -230,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp", MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp/messages", MaxRetries: -1}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		cs.Close()
-		if cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp", MaxRetries: -1}, nil); err != nil {
+		if cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp/messages", MaxRetries: -1}, nil); err != nil {
 			return nil, err
 		}
 		for _, a := range t.log {

@@ -121,7 +121,8 @@ func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Traj
 		}
 		s.mcp[name] = cs
 	}
-	s.Env = &agent.Env{Browser: b, BaseURL: inst.ShopURL, MCP: s.mcp, Shell: inst.Shell, Traj: traj}
+	// agent.Env knows one website: the shop, the case study's.
+	s.Env = &agent.Env{Browser: b, BaseURL: inst.SiteURL("shop"), MCP: s.mcp, Shell: inst.Shell, Traj: traj}
 	return s, nil
 }
 

@@ -5,8 +5,10 @@
 // reset, close) is Go API for the orchestrator and never an agent tool.
 //
 // Glossary:
-//   - Instance: one live world for one agent: ShopURL (GUI), MCPURL (MCP),
-//     Shell (CLI), Dir (the world directory, for the orchestrator only).
+//   - Instance: one live world for one agent: SiteURLs (GUI: every site of
+//     internal/site's registry, each on a port of its own), MCPURL (MCP:
+//     service NAME at MCPURL/NAME), Shell (CLI), Dir (the world directory,
+//     for the orchestrator only).
 //   - Clock: the world's manifest clock, frozen; sites, services and the
 //     shell all read it, so the same actions give the same final hash. It
 //     holds 1970 to before 2262 (ErrClockRange).

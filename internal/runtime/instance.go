@@ -25,7 +25,7 @@ import (
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/dbtool"
-	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -48,8 +48,9 @@ type Options struct {
 	// Schemas, when set, shares the MCP tools' schemas with the other
 	// instances given it (a Manager gives all of its instances one).
 	Schemas *dbtool.SchemaCache
-	// NoListen serves the instance only through Handler (a Manager mounts
-	// hundreds in one listener); by default Start opens two loopback ports.
+	// NoListen serves the instance only through SiteHandler and MCPHandler
+	// (a Manager mounts hundreds in one listener); by default Start opens a
+	// loopback port for each site and one for the MCP services.
 	NoListen bool
 	// UnsafeShell runs shell commands without the sandbox when bubblewrap
 	// cannot run here. Without it such commands are refused: an agent's
@@ -73,15 +74,20 @@ type Instance struct {
 	shells     *semaphore.Weighted
 	shellsOnce sync.Once
 
-	mu      sync.Mutex
-	site    *shop.Site
+	// sites and svcs are opened by the first prepare and never change.
+	sites   map[string]site.Site       // every site of the registry
 	svcs    map[string]service.Service // every MCP service the world has a database for
-	shopH   http.Handler
+	mu      sync.Mutex
 	mcpH    map[string]http.Handler // rebuilt on every reset: MCP sessions never survive one
 	servers []*http.Server
 
-	ShopURL string // the shop website, for the browser
-	MCPURL  string // streamable HTTP: MCPURL/NAME is service NAME, MCPURL alone the messages service
+	// SiteURLs maps each site of the registry (site.All) to its base URL,
+	// for the browser: every site has a loopback port of its own, as its
+	// pages link by absolute paths. Empty with NoListen.
+	SiteURLs map[string]string
+	// MCPURL is where the MCP services are (streamable HTTP): service NAME
+	// at MCPURL/NAME. Empty with NoListen.
+	MCPURL string
 }
 
 // Start materialises the snapshot and serves the instance.
@@ -113,29 +119,43 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.NoListen {
 		return in, nil
 	}
-	shopLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := in.listen(); err != nil {
 		in.Close(ctx)
 		return nil, err
 	}
-	mcpLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		shopLn.Close()
-		in.Close(ctx)
-		return nil, err
-	}
-	in.ShopURL = "http://" + shopLn.Addr().String()
-	in.MCPURL = "http://" + mcpLn.Addr().String() + "/mcp"
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", http.HandlerFunc(in.serveMCP))
-	mux.Handle("/mcp/", http.HandlerFunc(in.serveMCP))
-	in.servers = []*http.Server{
-		{Handler: http.HandlerFunc(in.serveShop), ReadHeaderTimeout: 10 * time.Second},
-		{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-	}
-	go in.servers[0].Serve(shopLn)
-	go in.servers[1].Serve(mcpLn)
 	return in, nil
+}
+
+// listen opens a loopback port for each site and one for the MCP services
+// and serves them; on an error the caller closes the instance, which closes
+// the servers started so far.
+func (in *Instance) listen() error {
+	serve := func(h http.Handler) (url string, err error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("start instance: listen: %w", err)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		in.servers = append(in.servers, srv)
+		go srv.Serve(ln)
+		return "http://" + ln.Addr().String(), nil
+	}
+	in.SiteURLs = make(map[string]string, len(in.sites))
+	for _, name := range slices.Sorted(maps.Keys(in.sites)) {
+		u, err := serve(in.sites[name])
+		if err != nil {
+			return err
+		}
+		in.SiteURLs[name] = u
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp/", http.HandlerFunc(in.serveMCP))
+	u, err := serve(mux)
+	if err != nil {
+		return err
+	}
+	in.MCPURL = u + "/mcp"
+	return nil
 }
 
 // ErrNotWorld is wrapped by Start's error for a snapshot that is not a
@@ -161,8 +181,8 @@ func checkKind(st reset.Checkouter, id world.ID) error {
 	return nil
 }
 
-// prepare reads the clock, lets the sandbox uid write home and builds the
-// site and service on the first call; later calls (resets) only drop every
+// prepare reads the clock, lets the sandbox uid write home and opens the
+// sites and services on the first call; later calls (resets) only drop every
 // web and MCP session, so a reset costs no template parsing or catalog
 // opening.
 func (in *Instance) prepare() error {
@@ -184,52 +204,66 @@ func (in *Instance) prepare() error {
 	if err := sandbox.PrepareHome(filepath.Join(in.inst.Dir(), world.HomeDir), in.opts.SandboxUID, in.opts.SandboxGID); err != nil {
 		return fmt.Errorf("prepare home: %w", err)
 	}
-	if in.site == nil {
-		site, err := shop.New(shop.Options{CatalogDir: in.opts.CatalogDir, WorldDir: in.inst.Dir(), Clock: in.clock, Logger: in.opts.Logger})
-		if err != nil {
+	if in.sites == nil {
+		if err := in.open(); err != nil {
 			return err
 		}
-		svcs := map[string]service.Service{}
-		for _, spec := range service.All() {
-			if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
-				continue // the persona does not use this service
-			}
-			svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout, Schemas: in.opts.Schemas,
-				// An instance is a copy of its snapshot: a reset, not the journal, recovers it.
-				Ephemeral: true})
-			if err != nil {
-				site.Close()
-				return fmt.Errorf("service %s: %w", spec.Name, err)
-			}
-			svcs[spec.Name] = svc
-		}
-		in.site, in.svcs = site, svcs
 	} else {
-		in.site.ClearSessions()
+		for _, s := range in.sites {
+			s.ClearSessions()
+		}
 	}
 	in.mu.Lock()
 	mcpH := make(map[string]http.Handler, len(in.svcs))
 	for name, svc := range in.svcs {
 		mcpH[name] = svc.HTTPHandler()
 	}
-	in.shopH, in.mcpH = in.site.Handler(), mcpH
+	in.mcpH = mcpH
 	in.mu.Unlock()
 	return nil
 }
 
-func (in *Instance) serveShop(w http.ResponseWriter, r *http.Request) {
-	in.mu.Lock()
-	h := in.shopH
-	in.mu.Unlock()
-	h.ServeHTTP(w, r)
+// open opens every site of the registry and every service the world has a
+// database for; on an error it closes what it opened.
+func (in *Instance) open() (err error) {
+	sites := map[string]site.Site{}
+	defer func() {
+		if err != nil {
+			for _, s := range sites {
+				s.Close()
+			}
+		}
+	}()
+	for _, spec := range site.All() {
+		s, err := spec.Open(site.Options{WorldDir: in.inst.Dir(), CatalogDir: in.opts.CatalogDir, Clock: in.clock, Logger: in.opts.Logger})
+		if err != nil {
+			return fmt.Errorf("site %s: %w", spec.Name, err)
+		}
+		sites[spec.Name] = s
+	}
+	svcs := map[string]service.Service{}
+	for _, spec := range service.All() {
+		if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
+			continue // the persona does not use this service
+		}
+		svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout, Schemas: in.opts.Schemas,
+			// An instance is a copy of its snapshot: a reset, not the journal, recovers it.
+			Ephemeral: true})
+		if err != nil {
+			return fmt.Errorf("service %s: %w", spec.Name, err)
+		}
+		svcs[spec.Name] = svc
+	}
+	in.sites, in.svcs = sites, svcs
+	return nil
 }
 
-// serveMCP serves /mcp (the messages service, the first one there was)
-// and /mcp/NAME (every service of the world).
+// serveMCP serves /mcp/NAME: every service of the world.
 func (in *Instance) serveMCP(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/mcp"), "/")
-	if name == "" {
-		name = "messages"
+	name, ok := strings.CutPrefix(r.URL.Path, "/mcp/")
+	if !ok || name == "" {
+		http.Error(w, "MCP services are at /mcp/NAME, one per service of the world", http.StatusNotFound)
+		return
 	}
 	in.mu.Lock()
 	h, ok := in.mcpH[name]
@@ -241,10 +275,23 @@ func (in *Instance) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// ShopHandler serves the instance's shop website.
-func (in *Instance) ShopHandler() http.Handler { return http.HandlerFunc(in.serveShop) }
+// SiteURL is the base URL of the site named name ("shop"), or "" when the
+// instance has no such site or serves through a Manager (NoListen).
+func (in *Instance) SiteURL(name string) string { return in.SiteURLs[name] }
 
-// MCPHandler serves the instance's messages service (streamable HTTP).
+// SiteHandler serves the site named name at the root of its own origin,
+// or answers 404 when the registry has no such site.
+func (in *Instance) SiteHandler(name string) http.Handler {
+	if s, ok := in.sites[name]; ok {
+		return s
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, fmt.Sprintf("no site %q in this instance", name), http.StatusNotFound)
+	})
+}
+
+// MCPHandler serves the instance's MCP services (streamable HTTP), service
+// NAME at /mcp/NAME.
 func (in *Instance) MCPHandler() http.Handler { return http.HandlerFunc(in.serveMCP) }
 
 // Dir is the instance's world directory (orchestrator only).
@@ -401,8 +448,8 @@ func (in *Instance) Close(ctx context.Context) error {
 	for _, s := range in.servers {
 		errs = append(errs, s.Close())
 	}
-	if in.site != nil {
-		errs = append(errs, in.site.Close())
+	for _, name := range slices.Sorted(maps.Keys(in.sites)) {
+		errs = append(errs, in.sites[name].Close())
 	}
 	// Calls arriving after this find no database and fail cleanly.
 	resume := in.suspendServices()

@@ -134,9 +134,11 @@ type Info struct {
 	ID       string   `json:"id"`
 	Snapshot world.ID `json:"snapshot"`
 	Token    string   `json:"token"`
-	// ShopHost is the Host the shop answers to on the agent listener.
-	ShopHost string `json:"shop_host"`
-	// MCPPath is the path of the messages service on the agent listener.
+	// SiteHosts maps each site of the registry (site.All) to the Host it
+	// answers to on the agent listener: NAME.TOKEN.localhost.
+	SiteHosts map[string]string `json:"site_hosts"`
+	// MCPPath is where the MCP services are on the agent listener: service
+	// NAME at MCPPath/NAME.
 	MCPPath string `json:"mcp_path"`
 	// ShellPath is the path of the agent shell endpoint.
 	ShellPath string    `json:"shell_path"`
@@ -145,7 +147,11 @@ type Info struct {
 }
 
 func (mi *managed) info() Info {
-	return Info{ID: mi.id, Snapshot: mi.snapshot, Token: mi.token, ShopHost: mi.token + ".localhost", MCPPath: "/i/" + mi.token + "/mcp",
+	hosts := make(map[string]string, len(mi.inst.sites))
+	for name := range mi.inst.sites {
+		hosts[name] = name + "." + mi.token + ".localhost"
+	}
+	return Info{ID: mi.id, Snapshot: mi.snapshot, Token: mi.token, SiteHosts: hosts, MCPPath: "/i/" + mi.token + "/mcp",
 		ShellPath: "/i/" + mi.token + "/shell", Clock: mi.inst.Clock().Now(),
 		IdleFor: time.Since(time.Unix(0, mi.lastUsed.Load())).Round(time.Second).String()}
 }
@@ -376,9 +382,11 @@ func (m *Manager) ReclaimIdle(now time.Time) int {
 	return n
 }
 
-// AgentHandler is the agent-facing listener: the shop of the instance
-// whose token is TOKEN on Host TOKEN.localhost, its MCP service at
-// /i/TOKEN/mcp and its shell at /i/TOKEN/shell (POST {"command": "..."}).
+// AgentHandler is the agent-facing listener: site NAME of the instance
+// whose token is TOKEN on Host NAME.TOKEN.localhost (each site at the root
+// of an origin of its own, as its pages link by absolute paths), its MCP
+// service NAME at /i/TOKEN/mcp/NAME and its shell at /i/TOKEN/shell (POST
+// {"command": "..."}).
 // Tokens are 128 random bits handed out by the control API only, so an
 // agent can address its own instance and no other. Nothing else is served:
 // no control, no store, no verifier.
@@ -389,9 +397,11 @@ func (m *Manager) AgentHandler() http.Handler {
 			host = host[:i]
 		}
 		host = strings.ToLower(strings.TrimSuffix(host, "."))
-		if id, ok := strings.CutSuffix(host, ".localhost"); ok && validToken(id) {
-			m.serve(w, r, id, func(mi *managed) http.Handler { return mi.inst.ShopHandler() })
-			return
+		if rest, ok := strings.CutSuffix(host, ".localhost"); ok {
+			if name, id, ok := strings.Cut(rest, "."); ok && validToken(id) {
+				m.serve(w, r, id, func(mi *managed) http.Handler { return mi.inst.SiteHandler(name) })
+				return
+			}
 		}
 		rest, ok := strings.CutPrefix(r.URL.Path, "/i/")
 		id, sub, _ := strings.Cut(rest, "/")
@@ -400,7 +410,7 @@ func (m *Manager) AgentHandler() http.Handler {
 			return
 		}
 		switch {
-		case sub == "mcp" || strings.HasPrefix(sub, "mcp/"):
+		case strings.HasPrefix(sub, "mcp/"):
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = "/" + sub
 			m.serve(w, r2, id, func(mi *managed) http.Handler { return mi.inst.MCPHandler() })

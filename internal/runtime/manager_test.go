@@ -72,8 +72,10 @@ func TestManagerLifecycle(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&out)
 		return out.Stdout
 	}
-	// The shop answers on each instance's own host; an unknown token does not.
-	for _, host := range []string{infos[0].ShopHost, strings.Repeat("0", 32) + ".localhost"} {
+	// The shop answers on each instance's own host; an unknown token does
+	// not, nor the token without a site's name.
+	shopHost := infos[0].SiteHosts["shop"]
+	for _, host := range []string{shopHost, "shop." + strings.Repeat("0", 32) + ".localhost", infos[0].Token + ".localhost"} {
 		req, _ := http.NewRequest("GET", agent.URL+"/login", nil)
 		req.Host = host
 		resp, err := http.DefaultClient.Do(req)
@@ -81,7 +83,7 @@ func TestManagerLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if want := map[bool]int{true: 200, false: 404}[host == infos[0].ShopHost]; resp.StatusCode != want {
+		if want := map[bool]int{true: 200, false: 404}[host == shopHost]; resp.StatusCode != want {
 			t.Errorf("GET /login on %s: %d, want %d", host, resp.StatusCode, want)
 		}
 	}
@@ -113,7 +115,7 @@ func TestManagerLifecycle(t *testing.T) {
 	// suspension that guarantees it where inode numbers repeat.
 	tool := func(info runtime.Info, name string, args map[string]any) {
 		t.Helper()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: agent.URL + info.MCPPath}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: agent.URL + info.MCPPath + "/messages"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -129,6 +129,9 @@ func New(opts Options) (*Site, error) {
 // Handler returns the site's HTTP handler.
 func (s *Site) Handler() http.Handler { return s.handler }
 
+// ServeHTTP serves the site (a *Site is a site.Site of the registry).
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
 // Close closes the catalog.
 func (s *Site) Close() error { return s.cat.Close() }
 
