@@ -1,0 +1,17 @@
+// Package engine serves any service definition over MCP: a definition
+// (docs/services/definition.md) declares a service's tables, its tools and
+// the SQL each runs, its resources, its synthesis operations and a test
+// world, and the engine validates it (Parse, Load), compiles it with the
+// service's Go hooks (Compile) and serves one world's database of it
+// (New), over stdio and streamable HTTP.
+//
+// Glossary:
+//   - Definition: one service as data, validated on load with problems
+//     that name their field (Problems).
+//   - Hooks: a definition's logic in Go, for what SQL cannot say: SQL
+//     functions and step hooks.
+//   - Compiled: a definition ready to serve, its tools' schemas built once.
+//   - Service: a compiled definition serving one world's db/NAME.sqlite.
+//
+// It imports internal/service/dbtool, internal/state and internal/world.
+package engine
