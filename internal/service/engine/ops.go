@@ -45,8 +45,8 @@ func (c *Compiled) Op(name string, params map[string]any) ([]delta.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := map[string]any{}  // SQL values, for checks and if
-	lits := map[string]any{}  // JSON values, for the literals
+	vals := map[string]any{} // SQL values, for checks and if
+	lits := map[string]any{} // JSON values, for the literals
 	for k, v := range fields {
 		vals[k] = sqlValue(v)
 		var x any
