@@ -296,7 +296,15 @@ func (s *Service) Server() *mcp.Server {
 		Logger:       s.log,
 	})
 	for _, t := range s.c.tools {
-		srv.AddTool(t.mcp, s.toolHandler(t))
+		mt := t.mcp
+		if strings.Contains(mt.Description, "{{") {
+			// The compiled tool is shared by every instance; the persona's
+			// name and address go into a copy.
+			cp := *mt
+			cp.Description = s.expand(mt.Description)
+			mt = &cp
+		}
+		srv.AddTool(mt, s.toolHandler(t))
 	}
 	for i := range d.Resources {
 		r := &d.Resources[i]
