@@ -202,6 +202,11 @@ type Options struct {
 	SessionTimeout time.Duration
 	// Ephemeral marks the world as a throwaway copy (dbtool.DB.Ephemeral).
 	Ephemeral bool
+	// DBPath, when set, is the service's database instead of WorldDir's
+	// db/NAME.sqlite: one database file outside a world (a benchmark's, a
+	// conformance run's). WorldDir may then be empty unless the definition
+	// reads other databases or its hooks read home files.
+	DBPath string
 }
 
 // Service serves one world's database of a definition over MCP.
@@ -220,8 +225,10 @@ type Service struct {
 func New(c *Compiled, opts Options) (*Service, error) {
 	name := c.Def.Name
 	switch {
-	case opts.WorldDir == "":
+	case opts.WorldDir == "" && opts.DBPath == "":
 		return nil, fmt.Errorf("%s: Options.WorldDir is required", name)
+	case opts.WorldDir == "" && len(c.Def.Reads) > 0:
+		return nil, fmt.Errorf("%s: Options.WorldDir is required: the service reads %s", name, strings.Join(c.Def.Reads, ", "))
 	case opts.Clock == nil:
 		return nil, fmt.Errorf("%s: Options.Clock is required", name)
 	case opts.Self == "":
@@ -232,7 +239,10 @@ func New(c *Compiled, opts Options) (*Service, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
-	path := world.DBPath(opts.WorldDir, name)
+	path := opts.DBPath
+	if path == "" {
+		path = world.DBPath(opts.WorldDir, name)
+	}
 	s.db = &dbtool.DB{Service: name, Path: path, Log: s.log, Ephemeral: opts.Ephemeral}
 	for _, r := range c.Def.Reads {
 		s.reads[r] = &dbtool.DB{Service: r, Path: world.DBPath(opts.WorldDir, r), Log: s.log, ReadOnly: true}
