@@ -13,5 +13,6 @@
 //   - Compiled: a definition ready to serve, its tools' schemas built once.
 //   - Service: a compiled definition serving one world's db/NAME.sqlite.
 //
-// It imports internal/service/dbtool, internal/state and internal/world.
+// It imports internal/service/dbtool, internal/state, internal/world and
+// internal/delta.
 package engine

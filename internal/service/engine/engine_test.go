@@ -272,3 +272,26 @@ func TestShape(t *testing.T) {
 		t.Error("Shape of an array: no error")
 	}
 }
+
+func TestLint(t *testing.T) {
+	r, err := engine.Lint(context.Background(), compileShelf(t, shelf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Problems) > 0 || r.Tools != 3 || r.Resources != 1 || r.Ops != 1 {
+		t.Errorf("lint of shelf = %+v", r)
+	}
+	// A column that does not exist is found without a call reaching it;
+	// an example call that fails inside the service is reported.
+	broken := strings.Replace(shelf, "SELECT json_object('isbn', isbn, 'read', read", "SELECT json_object('isbn', isbn, 'read', readd", 1)
+	broken = strings.Replace(broken, "test:\n", "test:\n  calls: [{tool: list_books}, {tool: mark_read, args: {isbn: nope}}]\n", 1)
+	r, err = engine.Lint(context.Background(), compileShelf(t, broken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(r.Problems, "\n")
+	if !strings.Contains(joined, "tools[0] (list_books).steps[0].rows: ") || !strings.Contains(joined, "no such column: readd") ||
+		!strings.Contains(joined, "test.calls[0] (list_books)") || strings.Contains(joined, "test.calls[1]") {
+		t.Errorf("lint of a broken shelf:\n%s", joined)
+	}
+}
