@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -84,6 +85,15 @@ func applyLinted(ctx context.Context, dir string, pm *world.Manifest, d *Delta, 
 	if pm != nil && d.Catalog.IsZero() {
 		m.Catalog = pm.Catalog
 	}
+	var parentServices []world.ServiceRef
+	if pm != nil {
+		parentServices = pm.Services
+	}
+	services, err := MergeServices(parentServices, d.Services)
+	if err != nil {
+		return fmt.Errorf("apply delta: %w", err)
+	}
+	m.Services = services
 	if !producesEmpty(&d.Produces) {
 		p := d.Produces
 		m.Produces = &p
@@ -511,4 +521,21 @@ func (a *applier) updateOrDelete(o *Op) error {
 		return &ApplyError{Field: "key", Err: fmt.Errorf("no row in %s.%s with key %s", o.DB, o.Table, keyText(o.Key))}
 	}
 	return nil
+}
+
+// MergeServices returns the parent's service definitions with the day's
+// added, sorted by name; a name the parent serves from another definition
+// is an error (a service's definition is fixed once a world serves it).
+func MergeServices(parent, day []world.ServiceRef) ([]world.ServiceRef, error) {
+	out := slices.Clone(parent)
+	for _, r := range day {
+		i, found := slices.BinarySearchFunc(out, r.Name, func(a world.ServiceRef, name string) int { return strings.Compare(a.Name, name) })
+		switch {
+		case found && out[i].SHA256 != r.SHA256:
+			return nil, fmt.Errorf("services: %s is already served from the definition %s; a world keeps a service's definition (give the new one another name)", r.Name, out[i].SHA256)
+		case !found:
+			out = slices.Insert(out, i, r)
+		}
+	}
+	return out, nil
 }

@@ -33,9 +33,13 @@ type Delta struct {
 	// becomes the manifest's clock.
 	Clock string `json:"clock"`
 	// Catalog, when set, changes the catalog the world references.
-	Catalog  world.ID       `json:"catalog,omitzero"`
-	Ops      []Op           `json:"ops"`
-	Produces world.Produces `json:"produces"`
+	Catalog world.ID `json:"catalog,omitzero"`
+	// Services are service definitions the world serves from this day on
+	// (added to the parent's, sorted by name); the day's ops create their
+	// databases.
+	Services []world.ServiceRef `json:"services,omitempty"`
+	Ops      []Op               `json:"ops"`
+	Produces world.Produces     `json:"produces"`
 }
 
 // Operation names.
@@ -297,8 +301,9 @@ func ParseBytes(b []byte) (*Delta, error) {
 		Persona  string            `json:"persona"`
 		Day      int               `json:"day"`
 		Clock    string            `json:"clock"`
-		Catalog  world.ID          `json:"catalog,omitzero"`
-		Ops      []json.RawMessage `json:"ops"`
+		Catalog  world.ID           `json:"catalog,omitzero"`
+		Services []world.ServiceRef `json:"services,omitempty"`
+		Ops      []json.RawMessage  `json:"ops"`
 		Produces json.RawMessage   `json:"produces"`
 	}
 	if err := strictUnmarshal(b, &top); err != nil {
@@ -316,7 +321,7 @@ func ParseBytes(b []byte) (*Delta, error) {
 	if len(top.Ops) > MaxOps {
 		return nil, fmt.Errorf("delta: field ops: %d operations, at most %d; split the day", len(top.Ops), MaxOps)
 	}
-	d := &Delta{Version: *top.Version, Persona: top.Persona, Day: top.Day, Clock: top.Clock, Catalog: top.Catalog, Ops: make([]Op, len(top.Ops))}
+	d := &Delta{Version: *top.Version, Persona: top.Persona, Day: top.Day, Clock: top.Clock, Catalog: top.Catalog, Services: top.Services, Ops: make([]Op, len(top.Ops))}
 	for i, raw := range top.Ops {
 		if err := strictUnmarshal(raw, &d.Ops[i]); err != nil {
 			return nil, fmt.Errorf("delta: ops[%d]: %s", i, jsonError(raw, err))

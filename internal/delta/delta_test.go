@@ -482,3 +482,54 @@ func TestRefInKey(t *testing.T) {
 		t.Errorf("sql in key: %v", err)
 	}
 }
+
+// TestServices: a day adds service definitions to the manifest, which
+// keeps the parent's; a changed definition under a served name, an
+// unsorted list or a missing hash is refused.
+func TestServices(t *testing.T) {
+	ctx := context.Background()
+	_, day1 := chain(t)
+	h := func(s string) world.ID { return world.Hash([]byte(s)) }
+	mk := func(refs ...world.ServiceRef) *Delta {
+		d := &Delta{Version: Version, Persona: load(t, "day1.json").Persona, Day: 2, Clock: "2026-03-06T18:00:00Z", Services: refs}
+		return d
+	}
+	day2 := filepath.Join(t.TempDir(), "day2")
+	if err := ApplyCopy(ctx, day1, day2, mk(world.ServiceRef{Name: "habits", SHA256: h("v1")}), nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := world.ReadManifest(day2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Services) != 1 || m.Services[0].Name != "habits" {
+		t.Fatalf("services = %+v", m.Services)
+	}
+	if hashOf(t, day2) == hashOf(t, day1) {
+		t.Error("adding a service did not change the world's hash")
+	}
+	day3 := mk(world.ServiceRef{Name: "budget", SHA256: h("b")})
+	day3.Day, day3.Clock = 3, "2026-03-07T18:00:00Z"
+	out := filepath.Join(t.TempDir(), "day3")
+	if err := ApplyCopy(ctx, day2, out, day3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := world.ReadManifest(out); len(m.Services) != 2 || m.Services[0].Name != "budget" || m.Services[1].Name != "habits" {
+		t.Errorf("services after day 3 = %+v", m.Services)
+	}
+	for _, bad := range []struct {
+		refs []world.ServiceRef
+		want string
+	}{
+		{[]world.ServiceRef{{Name: "habits", SHA256: h("v2")}}, "already served from the definition"},
+		{[]world.ServiceRef{{Name: "b", SHA256: h("b")}, {Name: "a", SHA256: h("a")}}, "sorted by name"},
+		{[]world.ServiceRef{{Name: "zz"}}, "sha256: missing"},
+		{[]world.ServiceRef{{Name: "Bad!", SHA256: h("x")}}, "name"},
+	} {
+		d := mk(bad.refs...)
+		d.Day, d.Clock = 3, "2026-03-07T18:00:00Z"
+		if err := ApplyCopy(ctx, day2, filepath.Join(t.TempDir(), "bad"), d, nil); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("services %+v: %v, want %q", bad.refs, err, bad.want)
+		}
+	}
+}

@@ -275,6 +275,13 @@ func (l *linter) top(pm *world.Manifest) {
 	if d.Persona == "" {
 		l.add(-1, "persona", "must not be empty")
 	}
+	if err := world.ValidateServices("services", d.Services); err != nil {
+		l.add(-1, "services", "%v", err)
+	} else if pm != nil {
+		if _, err := MergeServices(pm.Services, d.Services); err != nil {
+			l.add(-1, "services", "%v", err)
+		}
+	}
 	clock, err := time.Parse(time.RFC3339, d.Clock)
 	if err != nil {
 		l.add(-1, "clock", "%q is not RFC 3339 (e.g. \"2026-03-04T18:00:00Z\")", d.Clock)

@@ -28,6 +28,34 @@ type Manifest struct {
 	Catalog ID `json:"catalog,omitzero"`
 	// Produces is what the delta that made this state declared it writes.
 	Produces *Produces `json:"produces,omitempty"`
+	// Services are the MCP services the world serves from definition files
+	// (docs/services/definition.md) besides the built-in ones, sorted by
+	// name; each is pinned by the hash of its file.
+	Services []ServiceRef `json:"services,omitempty"`
+}
+
+// ServiceRef names a service definition by name (its database is
+// db/NAME.sqlite) and the SHA-256 of the definition file's bytes.
+type ServiceRef struct {
+	Name   string `json:"name"`
+	SHA256 ID     `json:"sha256"`
+}
+
+// ValidateServices checks refs: valid database names, sorted, each once,
+// each with a hash; field names the list in the error.
+func ValidateServices(field string, refs []ServiceRef) error {
+	for i, r := range refs {
+		if err := ValidDBName(r.Name); err != nil {
+			return fmt.Errorf("%s[%d].name: %w", field, i, err)
+		}
+		if r.SHA256.IsZero() {
+			return fmt.Errorf("%s[%d].sha256: missing; give the SHA-256 of the definition file of %s", field, i, r.Name)
+		}
+		if i > 0 && refs[i-1].Name >= r.Name {
+			return fmt.Errorf("%s[%d]: %q comes after %q: list services once each, sorted by name", field, i, r.Name, refs[i-1].Name)
+		}
+	}
+	return nil
 }
 
 // Time parses Clock.
@@ -51,6 +79,9 @@ func (m *Manifest) Validate() error {
 		return fmt.Errorf("manifest: field day: got %d, must be >= 0", m.Day)
 	}
 	if _, err := m.Time(); err != nil {
+		return err
+	}
+	if err := ValidateServices("manifest: field services", m.Services); err != nil {
 		return err
 	}
 	return nil
