@@ -1,5 +1,6 @@
-// Package contacts is the persona's address book, served over MCP with the
-// official Go SDK. Its state is one SQLite database of the world,
+// Package contacts is the persona's address book: an MCP service that the
+// service engine serves from its definition, service.yaml (tables, tools,
+// resource, test world). Its state is one SQLite database of the world,
 // db/contacts.sqlite, whose tables Schema declares.
 //
 // Glossary:
@@ -7,16 +8,14 @@
 //     of every tool), with name, email, phone, company, role, notes and the
 //     time of its last change (updated_at).
 //   - tag: a lowercase label of a contact (letters, digits, - and _).
-//   - tool error: a call the model can fix (unknown contact, invalid email,
-//     duplicate email). It is a tool result with IsError and a message naming
-//     the fix, never a protocol error, and it changes nothing.
+//   - hooks: the Go the definition calls as SQL functions (Hooks): the
+//     field validators (email, phone, tag: text.go), the tag's Unicode
+//     lower-casing and the decoding of update_contact's fields with Go's
+//     JSON rules.
 //   - seed: a contact a world synthesizer writes through delta operations
-//     (InsertOps, TagOp, UpdateOp), never through the tools.
+//     (InsertOps, TagOp, UpdateOp), never through the tools; seeds are
+//     checked by the same validators as the tools' arguments.
 //
-// The database is one connection held open between calls and reopened
-// when the file is replaced (dbtool.DB). Time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
-// the same world give the same database.
-//
-// It imports internal/world, internal/state and internal/delta only.
+// It imports internal/service/engine, internal/service/dbtool,
+// internal/world, internal/state and internal/delta only.
 package contacts

@@ -1,126 +1,134 @@
 package contacts
 
 import (
-	"context"
-	"database/sql"
+	"database/sql/driver"
+	_ "embed"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
-	"time"
+	"strings"
+	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wildawm/wildawm/internal/service/dbtool"
-	"github.com/wildawm/wildawm/internal/world"
+	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
-// Options configures a Service. DBPath, Clock and Self are required.
-type Options struct {
-	// DBPath is the world's db/contacts.sqlite. It must exist. It is
-	// held open between calls and reopened when the file is replaced
-	// (dbtool.DB; the runtime suspends the service around a reset).
-	DBPath string
-	// Clock gives the updated_at of contacts the tools create or change.
-	Clock world.Clock
-	// Self is the persona's name, whose address book this is; it names the
-	// owner in the server's instructions.
-	Self string
-	// Logger receives internal failures; nil discards.
-	Logger *slog.Logger
-	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
-	// keeps them until the client ends them.
-	SessionTimeout time.Duration
-	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
-	// harness's scratch world): writes then keep their rollback journal in
-	// memory and skip fsync, so a crash of this process or of the machine
-	// mid-write may leave the database torn. Leave it false for a world
-	// that must survive a crash.
-	Ephemeral bool
-	// Schemas, when set, shares the tools' schemas with every other
-	// service given the same cache (a runtime's instances).
-	Schemas *dbtool.SchemaCache
+//go:embed service.yaml
+var definition []byte
+
+// DBName is the name of the service's database in a world (db/contacts.sqlite).
+const DBName = "contacts"
+
+// TimeFormat is the layout of every timestamp column (UTC).
+const TimeFormat = "2006-01-02 15:04:05"
+
+// Hooks are what the definition needs in Go: the field validators (shared
+// with the synthesis functions, so a seed is checked as a tool call is),
+// the tag's Unicode lower-casing, and the decoding of update_contact's
+// fields with Go's rules (names matched ignoring case, an unknown one
+// refused).
+var Hooks = engine.Hooks{
+	Funcs: map[string]engine.Func{
+		// contacts_invalid(field, value): NULL when value is absent (NULL)
+		// or valid for field, else why not (the tool's error).
+		"contacts_invalid": {Args: 2, Fn: func(a []driver.Value) (driver.Value, error) {
+			if a[1] == nil {
+				return nil, nil
+			}
+			check, ok := validators[text(a[0])]
+			if !ok {
+				return nil, errors.New("contacts_invalid: unknown field " + text(a[0]))
+			}
+			if _, err := check(text(a[1])); err != nil {
+				return err.Error(), nil
+			}
+			return nil, nil
+		}},
+		// contacts_tag(tag): the tag as stored, trimmed and lower-cased
+		// (Unicode, unlike SQLite's lower).
+		"contacts_tag": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+			return tagKey(text(a[0])), nil
+		}},
+		// contacts_fields_error(fields): NULL when update_contact's fields
+		// argument (JSON text) decodes into Fields, else why not.
+		"contacts_fields_error": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+			if _, err := decodeFields(text(a[0])); err != nil {
+				return err.Error(), nil
+			}
+			return nil, nil
+		}},
+		// contacts_field(fields, name): the field name of update_contact's
+		// fields argument, NULL when it is left out or null.
+		"contacts_field": {Args: 2, Fn: func(a []driver.Value) (driver.Value, error) {
+			f, err := decodeFields(text(a[0]))
+			if err != nil {
+				return nil, err
+			}
+			for _, fl := range f.list() {
+				if fl.name == text(a[1]) && fl.v != nil {
+					return *fl.v, nil
+				}
+			}
+			return nil, nil
+		}},
+	},
 }
 
-// Service serves one world's contacts database over MCP.
-type Service struct {
-	dbtool.Transports // HTTPHandler and RunStdio
-
-	path  string
-	clock world.Clock
-	self  string
-	log   *slog.Logger
-	db    *dbtool.DB // the database (one connection, held open)
+// validators check one field's value as the tools take it, by the name
+// their errors give it.
+var validators = map[string]func(string) (string, error){
+	"name":        func(v string) (string, error) { return checkName("name", v) },
+	"fields.name": func(v string) (string, error) { return checkName("fields.name", v) },
+	"email":       checkEmail,
+	"phone":       checkPhone,
+	"company":     func(v string) (string, error) { return checkText("company", v, MaxFieldChars, false) },
+	"role":        func(v string) (string, error) { return checkText("role", v, MaxFieldChars, false) },
+	"notes":       func(v string) (string, error) { return checkText("notes", v, MaxNotesChars, true) },
+	"tag":         normTag,
 }
 
-// New checks opts and that the database at opts.DBPath has the service's
-// tables, and returns a Service.
-func New(opts Options) (*Service, error) {
-	switch {
-	case opts.DBPath == "":
-		return nil, errors.New("contacts: Options.DBPath is required")
-	case opts.Clock == nil:
-		return nil, errors.New("contacts: Options.Clock is required")
-	case opts.Self == "":
-		return nil, errors.New("contacts: Options.Self is required")
+// decodeFields decodes update_contact's fields argument as encoding/json
+// does (names matched ignoring case, an unknown one refused), with the
+// errors the tool gives.
+func decodeFields(raw string) (Fields, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var f Fields
+	if err := dec.Decode(&f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return f, badCall("argument %q of update_contact must be %s, not %s", "fields."+te.Field, te.Type.String(), te.Value)
+		}
+		return f, badCall("the arguments of update_contact are not valid: %v", err)
 	}
-	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	return f, nil
+}
+
+// text is an SQL function's argument as text.
+func text(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
 	}
-	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
-	s.db = &dbtool.DB{Service: "contacts", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
-	db, err := s.open(false)
-	if err != nil {
-		return nil, fmt.Errorf("contacts: %w", err)
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Compiled returns the service's definition, compiled with its hooks
+// (once per process; every instance shares it).
+var Compiled = sync.OnceValue(func() *engine.Compiled {
+	d, err := engine.Parse(definition)
+	if err == nil {
+		var c *engine.Compiled
+		if c, err = engine.Compile(d, Hooks); err == nil {
+			return c
+		}
 	}
-	defer db.Close()
-	if err := checkSchema(context.Background(), db); err != nil {
-		return nil, fmt.Errorf("contacts: %s: %w", opts.DBPath, err)
-	}
-	return s, nil
-}
+	panic("contacts: service.yaml: " + err.Error())
+})
 
-// Server returns a new MCP server with the service's tools and its contact
-// resource template registered.
-func (s *Service) Server() *mcp.Server {
-	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-contacts", Title: "Contacts", Version: "1"}, &mcp.ServerOptions{
-		Instructions: fmt.Sprintf("The address book of %s. Use list_contacts or search_contacts to find a contact's id, get_contact to see all of it, and create_contact, update_contact, tag_contact and delete_contact to change the address book.", s.self),
-		Logger:       s.log,
-	})
-	s.addTools(srv)
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{
-		Name:        "contact",
-		Title:       "Contact",
-		Description: "One contact as plain text: name, email, phone, company, role, tags and notes.",
-		MIMEType:    "text/plain",
-		URITemplate: contactURIPrefix + "{contact}",
-	}, s.db.ResourceHandler(contactURIPrefix, "text/plain", 1, renderContact))
-	return srv
-}
-
-// querier is what the tools need of *sql.DB and *sql.Conn.
-type querier = dbtool.Querier
-
-// open opens the database; it never creates it (a missing file is an error,
-// not a new empty database in the world).
-func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
-
-// read runs fn in a transaction that is rolled back (dbtool.DB.Read).
-func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Read(ctx, fn)
-}
-
-// write runs fn in one BEGIN IMMEDIATE transaction (dbtool.DB.Write).
-func (s *Service) write(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Write(ctx, fn)
-}
-
-func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
-
-// Suspend closes the database and holds every call until resume
-// (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
-func (s *Service) Suspend() (resume func()) { return s.db.Suspend() }
-
-// Hold holds every call until release (dbtool.DB.Hold); the runtime
-// brackets a snapshot of the instance with it.
-func (s *Service) Hold() (release func()) { return s.db.Hold() }
+// Schema returns the DDL of the service's database, one statement per entry,
+// in the order a delta's db.create runs them. Every table has a natural key.
+func Schema() []string { return Compiled().Def.Schema() }

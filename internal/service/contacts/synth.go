@@ -40,35 +40,34 @@ func InsertOps(seeds ...Seed) ([]delta.Op, error) {
 	var ops []delta.Op
 	ids, emails := map[string]bool{}, map[string]string{}
 	for i, sd := range seeds {
-		c, err := checkContact(CreateContactIn{Name: sd.Name, Email: sd.Email, Phone: sd.Phone, Company: sd.Company, Role: sd.Role, Notes: sd.Notes})
+		c, err := checkSeed(sd)
 		if err != nil {
 			return nil, fmt.Errorf("contacts seed %d: %w", i, err)
 		}
 		if sd.UpdatedAt.IsZero() {
-			return nil, fmt.Errorf("contacts seed %d (%s): UpdatedAt is zero", i, c.Name)
+			return nil, fmt.Errorf("contacts seed %d (%s): UpdatedAt is zero", i, c["name"])
 		}
 		ext := sd.ExtID
 		if ext == "" {
-			ext = slug(c.Name)
+			ext = slug(c["name"])
 		}
 		if ids[ext] {
 			return nil, fmt.Errorf("contacts seed %d: ext_id %q repeats", i, ext)
 		}
 		ids[ext] = true
-		if c.Email != "" {
-			low := strings.ToLower(c.Email)
+		if email := c["email"]; email != "" {
+			low := strings.ToLower(email)
 			if other, ok := emails[low]; ok {
-				return nil, fmt.Errorf("contacts seed %d: email %s is also contact %q's", i, c.Email, other)
+				return nil, fmt.Errorf("contacts seed %d: email %s is also contact %q's", i, email, other)
 			}
 			emails[low] = ext
 		}
+		values := map[string]delta.Value{"updated_at": delta.Lit(sd.UpdatedAt.UTC().Format(TimeFormat))}
+		for col, v := range c {
+			values[col] = delta.Lit(v)
+		}
 		ops = append(ops, delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "contacts",
-			Key: map[string]delta.Value{"ext_id": delta.Lit(ext)},
-			Values: map[string]delta.Value{
-				"name": delta.Lit(c.Name), "email": delta.Lit(c.Email), "phone": delta.Lit(c.Phone),
-				"company": delta.Lit(c.Company), "role": delta.Lit(c.Role), "notes": delta.Lit(c.Notes),
-				"updated_at": delta.Lit(sd.UpdatedAt.UTC().Format(TimeFormat)),
-			}})
+			Key: map[string]delta.Value{"ext_id": delta.Lit(ext)}, Values: values})
 		for _, t := range sd.Tags {
 			op, err := TagOp(ext, t)
 			if err != nil {
@@ -100,20 +99,33 @@ func UpdateOp(extID string, f Fields, at time.Time) (delta.Op, error) {
 	if f.empty() {
 		return delta.Op{}, fmt.Errorf("contacts update of %q: no fields", extID)
 	}
-	var c Contact
-	if _, err := f.apply(&c); err != nil {
-		return delta.Op{}, fmt.Errorf("contacts update of %q: %w", extID, err)
-	}
 	set := map[string]delta.Value{"updated_at": delta.Lit(at.UTC().Format(TimeFormat))}
-	for _, fl := range []struct {
-		col string
-		v   *string
-		nv  string
-	}{{"name", f.Name, c.Name}, {"email", f.Email, c.Email}, {"phone", f.Phone, c.Phone}, {"company", f.Company, c.Company}, {"role", f.Role, c.Role}, {"notes", f.Notes, c.Notes}} {
-		if fl.v != nil {
-			set[fl.col] = delta.Lit(fl.nv)
+	for _, fl := range f.list() {
+		if fl.v == nil {
+			continue
 		}
+		v, err := fl.check(*fl.v)
+		if err != nil {
+			return delta.Op{}, fmt.Errorf("contacts update of %q: %w", extID, err)
+		}
+		set[fl.name] = delta.Lit(v)
 	}
 	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "contacts",
 		Key: map[string]delta.Value{"ext_id": delta.Lit(extID)}, Set: set}, nil
+}
+
+// checkSeed validates a seed's fields as create_contact validates its
+// arguments and returns them normalized, by column.
+func checkSeed(sd Seed) (map[string]string, error) {
+	c := map[string]string{}
+	for _, f := range []struct{ name, v string }{
+		{"name", sd.Name}, {"email", sd.Email}, {"phone", sd.Phone}, {"company", sd.Company}, {"role", sd.Role}, {"notes", sd.Notes},
+	} {
+		v, err := validators[f.name](f.v)
+		if err != nil {
+			return nil, err
+		}
+		c[f.name] = v
+	}
+	return c, nil
 }

@@ -1,43 +1,59 @@
 package contacts
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
-// slug turns a name into a contact ext_id: ASCII letters and digits
-// lowercased, every other run of characters one '-', at most 48 bytes. A
-// name with no ASCII letter or digit gets a short hash instead.
-func slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range name {
-		r = unicode.ToLower(r)
-		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			continue
-		}
-		dash = true
-	}
-	s := b.String()
-	if len(s) > 48 {
-		s = strings.TrimRight(s[:48], "-")
-	}
-	if s == "" {
-		sum := sha256.Sum256([]byte(name))
-		s = hex.EncodeToString(sum[:4])
-	}
-	return s
+// Limits of the tools' arguments (service.yaml states them to the model;
+// the validators below, which the tools and the synthesis functions share,
+// enforce them).
+const (
+	MaxNameChars  = 200
+	MaxFieldChars = 200
+	MaxEmailChars = 254
+	MaxPhoneChars = 32
+	MaxNotesChars = 10000
+	MaxTagChars   = 40
+)
+
+// Fields are the fields update_contact changes (its fields argument);
+// absent ones stay as they are.
+type Fields struct {
+	Name    *string `json:"name,omitempty"`
+	Email   *string `json:"email,omitempty"`
+	Phone   *string `json:"phone,omitempty"`
+	Company *string `json:"company,omitempty"`
+	Role    *string `json:"role,omitempty"`
+	Notes   *string `json:"notes,omitempty"`
 }
+
+// field is one of Fields with the column it sets and its validator.
+type field struct {
+	name  string
+	v     *string
+	check func(string) (string, error)
+}
+
+// list returns f's fields in the order update_contact checks them.
+func (f Fields) list() []field {
+	return []field{
+		{"name", f.Name, validators["fields.name"]}, {"email", f.Email, checkEmail}, {"phone", f.Phone, checkPhone},
+		{"company", f.Company, validators["company"]}, {"role", f.Role, validators["role"]}, {"notes", f.Notes, validators["notes"]},
+	}
+}
+
+func (f Fields) empty() bool {
+	return f.Name == nil && f.Email == nil && f.Phone == nil && f.Company == nil && f.Role == nil && f.Notes == nil
+}
+
+// slug turns a name into a contact ext_id as create_contact does
+// (engine.Slug, at most 48 bytes).
+func slug(name string) string { return engine.Slug(name, 48) }
 
 // hasControl reports whether s has a control character (newlines included).
 func hasControl(s string) bool {
@@ -142,10 +158,13 @@ func checkText(field, v string, limit int, multiline bool) (string, error) {
 	return v, nil
 }
 
-// normTag returns tag trimmed and lowercased, or a tool error unless it is 1
+// tagKey is tag as stored: trimmed and lower-cased.
+func tagKey(tag string) string { return strings.ToLower(strings.TrimSpace(tag)) }
+
+// normTag returns tag as stored (tagKey), or a tool error unless it is 1
 // to MaxTagChars letters, digits, '-' and '_'.
 func normTag(tag string) (string, error) {
-	t := strings.ToLower(strings.TrimSpace(tag))
+	t := tagKey(tag)
 	switch n := utf8.RuneCountInString(t); {
 	case t == "":
 		return "", badCall("tag is empty; pass a short label such as \"work\" or \"family\"")
@@ -158,31 +177,6 @@ func normTag(tag string) (string, error) {
 }
 
 // clip shortens s to n characters for an error message.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
+func clip(s string, n int) string { return engine.Clip(s, n) }
 
-// cursor is the position after which list_contacts continues: contacts are
-// ordered by (lower(name), ext_id).
-type cursor struct {
-	name, contact string
-}
-
-const cursorPrefix = "c1"
-
-// String encodes c as an opaque, URL-safe token.
-func (c cursor) String() string {
-	return dbtool.EncodeCursor(cursorPrefix, c.name, c.contact)
-}
-
-func parseCursor(s string) (cursor, bool) {
-	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 2)
-	if !ok || parts[1] == "" {
-		return cursor{}, false
-	}
-	return cursor{name: parts[0], contact: parts[1]}, true
-}
+func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
