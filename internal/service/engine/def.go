@@ -740,14 +740,13 @@ func topLevelSelectList(q string) (string, bool) {
 				continue
 			}
 			switch {
-			case strings.HasPrefix(upper[i:], "SELECT") && start < 0:
+			case keywordAt(upper, i, "SELECT") && start < 0:
 				start = i + len("SELECT")
 				if strings.HasPrefix(strings.TrimSpace(upper[start:]), "DISTINCT ") {
 					start = strings.Index(upper[start:], "DISTINCT") + start + len("DISTINCT")
 				}
-			case start >= 0 && (strings.HasPrefix(upper[i:], "FROM") || strings.HasPrefix(upper[i:], "WHERE") ||
-				strings.HasPrefix(upper[i:], "ORDER") || strings.HasPrefix(upper[i:], "LIMIT") || strings.HasPrefix(upper[i:], "GROUP") ||
-				strings.HasPrefix(upper[i:], "UNION")):
+			case start >= 0 && (keywordAt(upper, i, "FROM") || keywordAt(upper, i, "WHERE") || keywordAt(upper, i, "ORDER") ||
+				keywordAt(upper, i, "LIMIT") || keywordAt(upper, i, "GROUP") || keywordAt(upper, i, "UNION")):
 				return q[start:i], true
 			}
 		}
@@ -765,6 +764,19 @@ func wordAt(s string, i int) bool {
 		if c == '_' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == ':' {
 			return false
 		}
+	}
+	return true
+}
+
+// keywordAt reports whether the keyword kw is at i of s as a whole word:
+// a column such as from_addr or order_id does not end a select list.
+func keywordAt(s string, i int, kw string) bool {
+	if !strings.HasPrefix(s[i:], kw) {
+		return false
+	}
+	if j := i + len(kw); j < len(s) {
+		c := s[j]
+		return !(c == '_' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
 	}
 	return true
 }
