@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +13,7 @@ import (
 
 func (e *env) mcpCmd() *cobra.Command {
 	c := &cobra.Command{Use: "mcp", Short: "Serve a world's MCP services to external agent harnesses"}
-	var worldDir, name, self, httpAddr string
+	var worldDir, name, self, httpAddr, servicesDir string
 	var ephemeral bool
 	serve := &cobra.Command{
 		Use:   "serve --world DIR --service NAME [--http ADDR]",
@@ -29,14 +31,23 @@ world is a throwaway copy.`,
 			if worldDir == "" || name == "" {
 				return fmt.Errorf("give --world DIR and --service NAME")
 			}
-			spec, err := service.Lookup(name)
-			if err != nil {
-				return err
-			}
 			m, err := world.ReadManifest(worldDir)
 			if err != nil {
 				return err
 			}
+			specs, err := service.ForWorld(m, library(servicesDir))
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(specs, func(s service.Spec) bool { return s.Name == name })
+			if i < 0 {
+				names := make([]string, len(specs))
+				for j, s := range specs {
+					names[j] = s.Name
+				}
+				return fmt.Errorf("unknown service %q; known: %s (the built-in ones and those this world names)", name, strings.Join(names, ", "))
+			}
+			spec := specs[i]
 			t, err := m.Time()
 			if err != nil {
 				return err
@@ -61,6 +72,7 @@ world is a throwaway copy.`,
 	serve.Flags().StringVar(&name, "service", "", "the service: messages, ...")
 	serve.Flags().StringVar(&self, "self", "", "the persona's name in the service (default: the first account's display name)")
 	serve.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080, or 127.0.0.1:0 for a free port) instead of stdio")
+	serve.Flags().StringVar(&servicesDir, "services", "", "library of service definitions the world may name (DIR/NAME.yaml)")
 	serve.Flags().BoolVar(&ephemeral, "ephemeral", false, "the world is a throwaway copy: keep write journals in memory and skip fsync (a crash may tear a database)")
 	c.AddCommand(serve)
 	return c

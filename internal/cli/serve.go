@@ -22,11 +22,11 @@ import (
 
 func (e *env) serveCmd() *cobra.Command {
 	var (
-		listen, control, catalogDir, runDir, tokenFile, self string
-		idle                                                 time.Duration
-		unsafeShell                                          bool
-		maxInstances, inodes                                 int
-		tmpfsSize                                            string
+		listen, control, catalogDir, runDir, tokenFile, self, servicesDir string
+		idle                                                              time.Duration
+		unsafeShell                                                       bool
+		maxInstances, inodes                                              int
+		tmpfsSize                                                         string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -82,7 +82,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 				return err
 			}
 			mat := &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache"), Overlay: &reset.Overlay{Size: tmpfsSize, Inodes: inodes}}
-			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, WorkDir: filepath.Join(runDir, "instances"),
+			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, Services: library(servicesDir), WorkDir: filepath.Join(runDir, "instances"),
 				Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell, MaxInstances: maxInstances})
 			defer m.Close(context.WithoutCancel(ctx))
 
@@ -125,6 +125,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 	c.Flags().StringVar(&runDir, "run-dir", "", "instances and snapshot cache (must be searchable by unprivileged uids)")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "where to write the control bearer token (default RUN-DIR/control.token)")
 	c.Flags().StringVar(&self, "self", "Alex Rivera", "the persona's name as a message sender")
+	c.Flags().StringVar(&servicesDir, "services", "", "library of service definitions worlds may name (DIR/NAME.yaml; docs/services/definition.md)")
 	c.Flags().DurationVar(&idle, "idle", 30*time.Minute, "reclaim instances idle this long")
 	c.Flags().IntVar(&maxInstances, "max-instances", runtime.DefaultMaxInstances, "refuse to create more live instances than this (HTTP 503)")
 	c.Flags().StringVar(&tmpfsSize, "instance-size", "256m", "bytes an instance's changes may take (its tmpfs's size=); past it, writes fail with ENOSPC")

@@ -17,15 +17,22 @@ func (e *env) serviceCmd() *cobra.Command {
 		Long: `Check each definition file (YAML or JSON, docs/services/definition.md): every
 field (errors name it), every SQL text prepared against the schema, and every
 example call of its test world run through an MCP client. A definition read
-from a file has no Go hooks. Exits non-zero when any file has a problem.`,
+from a file has no Go hooks, except that of a built-in service (same name),
+which is checked with the built-in's hooks. Exits non-zero when any file has
+a problem.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
 				d, err := engine.Load(path)
 				if err == nil {
+					// A built-in service's file is checked with its Go hooks.
+					hooks := engine.Hooks{}
+					if spec, lerr := service.Lookup(d.Name); lerr == nil && spec.Compiled != nil {
+						hooks = spec.Compiled.Hooks()
+					}
 					var c *engine.Compiled
-					if c, err = engine.Compile(d, engine.Hooks{}); err == nil {
+					if c, err = engine.Compile(d, hooks); err == nil {
 						var r *engine.LintReport
 						if r, err = engine.Lint(cmd.Context(), c); err == nil {
 							if len(r.Problems) == 0 {
@@ -62,4 +69,12 @@ from a file has no Go hooks. Exits non-zero when any file has a problem.`,
 	}
 	c.AddCommand(lint, list)
 	return c
+}
+
+// library is the definitions library at dir; nil when dir is empty.
+func library(dir string) *service.Library {
+	if dir == "" {
+		return nil
+	}
+	return &service.Library{Dir: dir}
 }

@@ -39,6 +39,8 @@ type Env struct {
 	WorkDir string
 	// Self is the persona's name as a message sender.
 	Self string
+	// Services is the library of service definitions worlds may name.
+	Services *service.Library
 	// NewBrowser starts a fresh browser for one session.
 	NewBrowser func(ctx context.Context) (Browser, error)
 	// Timeout bounds one rollout (default 5 minutes).
@@ -127,12 +129,20 @@ func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Traj
 }
 
 // Services lists the MCP services the world at dir has a database for, in
-// the registry's order: the services an instance of it serves.
+// the registry's order, then those its manifest serves from definitions:
+// the services an instance of it serves.
 func Services(dir string) []string {
 	var out []string
 	for _, spec := range service.All() {
 		if _, err := os.Stat(world.DBPath(dir, spec.Name)); err == nil {
 			out = append(out, spec.Name)
+		}
+	}
+	if m, err := world.ReadManifest(dir); err == nil {
+		for _, ref := range m.Services {
+			if _, err := os.Stat(world.DBPath(dir, ref.Name)); err == nil {
+				out = append(out, ref.Name)
+			}
 		}
 	}
 	return out
@@ -161,7 +171,7 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 		return nil, err
 	}
 	uid := e.nextUID()
-	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid})
+	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services})
 }
 
 // MaxAttempts is how many times Run tries a rollout whose harness failed

@@ -48,6 +48,10 @@ type Options struct {
 	// Schemas, when set, shares the MCP tools' schemas with the other
 	// instances given it (a Manager gives all of its instances one).
 	Schemas *dbtool.SchemaCache
+	// Services is the library of service definitions the world's manifest
+	// may name (world.Manifest.Services); nil serves only the built-in
+	// services, and a world that names a definition fails to start.
+	Services *service.Library
 	// NoListen serves the instance only through SiteHandler and MCPHandler
 	// (a Manager mounts hundreds in one listener); by default Start opens a
 	// loopback port for each site and one for the MCP services.
@@ -241,8 +245,16 @@ func (in *Instance) open() (err error) {
 		}
 		sites[spec.Name] = s
 	}
+	m, err := world.ReadManifest(in.inst.Dir())
+	if err != nil {
+		return err
+	}
+	specs, err := service.ForWorld(m, in.opts.Services)
+	if err != nil {
+		return err
+	}
 	svcs := map[string]service.Service{}
-	for _, spec := range service.All() {
+	for _, spec := range specs {
 		if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
 			continue // the persona does not use this service
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
@@ -47,6 +48,9 @@ type ManagerOptions struct {
 	WorkDir string
 	// Self is the persona's name as a message sender.
 	Self string
+	// Services is the library of service definitions worlds may name
+	// (Options.Services).
+	Services *service.Library
 	// IdleTimeout reclaims instances nobody used for this long (30 min).
 	IdleTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions (10 min).
@@ -195,7 +199,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 		return Info{}, err
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
-		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Schemas: m.schemas,
+		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Schemas: m.schemas, Services: m.opts.Services,
 		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell})
 	if err != nil {
 		return Info{}, err

@@ -89,6 +89,9 @@ type tool struct {
 	out    map[string]any
 }
 
+// Hooks returns the Go hooks c was compiled with.
+func (c *Compiled) Hooks() Hooks { return c.hooks }
+
 // Compile checks that d's hooks exist in h and registers its SQL functions
 // (and the built-ins) with the SQLite driver.
 func Compile(d *Definition, h Hooks) (*Compiled, error) {
