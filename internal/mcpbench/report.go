@@ -48,6 +48,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Server, c.Transport, c.Client, c.Tool, c.Kind, fmtBytes(c.Bytes), fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Mean), ratio)
 	}
 	b.WriteString("\nRatio: our p50 over the p50 of the reference server on the same transport with the same client (stdio: server-memory's create_entities; http: server-everything's echo); below 1 is faster. In process has no reference. Response: the JSON-RPC response message's size (go-sdk: the SDK's re-encoding of the result; raw: the bytes received).\n")
+	r.baselineTable(&b)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "\nSkipped: %s", s)
 	}
@@ -72,4 +73,29 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 	}
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// baselineTable writes, when the run had a baseline build, our p50 and p99
+// over the baseline's for each transport, client and tool.
+func (r *Report) baselineTable(b *strings.Builder) {
+	type key struct{ transport, client, tool string }
+	base := map[key]Case{}
+	for _, c := range r.Cases {
+		if strings.Contains(c.Server, "(baseline ") {
+			base[key{c.Transport, c.Client, c.Tool}] = c
+		}
+	}
+	if len(base) == 0 {
+		return
+	}
+	b.WriteString("\nAgainst the baseline build (the same calls in the same round robin):\n\n| transport | client | tool | p50 | baseline p50 | ratio | p99 | baseline p99 | ratio |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range r.Cases {
+		bc, ok := base[key{c.Transport, c.Client, c.Tool}]
+		if !ok || c.Server != "wildawm messages" {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | **%.2fx** | %s | %s | %.2fx |\n", c.Transport, c.Client, c.Tool, fmtDur(c.P50), fmtDur(bc.P50),
+			float64(c.P50)/float64(bc.P50), fmtDur(c.P99), fmtDur(bc.P99), float64(c.P99)/float64(bc.P99))
+	}
+	b.WriteString("\nRatio: this build over the baseline; below 1 is faster.\n")
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -52,13 +52,17 @@ func writeWorld(ctx context.Context, dir string, threads, msgs int, seed uint64)
 	if err := world.WriteAccounts(dir, nil); err != nil {
 		return 0, err
 	}
-	path := world.DBPath(dir, messages.DBName)
+	path := world.DBPath(dir, "messages")
 	db, err := state.OpenDB(path, false)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
-	for _, s := range messages.Schema() {
+	spec, err := service.Lookup("messages")
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range spec.Schema() {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return 0, fmt.Errorf("schema: %w", err)
 		}
@@ -96,7 +100,7 @@ func writeWorld(ctx context.Context, dir string, threads, msgs int, seed uint64)
 		}
 		members[t] = people
 		if _, err := tx.ExecContext(ctx, `INSERT INTO threads (id, ext_id, title, kind, created_at) VALUES (?, ?, ?, ?, ?)`,
-			t+1, fmt.Sprintf("t-%03d", t), title, kind, start.Add(time.Duration(t)*time.Hour).Format(messages.TimeFormat)); err != nil {
+			t+1, fmt.Sprintf("t-%03d", t), title, kind, start.Add(time.Duration(t)*time.Hour).Format(time.DateTime)); err != nil {
 			return 0, err
 		}
 		for i, p := range people {
@@ -131,7 +135,7 @@ func writeWorld(ctx context.Context, dir string, threads, msgs int, seed uint64)
 			read = 0
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, thread_id, seq, sender, body, sent_at, is_read) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			i+1, t+1, seq[t], sender, body.String(), start.Add(time.Duration(i+1)*step).Format(messages.TimeFormat), read); err != nil {
+			i+1, t+1, seq[t], sender, body.String(), start.Add(time.Duration(i+1)*step).Format(time.DateTime), read); err != nil {
 			return 0, err
 		}
 	}
