@@ -121,10 +121,7 @@ func All() []Spec {
 			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		FromDefinition(contacts.Compiled()),
-		{Name: "mail", Schema: mail.Schema, ReadTool: "list_folders", Open: func(o Options) (Service, error) {
-			return mail.New(mail.Options{DBPath: world.DBPath(o.WorldDir, "mail"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self,
-				SelfAddress: o.selfAddress(), Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(mail.Compiled()),
 		FromDefinition(notes.Compiled()),
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
 			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})

@@ -9,18 +9,28 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
+func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
+
+// attachment is one attached file as send_mail stores and returns it.
+type attachment struct {
+	Filename string `json:"filename"`
+	HomePath string `json:"home_path"`
+}
+
 // checkAttachments resolves send_mail's attachment paths: each must name a
-// regular file inside WorldDir/home after following symlinks, and no two may
-// share a file name. It returns them cleaned, in the order given.
-func (s *Service) checkAttachments(paths []string) ([]AttachmentView, error) {
-	out := []AttachmentView{}
+// regular file inside worldDir/home after following symlinks, and no two
+// may share a file name. It returns them cleaned, in the order given; a
+// path the model can fix is a tool error.
+func checkAttachments(worldDir string, paths []string) ([]attachment, error) {
+	out := []attachment{}
 	if len(paths) == 0 {
 		return out, nil
 	}
-	home, err := filepath.EvalSymlinks(filepath.Join(s.worldDir, world.HomeDir))
+	home, err := filepath.EvalSymlinks(filepath.Join(worldDir, world.HomeDir))
 	if err != nil {
 		return nil, fmt.Errorf("home directory: %w", err)
 	}
@@ -55,7 +65,7 @@ func (s *Service) checkAttachments(paths []string) ([]AttachmentView, error) {
 			return nil, badCall("attachments %q and %q have the same file name %q; a mail's attachments need distinct names", prev, p, name)
 		}
 		seen[name] = p
-		out = append(out, AttachmentView{Filename: name, HomePath: clean})
+		out = append(out, attachment{Filename: name, HomePath: clean})
 	}
 	return out, nil
 }
