@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -644,9 +645,19 @@ func maps(p, extra map[string]any) map[string]any {
 	return out
 }
 
+// paramNames caches sqlParams by SQL text: a definition's statements are
+// few and fixed, and scanning one on every call is waste.
+var paramNames sync.Map // string -> []string
+
 // args binds the parameters query uses, by name.
 func args(query string, p map[string]any) []any {
-	names := sqlParams(query)
+	var names []string
+	if v, ok := paramNames.Load(query); ok {
+		names = v.([]string)
+	} else {
+		names = sqlParams(query)
+		paramNames.Store(query, names)
+	}
 	out := make([]any, len(names))
 	for i, n := range names {
 		out[i] = sql.Named(n, p[n])
