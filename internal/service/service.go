@@ -126,9 +126,7 @@ func All() []Spec {
 		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
 			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
-		{Name: "support", Schema: support.Schema, ReadTool: "list_tickets", Open: func(o Options) (Service, error) {
-			return support.New(support.Options{DBPath: world.DBPath(o.WorldDir, "support"), WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(support.Compiled()),
 		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
 			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},

@@ -1,8 +1,10 @@
 // Package support is the help desk of the shop website: support tickets
-// about orders the persona placed on the shop, served over MCP with the
-// official Go SDK. Its state is one SQLite database of the world,
+// about orders the persona placed on the shop, an MCP service that the
+// service engine serves from its definition, service.yaml (tables, tools,
+// resource, test world). Its state is one SQLite database of the world,
 // db/support.sqlite, whose tables Schema declares; it reads the shop's
-// database, db/shop.sqlite, read-only to check orders and their items.
+// database, db/shop.sqlite, read-only to check orders and their items (the
+// definition's reads).
 //
 // Glossary:
 //   - ticket: one support request, named by its ext_id (the "ticket"
@@ -14,19 +16,14 @@
 //     (customer or support) and the ticket's status after it. Every status
 //     change appends an event.
 //   - return window: a return ticket is refused when the order was placed
-//     more than ReturnDays days before the injected clock.
-//   - tool error: a call the model can fix (unknown order, item not in the
-//     order, late return, unknown ticket). It is a tool result with IsError
-//     and a message naming the fix, never a protocol error, and it changes
-//     nothing.
+//     more than 30 days before the injected clock.
+//   - hooks: the Go the definition calls (Hooks): the step that tells a
+//     world without a shop database (a tool error) from one that fails, and
+//     the check of a list_tickets cursor.
 //   - synthesis ("god mode"): CreateOp, TicketOps and StatusOps build delta
 //     operations that seed or change a world's support database; they are
 //     Go functions for world synthesis, never tools.
 //
-// Both databases are connections held open between calls and reopened
-// when a file is replaced (dbtool.DB). Time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
-// the same world give the same database.
-//
-// It imports internal/world, internal/state and internal/delta only.
+// It imports internal/service/engine, internal/service/dbtool,
+// internal/world and internal/delta only.
 package support
