@@ -25,5 +25,5 @@
 //     Go functions for world synthesis, never tools.
 //
 // It imports internal/service/engine, internal/service/dbtool,
-// internal/world and internal/delta only.
+// internal/world, internal/state and internal/delta only.
 package support
