@@ -186,8 +186,8 @@ func (d *Definition) Schema() []string {
 	for _, t := range d.Tables {
 		lines := append(slices.Clone(t.Columns), t.Constraints...)
 		out = append(out, "CREATE TABLE "+t.Name+" (\n  "+strings.Join(lines, ",\n  ")+"\n)")
-	}
-	for _, t := range d.Tables {
+		// A table's indexes follow it, as the hand-written services
+		// ordered them (mail's before its attachments table).
 		out = append(out, t.Indexes...)
 	}
 	return out
