@@ -108,8 +108,13 @@ func plain(r *mcp.CallToolResult) (_ *plainResult, ok bool) {
 	if r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
 		return nil, false
 	}
+	// A Marshaler's output is re-scanned, except json.RawMessage's, which
+	// encoding/json only compacts (one pass): the service engine's results
+	// are JSON already.
 	if _, ok := r.StructuredContent.(json.Marshaler); ok {
-		return nil, false
+		if _, raw := r.StructuredContent.(json.RawMessage); !raw {
+			return nil, false
+		}
 	}
 	p := &plainResult{CallToolResult: r, Meta: metaOf{r}, Content: make([]plainText, len(r.Content)),
 		StructuredContent: r.StructuredContent, IsError: r.IsError, ResultType: resultTypeOf{r}}

@@ -47,6 +47,7 @@ func TestPlainResultEncodesAsTheSDK(t *testing.T) {
 		"error":    &errRes,
 		"no text":  {Content: []mcp.Content{}},
 		"two text": {Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
+		"raw json": {Content: []mcp.Content{&mcp.TextContent{Text: `{"a":[1,true]}`}}, StructuredContent: json.RawMessage(`{"a":[1,true]}`)},
 	} {
 		p, ok := plain(r)
 		if !ok {
@@ -73,7 +74,7 @@ func TestPlainResultEncodesAsTheSDK(t *testing.T) {
 	for name, r := range map[string]*mcp.CallToolResult{
 		"annotations": {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
 		"image":       {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
-		"marshaler":   {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: json.RawMessage(`{}`)},
+		"marshaler":   {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: marshaler{}},
 	} {
 		if _, ok := plain(r); ok {
 			t.Errorf("%s: written plain, want it left to the SDK", name)
@@ -108,3 +109,8 @@ func TestNewServerEncodesToolResults(t *testing.T) {
 		t.Fatalf("error result: %v %+v", err, res)
 	}
 }
+
+// marshaler is a json.Marshaler other than json.RawMessage.
+type marshaler struct{}
+
+func (marshaler) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }

@@ -3,9 +3,8 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"strconv"
 )
 
 // Shape fits a result (JSON from SQL) to its output schema, keeping the
@@ -18,118 +17,201 @@ import (
 //   - a required array that is null becomes [] (a result never holds null
 //     where its schema wants an array).
 //
-// Anything else passes as it is; the result must be a JSON object.
+// Anything else passes as it is, byte for byte (strings keep SQLite's
+// escaping); the result must be one JSON object.
 func Shape(raw []byte, schema map[string]any) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeOrdered(dec)
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w (%.120s)", err, raw)
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("not JSON: %.120s", raw)
 	}
-	if _, ok := v.(*object); !ok {
+	s := shaper{in: raw, out: make([]byte, 0, len(raw))}
+	s.space()
+	if s.pos >= len(raw) || raw[s.pos] != '{' {
 		return nil, fmt.Errorf("not a JSON object: %.120s", raw)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("more than one JSON value: %.120s", raw)
-	}
-	v = shape(v, schema)
-	var b bytes.Buffer
-	b.Grow(len(raw))
-	if err := encodeOrdered(&b, v); err != nil {
+	if err := s.value(schema); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return s.out, nil
 }
 
-// object is a JSON object with its keys in order.
-type object struct {
-	keys []string
-	vals []any
+// shaper copies valid JSON from in to out, applying the schema's rules.
+type shaper struct {
+	in  []byte
+	pos int
+	out []byte
 }
 
-func decodeOrdered(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.keys, o.vals = append(o.keys, k.(string)), append(o.vals, v)
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			_, err := dec.Token()
-			return arr, err
+func (s *shaper) space() {
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
 	}
-	return tok, nil
 }
 
-func shape(v any, schema map[string]any) any {
-	if schema == nil {
-		return v
+// value copies the value at pos.
+func (s *shaper) value(schema map[string]any) error {
+	s.space()
+	if s.pos >= len(s.in) {
+		return errors.New("unexpected end of JSON")
 	}
-	switch x := v.(type) {
-	case *object:
-		props, _ := schema["properties"].(map[string]any)
-		required := map[string]bool{}
-		if req, ok := schema["required"].([]any); ok {
-			for _, r := range req {
-				if s, ok := r.(string); ok {
-					required[s] = true
+	switch c := s.in[s.pos]; {
+	case c == '{':
+		return s.object(schema)
+	case c == '[':
+		return s.array(schema)
+	case c == '"':
+		end := s.stringEnd()
+		s.out = append(s.out, s.in[s.pos:end]...)
+		s.pos = end
+	default: // a number, true, false or null
+		end := s.pos
+	scan:
+		for end < len(s.in) {
+			switch s.in[end] {
+			case ',', ']', '}', ' ', '\t', '\n', '\r':
+				break scan
+			}
+			end++
+		}
+		lit := s.in[s.pos:end]
+		s.pos = end
+		if typeOf(schema) == "boolean" && c != 't' && c != 'f' && c != 'n' {
+			var f float64
+			if err := json.Unmarshal(lit, &f); err == nil {
+				if f != 0 {
+					s.out = append(s.out, "true"...)
+				} else {
+					s.out = append(s.out, "false"...)
 				}
+				return nil
 			}
 		}
-		out := &object{keys: x.keys[:0:0], vals: x.vals[:0:0]}
-		for i, k := range x.keys {
-			val := x.vals[i]
-			ps, _ := props[k].(map[string]any)
-			if val == nil {
-				switch {
-				case !required[k]:
-					continue
-				case typeOf(ps) == "array":
-					val = []any{}
-				}
-			}
-			out.keys, out.vals = append(out.keys, k), append(out.vals, shape(val, ps))
-		}
-		return out
-	case []any:
-		items, _ := schema["items"].(map[string]any)
-		for i := range x {
-			x[i] = shape(x[i], items)
-		}
-		return x
-	case json.Number:
-		if typeOf(schema) == "boolean" {
-			f, err := x.Float64()
-			return err == nil && f != 0
+		s.out = append(s.out, lit...)
+	}
+	return nil
+}
+
+// stringEnd returns the index after the string starting at pos.
+func (s *shaper) stringEnd() int {
+	i := s.pos + 1
+	for i < len(s.in) {
+		switch s.in[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
+			i++
 		}
 	}
-	return v
+	return i
+}
+
+// isNull reports whether the value at pos is null.
+func (s *shaper) isNull() bool {
+	s.space()
+	return bytes.HasPrefix(s.in[s.pos:], []byte("null"))
+}
+
+func (s *shaper) object(schema map[string]any) error {
+	props, _ := schema["properties"].(map[string]any)
+	var required []any
+	if schema != nil {
+		required, _ = schema["required"].([]any)
+	}
+	s.pos++ // {
+	s.out = append(s.out, '{')
+	first := true
+	for {
+		s.space()
+		if s.in[s.pos] == '}' {
+			s.pos++
+			s.out = append(s.out, '}')
+			return nil
+		}
+		if s.in[s.pos] == ',' {
+			s.pos++
+			s.space()
+		}
+		end := s.stringEnd()
+		key := s.in[s.pos:end]
+		s.pos = end
+		s.space()
+		s.pos++ // :
+		var name string
+		if err := json.Unmarshal(key, &name); err != nil {
+			return err
+		}
+		ps, _ := props[name].(map[string]any)
+		req := contains(required, name)
+		if s.isNull() {
+			switch {
+			case !req:
+				s.pos += len("null")
+				continue
+			case typeOf(ps) == "array":
+				s.pos += len("null")
+				s.out = appendKey(s.out, key, first)
+				s.out = append(s.out, "[]"...)
+				first = false
+				continue
+			}
+		}
+		s.out = appendKey(s.out, key, first)
+		first = false
+		if err := s.value(ps); err != nil {
+			return err
+		}
+	}
+}
+
+func appendKey(out, key []byte, first bool) []byte {
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(out, key...)
+	return append(out, ':')
+}
+
+func contains(list []any, name string) bool {
+	for _, x := range list {
+		if x == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *shaper) array(schema map[string]any) error {
+	var items map[string]any
+	if schema != nil {
+		items, _ = schema["items"].(map[string]any)
+	}
+	s.pos++ // [
+	s.out = append(s.out, '[')
+	first := true
+	for {
+		s.space()
+		switch s.in[s.pos] {
+		case ']':
+			s.pos++
+			s.out = append(s.out, ']')
+			return nil
+		case ',':
+			s.pos++
+		}
+		if !first {
+			s.out = append(s.out, ',')
+		}
+		first = false
+		if err := s.value(items); err != nil {
+			return err
+		}
+	}
 }
 
 // typeOf returns the non-null type a schema names, "" if none or several.
@@ -151,53 +233,4 @@ func typeOf(s map[string]any) string {
 		return one
 	}
 	return ""
-}
-
-func encodeOrdered(b *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case *object:
-		b.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := encodeOrdered(b, x.vals[i]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := encodeOrdered(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case string:
-		writeString(b, x)
-	case json.Number:
-		b.WriteString(x.String())
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case nil:
-		b.WriteString("null")
-	default:
-		return fmt.Errorf("unexpected %T", v)
-	}
-	return nil
-}
-
-// writeString writes s as a JSON string with <, > and & as they are (the
-// JSON a model reads).
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	b.Truncate(b.Len() - 1) // Encode's newline
 }
