@@ -117,9 +117,7 @@ func All() []Spec {
 		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
 			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
-		{Name: "calendar", Schema: calendar.Schema, ReadTool: "list_events", Open: func(o Options) (Service, error) {
-			return calendar.New(calendar.Options{DBPath: world.DBPath(o.WorldDir, "calendar"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(calendar.Compiled()),
 		FromDefinition(contacts.Compiled()),
 		FromDefinition(mail.Compiled()),
 		FromDefinition(notes.Compiled()),
@@ -127,9 +125,7 @@ func All() []Spec {
 			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
 		}},
 		FromDefinition(support.Compiled()),
-		{Name: "tasks", Schema: tasks.Schema, ReadTool: "list_projects", Open: func(o Options) (Service, error) {
-			return tasks.New(tasks.Options{DBPath: world.DBPath(o.WorldDir, "tasks"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(tasks.Compiled()),
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 )
 
 // BenchmarkCallTool measures one tools/call through a real SDK client, in
@@ -22,7 +24,7 @@ func BenchmarkCallTool(b *testing.B) {
 		{"respond", map[string]any{"event": "evt-review", "response": "accepted"}},
 		{"create_event", map[string]any{"title": "Bench", "starts_at": "2026-03-05 10:00", "ends_at": "2026-03-05 11:00", "guests": []string{"Maya Chen"}}},
 	}
-	for _, tr := range transports {
+	for _, tr := range servicetest.Transports() {
 		for _, c := range calls {
 			b.Run(tr.Name+"/"+c.name, func(b *testing.B) {
 				cs := tr.Connect(b, newService(b, newWorld(b)))

@@ -1,6 +1,7 @@
-// Package calendar is the persona's calendar service, served over MCP with
-// the official Go SDK. Its state is one SQLite database of the world,
-// db/calendar.sqlite, whose tables Schema declares.
+// Package calendar is the persona's calendar service: a definition,
+// service.yaml, that the service engine (internal/service/engine) serves
+// over MCP, and the Go hooks it needs. Its state is one SQLite database of
+// the world, db/calendar.sqlite, whose tables the definition declares.
 //
 // Glossary:
 //   - event: a calendar entry, named by its ext_id (the "event" argument and
@@ -16,17 +17,14 @@
 //     whose guest is Self; respond changes it.
 //   - Self: the persona's name: the organizer of every event create_event
 //     writes, and the guest respond answers for.
-//   - tool error: a call the model can fix (unknown event, bad argument). It
-//     is a tool result with IsError and a message naming the fix, never a
-//     protocol error, and it changes nothing.
+//   - hooks: the SQL functions calendar_* (Hooks) for what SQL cannot say:
+//     reading times and rules, expanding occurrences (recurrence.go), the
+//     hours of find_free_time, and guest names compared with Unicode case
+//     folding.
 //   - synthesis ops: EventOps, ResponseOps and CreateOp build internal/delta
 //     operations that seed or change a world's calendar; they are Go
 //     functions for world synthesis, never tools.
 //
-// The database is one connection held open between calls and reopened
-// when the file is replaced (dbtool.DB). Time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
-// the same world give the same database.
-//
-// It imports internal/world, internal/state and internal/delta only.
+// It imports internal/world, internal/state, internal/delta and
+// internal/service/engine only.
 package calendar

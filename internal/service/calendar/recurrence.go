@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // MaxCount is the largest COUNT of a recurrence.
@@ -167,47 +165,4 @@ func parseTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// parseDate parses a YYYY-MM-DD date (midnight UTC).
-func parseDate(s string) (time.Time, bool) {
-	t, err := time.Parse(DateFormat, strings.TrimSpace(s))
-	return t, err == nil
-}
-
-// cursor is the position after which list_events continues: occurrences are
-// ordered by (starts_at, event ext_id, occurrence index).
-type cursor struct {
-	startsAt, event string
-	index           int
-}
-
-const cursorPrefix = "c1"
-
-// String encodes c as an opaque, URL-safe token.
-func (c cursor) String() string {
-	return dbtool.EncodeCursor(cursorPrefix, c.startsAt, c.event, strconv.Itoa(c.index))
-}
-
-func parseCursor(s string) (cursor, bool) {
-	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 3)
-	if !ok || parts[0] == "" || parts[1] == "" {
-		return cursor{}, false
-	}
-	n, err := strconv.Atoi(parts[2])
-	if err != nil || n < 1 {
-		return cursor{}, false
-	}
-	return cursor{startsAt: parts[0], event: parts[1], index: n}, true
-}
-
-// before reports whether c comes before the occurrence (startsAt, event, index).
-func (c cursor) before(startsAt, event string, index int) bool {
-	if startsAt != c.startsAt {
-		return startsAt > c.startsAt
-	}
-	if event != c.event {
-		return event > c.event
-	}
-	return index > c.index
 }

@@ -1,129 +1,256 @@
 package calendar
 
 import (
-	"context"
-	"database/sql"
-	"errors"
+	"database/sql/driver"
+	_ "embed"
+	"encoding/json"
 	"fmt"
-	"log/slog"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wildawm/wildawm/internal/service/dbtool"
-	"github.com/wildawm/wildawm/internal/world"
+	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
-// Options configures a Service. DBPath, Clock and Self are required.
-type Options struct {
-	// DBPath is the world's db/calendar.sqlite. It must exist. It is
-	// held open between calls and reopened when the file is replaced
-	// (dbtool.DB; the runtime suspends the service around a reset).
-	DBPath string
-	// Clock gives the default window of list_events, today for
-	// find_free_time and the responded_at of respond.
-	Clock world.Clock
-	// Self is the persona's name: the organizer of the events create_event
-	// writes and the guest whose invitation respond answers.
-	Self string
-	// Logger receives internal failures; nil discards.
-	Logger *slog.Logger
-	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
-	// keeps them until the client ends them.
-	SessionTimeout time.Duration
-	// Ephemeral marks the world as a throwaway copy (a runtime instance, a
-	// harness's scratch world): writes then keep their rollback journal in
-	// memory and skip fsync, so a crash of this process or of the machine
-	// mid-write may leave the database torn. Leave it false for a world
-	// that must survive a crash.
-	Ephemeral bool
-	// Schemas, when set, shares the tools' schemas with every other
-	// service given the same cache (a runtime's instances).
-	Schemas *dbtool.SchemaCache
+//go:embed service.yaml
+var definition []byte
+
+// DBName is the name of the service's database in a world (db/calendar.sqlite).
+const DBName = "calendar"
+
+// TimeFormat is the layout of every timestamp column (UTC).
+const TimeFormat = "2006-01-02 15:04:05"
+
+// DateFormat is the layout of dates in arguments, UNTIL and resource URIs.
+const DateFormat = "2006-01-02"
+
+// Event statuses.
+const (
+	StatusConfirmed = "confirmed"
+	StatusCancelled = "cancelled"
+)
+
+// Invitation responses.
+const (
+	ResponseNeedsAction = "needs-action"
+	ResponseAccepted    = "accepted"
+	ResponseDeclined    = "declined"
+	ResponseTentative   = "tentative"
+)
+
+// Limits of the tools' arguments (service.yaml states them to the model and
+// checks them; Event.Check checks seeds against the same).
+const (
+	MaxTitleChars    = 200
+	MaxLocationChars = 200
+	MaxNotesChars    = 10000
+	MaxNameChars     = 200
+	MaxGuests        = 100
+	MaxEventDays     = 14 // the longest an event may last
+)
+
+// Hooks are what the definition needs in Go: the recurrence rules and the
+// times they run on (recurrence.go), and the guest list's checks, whose
+// names compare with Unicode case folding, which SQLite's lower() lacks.
+var Hooks = engine.Hooks{Funcs: map[string]engine.Func{
+	// calendar_time(s): s as a stored time (TimeFormat, UTC), or NULL
+	// when it is not a time parseTime reads.
+	"calendar_time": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+		t, ok := parseTime(text(a[0]))
+		if !ok {
+			return nil, nil
+		}
+		return t.Format(TimeFormat), nil
+	}},
+	// calendar_rule(s): the canonical form of the recurrence s ("" for a
+	// one-off event), or NULL when s is not a rule.
+	"calendar_rule": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+		r, err := ParseRule(text(a[0]))
+		if err != nil {
+			return nil, nil
+		}
+		return r.String(), nil
+	}},
+	// calendar_when_error(starts_at, ends_at, recurrence): NULL, or why
+	// create_event and update_event refuse those times and rule.
+	"calendar_when_error": {Args: 3, Fn: func(a []driver.Value) (driver.Value, error) {
+		if _, _, _, msg := checkWhen(text(a[0]), text(a[1]), text(a[2])); msg != "" {
+			return msg, nil
+		}
+		return nil, nil
+	}},
+	// calendar_occurrences(recurrence, starts_at, ends_at, from, to): the
+	// occurrences of an event overlapping [from, to) as a JSON array of
+	// [index, starts_at, ends_at], in time order. A stored time or rule
+	// the service cannot read is an error (the call's internal error).
+	"calendar_occurrences": {Args: 5, Fn: func(a []driver.Value) (driver.Value, error) {
+		return occurrences(text(a[0]), text(a[1]), text(a[2]), text(a[3]), text(a[4]))
+	}},
+	// calendar_between(s): find_free_time's hours "HH:MM-HH:MM" as the
+	// JSON array [from, to] of minutes after midnight, or NULL.
+	"calendar_between": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
+		from, to, ok := parseBetween(text(a[0]))
+		if !ok {
+			return nil, nil
+		}
+		return fmt.Sprintf("[%d,%d]", from, to), nil
+	}},
+	// calendar_guests_error(guests, self): NULL, or why create_event
+	// refuses the guests (a JSON array of names, or NULL for none).
+	"calendar_guests_error": {Args: 2, Fn: func(a []driver.Value) (driver.Value, error) {
+		var guests []string
+		if s := text(a[0]); s != "" {
+			if err := json.Unmarshal([]byte(s), &guests); err != nil {
+				return nil, fmt.Errorf("guests: %w", err)
+			}
+		}
+		if msg := guestsError(guests, text(a[1])); msg != "" {
+			return msg, nil
+		}
+		return nil, nil
+	}},
+}}
+
+// Compiled returns the service's definition, compiled with its hooks
+// (once per process; every instance shares it).
+var Compiled = sync.OnceValue(func() *engine.Compiled {
+	d, err := engine.Parse(definition)
+	if err == nil {
+		var c *engine.Compiled
+		if c, err = engine.Compile(d, Hooks); err == nil {
+			return c
+		}
+	}
+	panic("calendar: service.yaml: " + err.Error())
+})
+
+// Schema returns the DDL of the service's database, one statement per entry,
+// in the order a delta's db.create runs them. Every table has a natural key.
+func Schema() []string { return Compiled().Def.Schema() }
+
+// text is an SQL function's argument as text ("" for NULL).
+func text(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
 }
 
-// Service serves one world's calendar database over MCP.
-type Service struct {
-	dbtool.Transports // HTTPHandler and RunStdio
-
-	path  string
-	clock world.Clock
-	self  string
-	log   *slog.Logger
-	db    *dbtool.DB // the database (one connection, held open)
+// occurrences is calendar_occurrences.
+func occurrences(recurrence, startsAt, endsAt, from, to string) (string, error) {
+	start, ok1 := parseTime(startsAt)
+	end, ok2 := parseTime(endsAt)
+	rule, err := ParseRule(recurrence)
+	if !ok1 || !ok2 || err != nil {
+		return "", fmt.Errorf("unreadable event times %q-%q or recurrence %q", startsAt, endsAt, recurrence)
+	}
+	f, ok1 := parseTime(from)
+	t, ok2 := parseTime(to)
+	if !ok1 || !ok2 {
+		return "", fmt.Errorf("calendar_occurrences: window %q-%q is not two times", from, to)
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, sp := range rule.expand(start.Unix(), end.Unix(), f.Unix(), t.Unix()) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `[%d,"%s","%s"]`, sp.Index, unixText(sp.Start), unixText(sp.End))
+	}
+	b.WriteByte(']')
+	return b.String(), nil
 }
 
-// New checks opts and that the database at opts.DBPath has the service's
-// tables, and returns a Service.
-func New(opts Options) (*Service, error) {
+func unixText(t int64) string { return time.Unix(t, 0).UTC().Format(TimeFormat) }
+
+// checkWhen validates an event's times and rule as create_event and
+// update_event store them, and returns them normalized; msg says what is
+// wrong, "" when nothing is.
+func checkWhen(startsAt, endsAt, recurrence string) (start, end time.Time, rule Rule, msg string) {
+	start, ok := parseTime(startsAt)
+	if !ok {
+		return start, end, rule, fmt.Sprintf("starts_at %q is not a time; use UTC YYYY-MM-DD HH:MM, e.g. \"2026-03-02 14:30\"", clip(startsAt))
+	}
+	end, ok = parseTime(endsAt)
+	if !ok {
+		return start, end, rule, fmt.Sprintf("ends_at %q is not a time; use UTC YYYY-MM-DD HH:MM, e.g. \"2026-03-02 15:30\"", clip(endsAt))
+	}
 	switch {
-	case opts.DBPath == "":
-		return nil, errors.New("calendar: Options.DBPath is required")
-	case opts.Clock == nil:
-		return nil, errors.New("calendar: Options.Clock is required")
-	case opts.Self == "":
-		return nil, errors.New("calendar: Options.Self is required")
+	case !end.After(start):
+		return start, end, rule, fmt.Sprintf("ends_at (%s) must be after starts_at (%s); give the end time of the event", end.Format(TimeFormat), start.Format(TimeFormat))
+	case end.Sub(start) > MaxEventDays*24*time.Hour:
+		return start, end, rule, fmt.Sprintf("the event lasts from %s to %s, more than %d days; check the dates, or create a repeating event with recurrence", start.Format(TimeFormat), end.Format(TimeFormat), MaxEventDays)
 	}
-	s := &Service{path: opts.DBPath, clock: opts.Clock, self: opts.Self, log: opts.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
-	s.db = &dbtool.DB{Service: "calendar", Path: s.path, Log: s.log, Ephemeral: opts.Ephemeral, Schemas: opts.Schemas}
-	db, err := s.open(false)
+	rule, err := ParseRule(recurrence)
 	if err != nil {
-		return nil, fmt.Errorf("calendar: %w", err)
+		return start, end, rule, err.Error()
 	}
-	defer db.Close()
-	if err := checkSchema(context.Background(), db); err != nil {
-		return nil, fmt.Errorf("calendar: %s: %w", opts.DBPath, err)
+	if rule.Freq != "" {
+		if end.Unix()-start.Unix() > rule.step() {
+			return start, end, rule, fmt.Sprintf("a %s event must end within one %s of its start, so its occurrences do not overlap", strings.ToLower(rule.Freq), map[string]string{"DAILY": "day", "WEEKLY": "week"}[rule.Freq])
+		}
+		if rule.Count == 0 && rule.Until.Before(time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)) {
+			return start, end, rule, fmt.Sprintf("recurrence UNTIL=%s is before the first start (%s); give a later UNTIL date", rule.Until.Format(DateFormat), start.Format(DateFormat))
+		}
 	}
-	return s, nil
+	return start, end, rule, ""
 }
 
-// Server returns a new MCP server with the service's tools and its day
-// resource template registered.
-func (s *Service) Server() *mcp.Server {
-	srv := dbtool.NewServer(&mcp.Implementation{Name: "wildawm-calendar", Title: "Calendar", Version: "1"}, &mcp.ServerOptions{
-		Instructions: fmt.Sprintf("The calendar of %s. All times are UTC, \"YYYY-MM-DD HH:MM\". Use list_events to see what is scheduled, get_event for one event's details and guests, find_free_time before proposing a meeting, create_event, update_event and cancel_event for events %s organizes, and respond to answer an invitation.", s.self, s.self),
-		Logger:       s.log,
-	})
-	s.addTools(srv)
-	srv.AddResourceTemplate(&mcp.ResourceTemplate{
-		Name:        "day",
-		Title:       "Calendar day",
-		Description: "One day of the calendar (UTC) as plain text, one line per occurrence of a confirmed event, earliest first. The date is YYYY-MM-DD.",
-		MIMEType:    "text/plain",
-		URITemplate: dayURIPrefix + "{date}",
-	}, s.db.ResourceHandler(dayURIPrefix, "text/plain", 1, s.renderDay))
-	return srv
+// guestsError says why create_event refuses guests, "" when it does not:
+// too many, an empty or overlong name, the organizer self, or a name twice
+// (ignoring case, as strings.EqualFold compares).
+func guestsError(guests []string, self string) string {
+	if len(guests) > MaxGuests {
+		return fmt.Sprintf("%d guests; invite at most %d", len(guests), MaxGuests)
+	}
+	var seen []string
+	for i, g := range guests {
+		g = strings.TrimSpace(g)
+		switch {
+		case g == "":
+			return fmt.Sprintf("guests[%d] is empty; pass each guest's name, or omit guests", i)
+		case utf8.RuneCountInString(g) > MaxNameChars || strings.ContainsRune(g, 0):
+			return fmt.Sprintf("guests[%d] is not a name (at most %d characters); pass each guest's name", i, MaxNameChars)
+		case strings.EqualFold(g, self):
+			return fmt.Sprintf("guests[%d] is %q, which is you (the organizer); list only the other people", i, g)
+		}
+		for _, h := range seen {
+			if strings.EqualFold(g, h) {
+				return fmt.Sprintf("guest %q is listed twice; name each guest once", g)
+			}
+		}
+		seen = append(seen, g)
+	}
+	return ""
 }
 
-// querier is what the tools need of *sql.DB and *sql.Conn.
-type querier = dbtool.Querier
-
-// open opens the database; it never creates it (a missing file is an error,
-// not a new empty database in the world).
-type toolError = dbtool.ToolError
-
-func (s *Service) open(readOnly bool) (*sql.DB, error) { return s.db.Open(readOnly) }
-
-// read runs fn in a transaction that is rolled back (dbtool.DB.Read).
-func (s *Service) read(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Read(ctx, fn)
+// parseBetween parses "HH:MM-HH:MM" into minutes after midnight; the end may
+// be 24:00.
+func parseBetween(s string) (from, to int, ok bool) {
+	a, b, cut := strings.Cut(strings.ReplaceAll(s, " ", ""), "-")
+	if !cut {
+		return 0, 0, false
+	}
+	clock := func(v string) (int, bool) {
+		var h, m int
+		if len(v) != 5 || v[2] != ':' {
+			return 0, false
+		}
+		if _, err := fmt.Sscanf(v, "%02d:%02d", &h, &m); err != nil || h > 24 || m > 59 || (h == 24 && m != 0) {
+			return 0, false
+		}
+		return h*60 + m, true
+	}
+	from, ok1 := clock(a)
+	to, ok2 := clock(b)
+	return from, to, ok1 && ok2 && from < to
 }
 
-// write runs fn in one BEGIN IMMEDIATE transaction (dbtool.DB.Write).
-func (s *Service) write(ctx context.Context, fn func(q querier) error) error {
-	return s.db.Write(ctx, fn)
-}
-
-func badCall(format string, args ...any) error { return dbtool.BadCall(format, args...) }
-
-// Suspend closes the database and holds every call until resume
-// (dbtool.DB.Suspend); the runtime brackets an instance reset with it.
-func (s *Service) Suspend() (resume func()) { return s.db.Suspend() }
-
-// Hold holds every call until release (dbtool.DB.Hold); the runtime
-// brackets a snapshot of the instance with it.
-func (s *Service) Hold() (release func()) { return s.db.Hold() }
+// clip returns s for an error message: at most 60 characters, on one line.
+func clip(s string) string { return engine.Clip(engine.OneLine(s), 60) }

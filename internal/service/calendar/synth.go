@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/delta"
 )
@@ -110,11 +111,23 @@ func (e Event) Check() error {
 	if e.Status != "" && e.Status != StatusConfirmed && e.Status != StatusCancelled {
 		errs = append(errs, fmt.Errorf("status %q is not confirmed or cancelled", e.Status))
 	}
-	row := event{title: e.Title, location: e.Location, notes: e.Notes, startsAt: e.StartsAt, endsAt: e.EndsAt, recurrence: e.Recurrence}
-	if err := checkEvent(&row); err != nil {
-		errs = append(errs, err)
-	} else if row.startsAt != e.StartsAt || row.endsAt != e.EndsAt || row.recurrence != e.Recurrence {
-		errs = append(errs, fmt.Errorf("write times as %q and recurrence as %q (canonical forms)", row.startsAt+" / "+row.endsAt, row.recurrence))
+	for _, f := range []struct {
+		name, v  string
+		maxChars int
+	}{{"title", e.Title, MaxTitleChars}, {"location", e.Location, MaxLocationChars}, {"notes", e.Notes, MaxNotesChars}} {
+		switch n := utf8.RuneCountInString(f.v); {
+		case f.name == "title" && strings.TrimSpace(f.v) == "":
+			errs = append(errs, errors.New("title is empty"))
+		case n > f.maxChars:
+			errs = append(errs, fmt.Errorf("%s is %d characters; use at most %d", f.name, n, f.maxChars))
+		case strings.ContainsRune(f.v, 0):
+			errs = append(errs, fmt.Errorf("%s contains a NUL character", f.name))
+		}
+	}
+	if start, end, rule, msg := checkWhen(e.StartsAt, e.EndsAt, e.Recurrence); msg != "" {
+		errs = append(errs, errors.New(msg))
+	} else if s, en, r := start.Format(TimeFormat), end.Format(TimeFormat), rule.String(); s != e.StartsAt || en != e.EndsAt || r != e.Recurrence {
+		errs = append(errs, fmt.Errorf("write times as %q and recurrence as %q (canonical forms)", s+" / "+en, r))
 	}
 	seen := map[string]bool{}
 	for i, g := range e.Guests {

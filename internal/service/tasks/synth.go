@@ -82,7 +82,7 @@ func TodoOp(t SeedTodo) (delta.Op, error) {
 		return delta.Op{}, seedErr("to-do %s: Title must be 1 to %d characters", t.ID, MaxTitleChars)
 	case utf8.RuneCountInString(t.Notes) > MaxNotesChars:
 		return delta.Op{}, seedErr("to-do %s: Notes over %d characters", t.ID, MaxNotesChars)
-	case checkPriority(t.Priority) != nil:
+	case t.Priority != PriorityLow && t.Priority != PriorityMedium && t.Priority != PriorityHigh:
 		return delta.Op{}, seedErr("to-do %s: priority %q is not low, medium or high", t.ID, t.Priority)
 	case t.Status != StatusOpen && t.Status != StatusDone:
 		return delta.Op{}, seedErr("to-do %s: status %q is not open or done", t.ID, t.Status)
@@ -95,7 +95,7 @@ func TodoOp(t SeedTodo) (delta.Op, error) {
 	}
 	due := delta.Lit(nil)
 	if t.DueOn != "" {
-		if _, ok := parseDate(t.DueOn); !ok {
+		if d, err := time.Parse(DateFormat, t.DueOn); err != nil || d.Format(DateFormat) != t.DueOn {
 			return delta.Op{}, seedErr("to-do %s: DueOn %q is not YYYY-MM-DD", t.ID, t.DueOn)
 		}
 		due = delta.Lit(t.DueOn)

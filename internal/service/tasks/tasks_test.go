@@ -2,8 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -29,16 +29,14 @@ func newWorld(t testing.TB) string {
 	return world.DBPath(dir, DBName)
 }
 
-func newService(t testing.TB, path string) *Service {
+func newService(t testing.TB, path string) *engine.Service {
 	t.Helper()
-	s, err := New(Options{DBPath: path, Clock: TestClock(), Self: "Alex"})
+	s, err := engine.New(Compiled(), engine.Options{DBPath: path, Clock: TestClock(), Self: "Alex"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
-
-var transports = servicetest.Transports()
 
 func ids(ts []Todo) []string {
 	var out []string
@@ -46,269 +44,6 @@ func ids(ts []Todo) []string {
 		out = append(out, t.Todo)
 	}
 	return out
-}
-
-func TestTools(t *testing.T) {
-	for _, tr := range transports {
-		t.Run(tr.Name, func(t *testing.T) {
-			path := newWorld(t)
-			cs := tr.Connect(t, newService(t, path))
-
-			projects := servicetest.Call[ListProjectsOut](t, cs, "list_projects", nil)
-			want := []Project{{Name: "Home", Open: 3}, {Name: "Work", Open: 2, Overdue: 1, Done: 1}}
-			if projects.Today != "2026-03-01" || !slices.Equal(projects.Projects, want) {
-				t.Fatalf("list_projects = %+v", projects)
-			}
-			all := servicetest.Call[ListProjectsOut](t, cs, "list_projects", map[string]any{"include_archived": true})
-			if len(all.Projects) != 3 || all.Projects[1] != (Project{Name: "Old", Archived: true, Open: 1}) {
-				t.Errorf("with archived = %+v", all.Projects)
-			}
-
-			// list_todos: due date, then priority, then id; undated last.
-			list := servicetest.Call[ListTodosOut](t, cs, "list_todos", nil)
-			if got, want := ids(list.Todos), []string{"todo-1", "todo-3", "t-dentist", "todo-2", "todo-4", "todo-8"}; !slices.Equal(got, want) {
-				t.Fatalf("list_todos = %v, want %v", got, want)
-			}
-			if first := list.Todos[0]; !first.Overdue || first.Project != "Work" || first.DueOn != "2026-02-27" || first.Priority != "high" {
-				t.Errorf("first = %+v", first)
-			}
-			if list.Todos[1].Overdue || list.Todos[4].DueOn != "" || list.NextCursor != "" {
-				t.Errorf("due today counted overdue, or undated has a date: %+v", list)
-			}
-			var paged []string
-			cursor := ""
-			for range 10 {
-				page := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"limit": 4, "cursor": cursor, "status": "all"})
-				paged = append(paged, ids(page.Todos)...)
-				if cursor = page.NextCursor; cursor == "" {
-					break
-				}
-			}
-			if want := []string{"todo-5", "todo-1", "todo-3", "t-dentist", "todo-2", "todo-4", "todo-8"}; !slices.Equal(paged, want) {
-				t.Errorf("pages = %v, want %v", paged, want)
-			}
-			work := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"project": "Work", "status": "done"})
-			if got := ids(work.Todos); !slices.Equal(got, []string{"todo-5"}) || work.Todos[0].CompletedAt != "2026-02-19 10:00:00" {
-				t.Errorf("done in Work = %+v", work.Todos)
-			}
-			due := servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"due_before": "2026-03-02"})
-			if got := ids(due.Todos); !slices.Equal(got, []string{"todo-1", "todo-3"}) {
-				t.Errorf("due before 03-02 = %v", got)
-			}
-
-			// search_todos: title, notes, project; plain text.
-			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "INVOICE"}).Todos); !slices.Equal(got, []string{"todo-1"}) {
-				t.Errorf("search invoice = %v", got)
-			}
-			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "50%"}).Todos); !slices.Equal(got, []string{"todo-4"}) {
-				t.Errorf("search 50%% = %v", got)
-			}
-			if got := ids(servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "work", "status": "open"}).Todos); !slices.Equal(got, []string{"todo-1", "todo-2"}) {
-				t.Errorf("search work = %v", got)
-			}
-			if got := servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "'; DROP TABLE todos; --"}); len(got.Todos) != 0 {
-				t.Errorf("SQL-looking search = %v", got)
-			}
-			if got := servicetest.Call[SearchTodosOut](t, cs, "search_todos", map[string]any{"query": "o", "limit": 2}); len(got.Todos) != 2 || !got.More {
-				t.Errorf("limited search = %+v", got)
-			}
-
-			// create_todo: the default id todo-8 is taken, so todo-8-2.
-			created := servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Renew passport", "project": "Home", "due_on": "2026-04-01", "priority": "high", "notes": "photo booth"})
-			wantTodo := Todo{Todo: "todo-8-2", Project: "Home", Title: "Renew passport", Notes: "photo booth", DueOn: "2026-04-01", Priority: "high", Status: "open", CreatedAt: "2026-03-01 09:00:00"}
-			if created.Todo != wantTodo {
-				t.Errorf("created = %+v, want %+v", created.Todo, wantTodo)
-			}
-			plain := servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Water plants", "project": "Home"})
-			if plain.Todo.Todo != "todo-9" || plain.Todo.Priority != "medium" || plain.Todo.DueOn != "" {
-				t.Errorf("plain = %+v", plain.Todo)
-			}
-
-			// update_todo: only the fields given; "" clears the due date.
-			upd := servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "due_on": "", "priority": "low", "project": "Home"})
-			if u := upd.Todo; u.DueOn != "" || u.Priority != "low" || u.Project != "Home" || u.Title != "Send invoice to ACME" || u.Notes != "January hours" || u.Overdue {
-				t.Errorf("updated = %+v", u)
-			}
-			upd = servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-1", "title": "Send invoice", "notes": "", "due_on": "2026-02-28"})
-			if u := upd.Todo; u.Title != "Send invoice" || u.Notes != "" || !u.Overdue {
-				t.Errorf("updated again = %+v", u)
-			}
-
-			// complete, reopen, delete.
-			done := servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-3"})
-			if done.Todo.Status != "done" || done.Todo.CompletedAt != "2026-03-01 09:00:00" {
-				t.Errorf("completed = %+v", done.Todo)
-			}
-			reopened := servicetest.Call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
-			if reopened.Todo.Status != "open" || reopened.Todo.CompletedAt != "" || !reopened.Todo.Overdue {
-				t.Errorf("reopened = %+v", reopened.Todo)
-			}
-			deleted := servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "t-dentist"})
-			if deleted.Todo.Title != "Call dentist" {
-				t.Errorf("deleted = %+v", deleted.Todo)
-			}
-			servicetest.CallError(t, cs, "complete_todo", map[string]any{"todo": "t-dentist"})
-
-			// projects.
-			np := servicetest.Call[ProjectOut](t, cs, "create_project", map[string]any{"name": "  Garden "})
-			if np.Project != (Project{Name: "Garden"}) {
-				t.Errorf("new project = %+v", np)
-			}
-			servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "Plant tulips", "project": "Garden"})
-			arch := servicetest.Call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Work"})
-			if arch.Project != (Project{Name: "Work", Archived: true, Open: 2, Overdue: 1}) {
-				t.Errorf("archived = %+v", arch.Project)
-			}
-			projects = servicetest.Call[ListProjectsOut](t, cs, "list_projects", nil)
-			if len(projects.Projects) != 2 || projects.Projects[0].Name != "Garden" || projects.Projects[1] != (Project{Name: "Home", Open: 4, Overdue: 1, Done: 1}) {
-				t.Errorf("projects after = %+v", projects.Projects)
-			}
-		})
-	}
-}
-
-func TestBadInputsChangeNothing(t *testing.T) {
-	long := strings.Repeat("x", MaxNotesChars+1)
-	cases := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"list_projects", map[string]any{"include_archived": "yes"}, "include_archived"},
-		{"list_todos", map[string]any{"project": "Nope"}, "call list_projects"},
-		{"list_todos", map[string]any{"project": "work"}, `did you mean project "Work"`},
-		{"list_todos", map[string]any{"status": "closed"}, "open, done, all"},
-		{"list_todos", map[string]any{"due_before": "2026-02-30"}, "YYYY-MM-DD"},
-		{"list_todos", map[string]any{"due_before": "03/01/2026"}, "YYYY-MM-DD"},
-		{"list_todos", map[string]any{"limit": 0.5}, "limit"},
-		{"list_todos", map[string]any{"limit": 101}, "between 1 and 100"},
-		{"list_todos", map[string]any{"limit": "ten"}, "limit"},
-		{"list_todos", map[string]any{"cursor": "garbage"}, "pass next_cursor"},
-		{"list_todos", map[string]any{"cursor": cursor{due: "x", rank: 1, id: 0}.String()}, "pass next_cursor"},
-		{"search_todos", map[string]any{"query": " "}, "query is empty"},
-		{"search_todos", map[string]any{"query": strings.Repeat("q", MaxQueryChars+1)}, "at most 200"},
-		{"search_todos", map[string]any{"query": "x", "status": 3}, "status"},
-		{"create_todo", map[string]any{"title": "", "project": "Home"}, "title is empty"},
-		{"create_todo", map[string]any{"title": "x", "project": "Nope"}, "create_project"},
-		{"create_todo", map[string]any{"title": "x", "project": "Old"}, "archived"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home", "due_on": "tomorrow"}, "YYYY-MM-DD"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home", "due_on": "2026-13-01"}, "YYYY-MM-DD"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home", "priority": "urgent"}, "low, medium, high"},
-		{"create_todo", map[string]any{"title": strings.Repeat("t", MaxTitleChars+1), "project": "Home"}, "at most 200"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home", "notes": long}, "at most 5000"},
-		{"create_todo", map[string]any{"title": "x"}, "project"},
-		{"create_todo", map[string]any{"title": 5, "project": "Home"}, "title"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home'; DROP TABLE todos; --"}, "no project"},
-		{"create_todo", map[string]any{"title": "x", "project": "Home", "extra": true}, "extra"},
-		{"update_todo", map[string]any{"todo": "todo-1"}, "nothing to change"},
-		{"update_todo", map[string]any{"todo": "todo-99", "title": "x"}, "call list_todos"},
-		{"update_todo", map[string]any{"todo": "TODO-1", "title": "x"}, `did you mean to-do "todo-1"`},
-		{"update_todo", map[string]any{"todo": "todo-1", "title": " "}, "title is empty"},
-		{"update_todo", map[string]any{"todo": "todo-1", "due_on": "2026-2-1"}, "YYYY-MM-DD"},
-		{"update_todo", map[string]any{"todo": "todo-1", "project": "Old"}, "archived"},
-		{"update_todo", map[string]any{"todo": "todo-1", "priority": "HIGH"}, "low, medium, high"},
-		{"complete_todo", map[string]any{"todo": "todo-5"}, "already done"},
-		{"complete_todo", map[string]any{"todo": ""}, "todo is required"},
-		{"complete_todo", map[string]any{"todo": "call dentist"}, `did you mean to-do "t-dentist"`},
-		{"complete_todo", map[string]any{"todo": strings.Repeat("z", 100000)}, "call list_todos"},
-		{"reopen_todo", map[string]any{"todo": "todo-1"}, "already open"},
-		{"delete_todo", map[string]any{"todo": "1 OR 1=1"}, "call list_todos"},
-		{"delete_todo", map[string]any{"todo": []string{"todo-1"}}, "todo"},
-		{"create_project", map[string]any{"name": "home"}, `project "Home" already exists`},
-		{"create_project", map[string]any{"name": "OLD"}, "archived"},
-		{"create_project", map[string]any{"name": ""}, "name is empty"},
-		{"create_project", map[string]any{"name": strings.Repeat("p", MaxProjectChars+1)}, "at most 100"},
-		{"create_project", map[string]any{"name": "a\x00b"}, "invalid characters"},
-		{"archive_project", map[string]any{"project": "Old"}, "already archived"},
-		{"archive_project", map[string]any{"project": "Nope"}, "call list_projects"},
-	}
-	for _, tr := range transports {
-		t.Run(tr.Name, func(t *testing.T) {
-			path := newWorld(t)
-			cs := tr.Connect(t, newService(t, path))
-			before := servicetest.HashDB(t, path)
-			for _, c := range cases {
-				msg := servicetest.CallError(t, cs, c.tool, c.args)
-				if !strings.Contains(msg, c.want) {
-					t.Errorf("%s(%.200v): message %q does not mention %q", c.tool, c.args, msg, c.want)
-				}
-				if servicetest.HashDB(t, path) != before {
-					t.Fatalf("%s(%.200v) changed the database", c.tool, c.args)
-				}
-			}
-			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"}); err == nil {
-				t.Error("unknown tool: no error")
-			}
-		})
-	}
-}
-
-// script is a fixed sequence of calls that writes and reads.
-func script(t testing.TB, cs *mcp.ClientSession) {
-	servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "A", "project": "Work", "due_on": "2026-03-03"})
-	servicetest.Call[ProjectOut](t, cs, "create_project", map[string]any{"name": "Side"})
-	servicetest.Call[TodoOut](t, cs, "create_todo", map[string]any{"title": "B", "project": "Side", "priority": "low"})
-	servicetest.Call[TodoOut](t, cs, "update_todo", map[string]any{"todo": "todo-2", "notes": "draft first"})
-	servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
-	servicetest.Call[TodoOut](t, cs, "reopen_todo", map[string]any{"todo": "todo-5"})
-	servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-4"})
-	servicetest.Call[ProjectOut](t, cs, "archive_project", map[string]any{"project": "Side"})
-	servicetest.Call[ListTodosOut](t, cs, "list_todos", map[string]any{"status": "all"})
-}
-
-func TestDeterminism(t *testing.T) {
-	a, b := newWorld(t), newWorld(t)
-	orig := servicetest.HashDB(t, a)
-	if orig != servicetest.HashDB(t, b) {
-		t.Fatal("fresh worlds differ")
-	}
-	script(t, servicetest.ConnectMemory(t, newService(t, a)))
-	script(t, servicetest.ConnectHTTP(t, newService(t, b)))
-	ha, hb := servicetest.HashDB(t, a), servicetest.HashDB(t, b)
-	if ha != hb {
-		if d, err := state.Compare(context.Background(), filepath.Dir(filepath.Dir(a)), filepath.Dir(filepath.Dir(b))); err == nil {
-			t.Logf("first difference: %s", d.First())
-		}
-		t.Fatalf("same calls on equal worlds gave different databases")
-	}
-	if ha == orig {
-		t.Fatal("the script changed nothing")
-	}
-}
-
-func TestToolsList(t *testing.T) {
-	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-		if tool.Description == "" || tool.OutputSchema == nil || tool.Annotations == nil {
-			t.Errorf("%s: description, output schema or annotations missing", tool.Name)
-		}
-		raw, _ := json.Marshal(tool.InputSchema)
-		var schema struct {
-			Properties map[string]struct{ Description string }
-		}
-		if err := json.Unmarshal(raw, &schema); err != nil {
-			t.Fatal(err)
-		}
-		for p, prop := range schema.Properties {
-			if prop.Description == "" {
-				t.Errorf("%s: property %s has no description", tool.Name, p)
-			}
-		}
-		if ro := tool.Annotations.ReadOnlyHint; ro != strings.HasPrefix(tool.Name, "list_") && ro != strings.HasPrefix(tool.Name, "search_") {
-			t.Errorf("%s: readOnlyHint = %v", tool.Name, ro)
-		}
-	}
-	slices.Sort(names)
-	want := []string{"archive_project", "complete_todo", "create_project", "create_todo", "delete_todo", "list_projects", "list_todos", "reopen_todo", "search_todos", "update_todo"}
-	if !slices.Equal(names, want) {
-		t.Errorf("tools = %v", names)
-	}
 }
 
 // TestSynthesis seeds a world with the god-mode API through a delta and reads
@@ -378,38 +113,6 @@ func TestSynthesis(t *testing.T) {
 	}
 }
 
-// TestReplacedDatabase: an instance reset replaces the file between calls.
-func TestReplacedDatabase(t *testing.T) {
-	path := newWorld(t)
-	pristine := filepath.Join(t.TempDir(), "pristine.sqlite")
-	MakeTestDB(t, pristine)
-	cs := servicetest.ConnectMemory(t, newService(t, path))
-	servicetest.Call[TodoOut](t, cs, "delete_todo", map[string]any{"todo": "todo-1"})
-	data, err := os.ReadFile(pristine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := world.WriteFileAtomic(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	servicetest.Call[TodoOut](t, cs, "complete_todo", map[string]any{"todo": "todo-1"})
-}
-
-func TestMissingDatabase(t *testing.T) {
-	path := newWorld(t)
-	cs := servicetest.ConnectMemory(t, newService(t, path))
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if msg := servicetest.CallError(t, cs, "create_todo", map[string]any{"title": "x", "project": "Home"}); !strings.Contains(msg, "internal error") {
-		t.Errorf("message = %q", msg)
-	}
-	servicetest.CallError(t, cs, "list_todos", nil)
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("database recreated: %v", err)
-	}
-}
-
 func TestConcurrentCreates(t *testing.T) {
 	path := newWorld(t)
 	s := newService(t, path)
@@ -432,61 +135,72 @@ func TestConcurrentCreates(t *testing.T) {
 	}
 }
 
-func TestNew(t *testing.T) {
+func TestProjectResourceBound(t *testing.T) {
 	path := newWorld(t)
-	empty := filepath.Join(t.TempDir(), "empty.sqlite")
-	state.ExecTest(t, empty, "CREATE TABLE projects (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
-	for _, tc := range []struct {
-		opts Options
-		want string
-	}{
-		{Options{Clock: TestClock()}, "DBPath is required"},
-		{Options{DBPath: path}, "Clock is required"},
-		{Options{DBPath: filepath.Join(t.TempDir(), "none.sqlite"), Clock: TestClock()}, "no such file"},
-		{Options{DBPath: empty, Clock: TestClock()}, "no column archived"},
+	state.ExecTest(t, path, `INSERT INTO projects (id, name, archived) VALUES (4, 'Big', 0)`,
+		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 250)
+INSERT INTO todos (id, ext_id, project_id, title, created_at) SELECT 100 + i, 'big-' || i, 4, 'Step ' || i, '2026-02-01 09:00:00' FROM n`)
+	cs := servicetest.ConnectMemory(t, newService(t, path))
+	uri := "tasks://project/Big"
+	text := servicetest.ReadResource(t, cs, uri, "text/markdown")
+	servicetest.WantText(t, uri, text, "Open: 250 ", `Showing the first 200 of 250 to-dos; list_todos with project "Big" and status all pages through them all.`, "(big-200)")
+	if n := strings.Count(text, "\n- [ ] "); n != 200 {
+		t.Errorf("%d to-dos listed, want 200", n)
+	}
+	if strings.Contains(text, "(big-201)") {
+		t.Errorf("to-do big-201 listed past the bound")
+	}
+}
+
+// TestDatesAndCursors: list_todos reads dates and cursors as the Go
+// service did (time.Parse, strconv): a real calendar day, zero padded; a
+// cursor's rank 0 to 2 and id from 1, with an optional sign.
+func TestDatesAndCursors(t *testing.T) {
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
+	for d, ok := range map[string]bool{"2026-03-01": true, "2024-02-29": true, "2026-02-29": false, "2026-3-1": false, "2026-03-01T00:00:00Z": false, " 2026-03-01": false, "20260301": false} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_todos", Arguments: map[string]any{"due_before": d}})
+		if err != nil || res.IsError == ok {
+			t.Errorf("due_before %q: %v %s, want ok %v", d, err, servicetest.ResultText(res), ok)
+		}
+	}
+	for fields, ok := range map[[3]string]bool{
+		{"2026-03-05", "1", "7"}: true, {"2026-03-05", "+1", "+7"}: true, {"2026-03-05", "-0", "007"}: true,
+		{"", "1", "7"}: false, {"x", "3", "7"}: false, {"x", "-1", "7"}: false, {"x", "1", "0"}: false, {"x", "1", "-7"}: false,
+		{"x", "1", "++7"}: false, {"x", "", "7"}: false, {"x", "1", "7a"}: false, {"x", "1", "99999999999999999999"}: false,
 	} {
-		if _, err := New(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("New(%+v) = %v, want %q", tc.opts, err, tc.want)
+		cursor := dbtool.EncodeCursor("t1", fields[:]...)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_todos", Arguments: map[string]any{"cursor": cursor}})
+		if err != nil || res.IsError == ok {
+			t.Errorf("cursor %q: %v %s, want ok %v", fields, err, servicetest.ResultText(res), ok)
 		}
 	}
 }
 
-func TestSchemaNaturalKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.sqlite")
-	state.ExecTest(t, path, Schema()...)
-	db, err := state.OpenDB(path, true)
-	if err != nil {
-		t.Fatal(err)
+// The tools' results as the tests read them.
+type (
+	Todo struct {
+		Todo        string `json:"todo"`
+		Project     string `json:"project"`
+		Priority    string `json:"priority"`
+		Status      string `json:"status"`
+		Overdue     bool   `json:"overdue"`
+		CreatedAt   string `json:"created_at"`
+		CompletedAt string `json:"completed_at"`
 	}
-	defer db.Close()
-	tables, err := state.Tables(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
+	ListTodosOut struct {
+		Todos []Todo `json:"todos"`
 	}
-	want := map[string][]string{"projects": {"name"}, "todos": {"ext_id"}}
-	for _, tb := range tables {
-		if !slices.Equal(tb.NaturalKey, want[tb.Name]) {
-			t.Errorf("%s: natural key %v, want %v", tb.Name, tb.NaturalKey, want[tb.Name])
-		}
+	TodoOut struct {
+		Todo Todo `json:"todo"`
 	}
-	if len(tables) != len(want) {
-		t.Errorf("%d tables", len(tables))
+	Project struct {
+		Name     string `json:"name"`
+		Archived bool   `json:"archived"`
+		Open     int    `json:"open"`
+		Overdue  int    `json:"overdue"`
+		Done     int    `json:"done"`
 	}
-}
-
-func TestCursorAndDate(t *testing.T) {
-	c := cursor{due: "2026-03-05", rank: 1, id: 7}
-	if back, ok := parseCursor(c.String()); !ok || back != c {
-		t.Errorf("cursor round trip: %+v %v", back, ok)
+	ListProjectsOut struct {
+		Projects []Project `json:"projects"`
 	}
-	for _, bad := range []string{"", "!!", "YWJj"} {
-		if _, ok := parseCursor(bad); ok {
-			t.Errorf("parseCursor(%q) ok", bad)
-		}
-	}
-	for d, ok := range map[string]bool{"2026-03-01": true, "2024-02-29": true, "2026-02-29": false, "2026-3-1": false, "": false, "2026-03-01T00:00:00Z": false} {
-		if _, got := parseDate(d); got != ok {
-			t.Errorf("parseDate(%q) = %v", d, got)
-		}
-	}
-}
+)
