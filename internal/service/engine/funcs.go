@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,8 @@ type Func struct {
 // SQLite's own (with JSON1): the text rules the services share.
 var Builtins = map[string]Func{
 	// format(fmt, args...) is Go's fmt.Sprintf: %q quotes as a model
-	// reads it ("a \"b\""), %d takes integers, %s anything.
+	// reads it ("a \"b\""), %d takes integers (and whole reals), %s and
+	// %q anything, numbers included (sqlNumber).
 	"format": {-1, func(a []driver.Value) (driver.Value, error) {
 		if len(a) == 0 {
 			return nil, fmt.Errorf("format needs a format")
@@ -149,8 +151,8 @@ func integer(v driver.Value) int64 {
 	return 0
 }
 
-// goArgs turns SQL values into fmt arguments: text as strings, integers as
-// int64, NULL as "".
+// goArgs turns SQL values into fmt arguments: text as strings, NULL as "",
+// numbers as sqlNumber.
 func goArgs(vs []driver.Value) []any {
 	out := make([]any, len(vs))
 	for i, v := range vs {
@@ -159,11 +161,38 @@ func goArgs(vs []driver.Value) []any {
 			out[i] = ""
 		case []byte:
 			out[i] = string(x)
+		case int64, float64:
+			out[i] = sqlNumber{x}
 		default:
 			out[i] = x
 		}
 	}
 	return out
+}
+
+// sqlNumber is an SQL number (int64 or float64) as a format argument. A
+// definition cannot know whether SQLite hands it an integer, a real or
+// text, so every verb must print something a model can read: %s and %v
+// give SQLite's text of the number, %q that text quoted (Go would print an
+// integer as a rune literal, 'A'), and the numeric verbs the number, a
+// whole real under %d as an integer.
+type sqlNumber struct{ v any }
+
+func (n sqlNumber) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 's', 'v', 'q':
+		if verb == 'v' {
+			verb = 's'
+		}
+		fmt.Fprintf(f, fmt.FormatString(f, verb), text(n.v))
+		return
+	case 'd', 'x', 'X', 'o', 'b', 'c':
+		if x, ok := n.v.(float64); ok && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			fmt.Fprintf(f, fmt.FormatString(f, verb), int64(x))
+			return
+		}
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), n.v)
 }
 
 // CheckLine returns "" when v, trimmed, is 1 to limit characters on one
