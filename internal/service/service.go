@@ -121,9 +121,7 @@ func All() []Spec {
 		FromDefinition(contacts.Compiled()),
 		FromDefinition(mail.Compiled()),
 		FromDefinition(notes.Compiled()),
-		{Name: "payments", Schema: payments.Schema, ReadTool: "list_accounts", Open: func(o Options) (Service, error) {
-			return payments.New(payments.Options{DBPath: world.DBPath(o.WorldDir, "payments"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(payments.Compiled()),
 		FromDefinition(support.Compiled()),
 		FromDefinition(tasks.Compiled()),
 	}

@@ -1,7 +1,7 @@
 // Package payments is the persona's bank: accounts, transactions, transfers
-// and monthly statements, served over MCP with the official Go SDK. Its
-// state is one SQLite database of the world, db/payments.sqlite, whose
-// tables Schema declares.
+// and monthly statements, served over MCP by the service engine from its
+// definition, service.yaml (tools, resources, test world). Its state is
+// one SQLite database of the world, db/payments.sqlite.
 //
 // Glossary:
 //   - account: named by its ext_id (the "account" argument), kind checking,
@@ -10,20 +10,16 @@
 //   - transaction: one signed booking on an account (negative = money out).
 //   - transfer: money moved between two of the persona's accounts in the
 //     same currency: a transfers row, two transactions and both balances,
-//     in one SQLite transaction.
+//     in one SQLite transaction (the tool's steps).
 //   - statement: an account's opening and closing balance for a month
 //     (YYYY-MM); a stored statements row wins, else it is computed from the
 //     balance and the transactions.
 //   - cents: every amount is an int64 of cents; amounts the model gives are
-//     decimal strings with at most 2 decimals, never floats.
-//   - tool error: a call the model can fix. It is a tool result with IsError
-//     naming the problem and the fix, and it changes nothing.
+//     decimal strings with at most 2 decimals, never floats. Reading and
+//     writing them is the Go hooks' part (money.go, Hooks).
 //   - synthesis ("god mode"): CreateOp, AccountOp, TransactionOp, BookOps,
 //     TransferOps, StatementOp build delta operations; never tools.
 //
-// The database is one connection held open between calls (dbtool.DB);
-// time comes from the injected world.Clock; ids are MAX(id)+1 within a
-// transaction.
-//
-// It imports internal/world, internal/state and internal/delta only.
+// It imports internal/world, internal/state, internal/delta and the service
+// engine only.
 package payments

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
 // MaxAmountCents bounds an amount (10^13 cents), far from int64 overflow.
@@ -61,15 +59,6 @@ func pad2(n uint64) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// parseDate parses a YYYY-MM-DD date strictly.
-func parseDate(s string) (time.Time, bool) {
-	t, err := time.Parse(DateFormat, s)
-	if err != nil || t.Format(DateFormat) != s {
-		return time.Time{}, false
-	}
-	return t, true
-}
-
 // parsePeriod parses a YYYY-MM month strictly.
 func parsePeriod(s string) (time.Time, bool) {
 	t, err := time.Parse(PeriodFormat, s)
@@ -77,30 +66,4 @@ func parsePeriod(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
-}
-
-// cursor is the position after which list_transactions continues:
-// transactions are ordered by (booked_at DESC, id DESC).
-type cursor struct {
-	at string
-	id int64
-}
-
-const cursorPrefix = "p1"
-
-// String encodes c as an opaque, URL-safe token.
-func (c cursor) String() string {
-	return dbtool.EncodeCursor(cursorPrefix, c.at, strconv.FormatInt(c.id, 10))
-}
-
-func parseCursor(s string) (cursor, bool) {
-	parts, ok := dbtool.DecodeCursor(s, cursorPrefix, 2)
-	if !ok || parts[0] == "" {
-		return cursor{}, false
-	}
-	id, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || id < 1 {
-		return cursor{}, false
-	}
-	return cursor{at: parts[0], id: id}, true
 }
