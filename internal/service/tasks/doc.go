@@ -12,9 +12,11 @@
 //     (low, medium, high) and a status (open, done).
 //   - today: the date of the injected world.Clock in UTC. A to-do is
 //     overdue when it is open and its due date is before today.
-//   - synthesis ("god mode"): CreateOp, ProjectOp, TodoOp and the like build
-//     delta operations that seed or change a world's tasks database; they
-//     are Go functions for world synthesis, never tools.
+//   - synthesis ("god mode"): the definition's ops (add_project, add_todo,
+//     complete_todo, archive_project) build delta operations that seed or
+//     change a world's tasks database by natural key; CreateOp, ProjectOp,
+//     TodoOp and the like are their Go face for world synthesis, never
+//     tools.
 //
 // It imports internal/world, internal/state, internal/delta and
 // internal/service/engine only.

@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/delta"
 )
 
 // This file is the "god mode" synthesis API: Go functions that build delta
-// operations seeding or changing a world's tasks database. They are for
-// world synthesis, never tools; the model sees only their results.
+// operations seeding or changing a world's tasks database, through the
+// definition's synthesis operations (service.yaml, ops). They are for world
+// synthesis, never tools; the model sees only their results.
 
 // SeedProject is a project to insert.
 type SeedProject struct {
@@ -35,33 +35,26 @@ type SeedTodo struct {
 // ErrSeed is wrapped by every error of the synthesis functions.
 var ErrSeed = errors.New("tasks: bad seed")
 
-func seedErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrSeed, fmt.Sprintf(format, args...))
-}
-
 // CreateOp returns the db.create operation that creates the tasks database
 // with Schema.
-func CreateOp() delta.Op {
-	return delta.Op{Op: delta.OpDBCreate, DB: DBName, SQL: Schema()}
-}
+func CreateOp() delta.Op { return Compiled().Def.CreateOp() }
 
-// projectKey is the natural key of a project.
-func projectKey(name string) map[string]delta.Value {
-	return map[string]delta.Value{"name": delta.Lit(name)}
-}
-
-// todoKey is the natural key of a to-do.
-func todoKey(id string) map[string]delta.Value {
-	return map[string]delta.Value{"ext_id": delta.Lit(id)}
+// op returns the one delta operation of the definition's synthesis
+// operation name; a seed it refuses is an error wrapping ErrSeed.
+func op(name string, params map[string]any) (delta.Op, error) {
+	ops, err := Compiled().Op(name, params)
+	switch {
+	case err != nil:
+		return delta.Op{}, fmt.Errorf("%w: %v", ErrSeed, err)
+	case len(ops) != 1:
+		return delta.Op{}, fmt.Errorf("tasks: service.yaml: op %s emitted %d operations, want 1", name, len(ops))
+	}
+	return ops[0], nil
 }
 
 // ProjectOp returns the db.insert of p.
 func ProjectOp(p SeedProject) (delta.Op, error) {
-	if p.Name == "" || utf8.RuneCountInString(p.Name) > MaxProjectChars {
-		return delta.Op{}, seedErr("project name %q must be 1 to %d characters", p.Name, MaxProjectChars)
-	}
-	return delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "projects", Key: projectKey(p.Name),
-		Values: map[string]delta.Value{"archived": delta.Lit(p.Archived)}}, nil
+	return op("add_project", map[string]any{"name": p.Name, "archived": p.Archived})
 }
 
 // TodoOp returns the db.insert of t; its project_id refers to t.Project by
@@ -73,60 +66,37 @@ func TodoOp(t SeedTodo) (delta.Op, error) {
 	if t.Status == "" {
 		t.Status = StatusOpen
 	}
-	switch {
-	case t.ID == "":
-		return delta.Op{}, seedErr("to-do ID is required")
-	case t.Project == "":
-		return delta.Op{}, seedErr("to-do %s: Project is required", t.ID)
-	case t.Title == "" || utf8.RuneCountInString(t.Title) > MaxTitleChars:
-		return delta.Op{}, seedErr("to-do %s: Title must be 1 to %d characters", t.ID, MaxTitleChars)
-	case utf8.RuneCountInString(t.Notes) > MaxNotesChars:
-		return delta.Op{}, seedErr("to-do %s: Notes over %d characters", t.ID, MaxNotesChars)
-	case t.Priority != PriorityLow && t.Priority != PriorityMedium && t.Priority != PriorityHigh:
-		return delta.Op{}, seedErr("to-do %s: priority %q is not low, medium or high", t.ID, t.Priority)
-	case t.Status != StatusOpen && t.Status != StatusDone:
-		return delta.Op{}, seedErr("to-do %s: status %q is not open or done", t.ID, t.Status)
-	case t.CreatedAt.IsZero():
-		return delta.Op{}, seedErr("to-do %s: CreatedAt is required", t.ID)
-	case t.Status == StatusDone && t.CompletedAt.IsZero():
-		return delta.Op{}, seedErr("to-do %s: a done to-do needs CompletedAt", t.ID)
-	case t.Status == StatusOpen && !t.CompletedAt.IsZero():
-		return delta.Op{}, seedErr("to-do %s: an open to-do has no CompletedAt", t.ID)
-	}
-	due := delta.Lit(nil)
+	params := map[string]any{"ext_id": t.ID, "project": t.Project, "title": t.Title, "notes": t.Notes,
+		"due_on": nil, "priority": t.Priority, "status": t.Status, "created_at": "", "completed_at": nil}
 	if t.DueOn != "" {
-		if d, err := time.Parse(DateFormat, t.DueOn); err != nil || d.Format(DateFormat) != t.DueOn {
-			return delta.Op{}, seedErr("to-do %s: DueOn %q is not YYYY-MM-DD", t.ID, t.DueOn)
-		}
-		due = delta.Lit(t.DueOn)
+		params["due_on"] = t.DueOn
 	}
-	completed := delta.Lit(nil)
+	if !t.CreatedAt.IsZero() {
+		params["created_at"] = t.CreatedAt.UTC().Format(TimeFormat)
+	}
 	if !t.CompletedAt.IsZero() {
-		completed = delta.Lit(t.CompletedAt.UTC().Format(TimeFormat))
+		params["completed_at"] = t.CompletedAt.UTC().Format(TimeFormat)
 	}
-	return delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "todos", Key: todoKey(t.ID),
-		Values: map[string]delta.Value{
-			"project_id":   delta.RefTo("projects", projectKey(t.Project), "id"),
-			"title":        delta.Lit(t.Title),
-			"notes":        delta.Lit(t.Notes),
-			"due_on":       due,
-			"priority":     delta.Lit(t.Priority),
-			"status":       delta.Lit(t.Status),
-			"created_at":   delta.Lit(t.CreatedAt.UTC().Format(TimeFormat)),
-			"completed_at": completed,
-		}}, nil
+	return op("add_todo", params)
 }
 
 // CompleteOp returns the db.update that marks to-do id done at at.
 func CompleteOp(id string, at time.Time) delta.Op {
-	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "todos", Key: todoKey(id),
-		Set: map[string]delta.Value{"status": delta.Lit(StatusDone), "completed_at": delta.Lit(at.UTC().Format(TimeFormat))}}
+	return must(op("complete_todo", map[string]any{"ext_id": id, "completed_at": at.UTC().Format(TimeFormat)}))
 }
 
 // ArchiveOp returns the db.update that archives the project of that name.
 func ArchiveOp(name string) delta.Op {
-	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "projects", Key: projectKey(name),
-		Set: map[string]delta.Value{"archived": delta.Lit(true)}}
+	return must(op("archive_project", map[string]any{"name": name}))
+}
+
+// must returns o of an operation without checks, which fails only when the
+// embedded definition is broken (as Compiled panics then).
+func must(o delta.Op, err error) delta.Op {
+	if err != nil {
+		panic("tasks: service.yaml: " + err.Error())
+	}
+	return o
 }
 
 // SeedOps returns CreateOp followed by the inserts of projects and then
