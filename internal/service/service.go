@@ -114,9 +114,7 @@ func FromDefinition(c *engine.Compiled) Spec {
 // All returns every service, by name.
 func All() []Spec {
 	return []Spec{
-		{Name: "messages", Schema: messages.Schema, ReadTool: "list_threads", Open: func(o Options) (Service, error) {
-			return messages.New(messages.Options{DBPath: world.DBPath(o.WorldDir, "messages"), Clock: o.Clock, Self: o.Self, Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral, Schemas: o.Schemas})
-		}},
+		FromDefinition(messages.Compiled()),
 		FromDefinition(calendar.Compiled()),
 		FromDefinition(contacts.Compiled()),
 		FromDefinition(mail.Compiled()),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 )
 
 // BenchmarkCallTool measures one tools/call through a real SDK client, in
@@ -21,7 +23,7 @@ func BenchmarkCallTool(b *testing.B) {
 		{"list_threads", map[string]any{}},
 		{"search_messages", map[string]any{"query": "dinner"}},
 	}
-	for _, tr := range transports {
+	for _, tr := range servicetest.Transports() {
 		for _, c := range calls {
 			b.Run(tr.Name+"/"+c.name, func(b *testing.B) {
 				cs := tr.Connect(b, newService(b, newWorld(b)))

@@ -1,6 +1,7 @@
-// Package messages is the persona's direct-message service, served over MCP
-// with the official Go SDK. Its state is one SQLite database of the world,
-// db/messages.sqlite, whose tables Schema declares.
+// Package messages is the persona's direct-message service: a declarative
+// definition, service.yaml, that internal/service/engine serves over MCP.
+// Its state is one SQLite database of the world, db/messages.sqlite, whose
+// tables the definition declares (Schema).
 //
 // Glossary:
 //   - thread: a conversation, named by its ext_id (the "thread" argument and
@@ -13,10 +14,10 @@
 //     is a tool result with IsError and a message naming the fix, never a
 //     protocol error, and it changes nothing.
 //
-// The database is one connection held open between calls and reopened
-// when the file is replaced (dbtool.DB). Time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
-// the same world give the same database.
+// What is Go: the hook the definition calls (messages_same_name, a name
+// compared with the persona's under Unicode case folding), New for callers
+// that serve one database file outside a world (the conformance suite),
+// and the test world's fixtures (testing.go).
 //
-// It imports internal/world and internal/state only.
+// It imports internal/service/engine, internal/world and internal/state only.
 package messages
