@@ -16,7 +16,12 @@
 //     not apply, and a scenario the table does not know fails the test, so a
 //     new pinned version must be classified.
 //
-// It imports internal/service/messages only (and only in tests).
+// Besides the registry it serves every definition in
+// internal/service/testdata/defs (services with no Go code) over its test
+// world, and runs the same scenarios against each.
+//
+// It imports internal/service/messages, engine and servicetest only (and
+// only in tests).
 package conformance
 
 import (
@@ -36,7 +41,9 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/service/messages"
+	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -57,7 +64,7 @@ type scenario struct {
 const (
 	fixtureTool     = "calls the reference server's fixture tool %s, which a domain service does not serve"
 	noPrompts       = "needs prompts (and the fixture prompt %s); the service serves tools and a resource template only"
-	fixtureResource = "reads the reference server's fixture resource %s; the service serves messages://thread/{thread} only"
+	fixtureResource = "reads the reference server's fixture resource %s, which a domain service does not serve"
 )
 
 // serverScenarios classifies every server scenario of
@@ -218,7 +225,7 @@ func serveMessages(t *testing.T) string {
 }
 
 // TestServices runs the suite's applicable server scenarios against every
-// registered service.
+// registered service and every definition in testdata/defs.
 func TestServices(t *testing.T) {
 	s := installedSuite(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
@@ -251,6 +258,16 @@ func TestServices(t *testing.T) {
 			urls[spec.Name] = serveService(t, spec)
 		}
 	}
+	defs, err := filepath.Glob(filepath.Join("..", "testdata", "defs", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defs) == 0 {
+		t.Fatal("no definitions in ../testdata/defs: the suite would not run against any service defined without Go code")
+	}
+	for _, path := range defs {
+		urls[filepath.Base(path)] = serveDefinition(t, path)
+	}
 	for _, name := range slices.Sorted(maps.Keys(urls)) {
 		url := urls[name]
 		t.Run(name, func(t *testing.T) { runTable(ctx, t, &s, t.TempDir(), url, table) })
@@ -266,6 +283,35 @@ func serveService(t *testing.T, spec service.Spec) string {
 	svc, err := spec.Open(service.Options{WorldDir: dir, Clock: messages.TestClock(), Self: messages.TestSelf})
 	if err != nil {
 		t.Fatalf("%s: %v", spec.Name, err)
+	}
+	srv := httptest.NewServer(svc.HTTPHandler())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// serveDefinition serves the definition in the file path, with no Go
+// hooks, over streamable HTTP on a loopback port, over its test world (as
+// the shared suite builds it), and returns the endpoint URL.
+func serveDefinition(t *testing.T, path string) string {
+	t.Helper()
+	d, err := engine.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := engine.Compile(d, engine.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Test == nil {
+		t.Fatalf("%s: the definition has no test world (test:) to serve", path)
+	}
+	now, err := time.Parse(time.RFC3339, d.Test.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := engine.New(c, engine.Options{WorldDir: servicetest.NewWorld(t, d), Clock: world.FixedClock(now), Self: d.Test.Self, SelfAddress: d.Test.SelfAddress})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	srv := httptest.NewServer(svc.HTTPHandler())
 	t.Cleanup(srv.Close)
