@@ -228,3 +228,20 @@ func TestConcurrentSends(t *testing.T) {
 		}
 	}
 }
+
+// TestNULInText: text holding NUL reaches the database and the answers
+// whole (the engine binds it as a BLOB, and SQLite would cut it at the NUL
+// on its way into a Go function).
+func TestNULInText(t *testing.T) {
+	dir := MakeTestWorld(t, filepath.Join(t.TempDir(), "world"))
+	cs := servicetest.ConnectMemory(t, newService(t, dir))
+	sent := servicetest.Call[struct {
+		Mail string `json:"mail"`
+		Body string `json:"body"`
+	}](t, cs, "send_mail", map[string]any{"to": []string{"a@b.example"}, "subject": "H\x00i", "body": "He\x00llo"})
+	if sent.Body != "He\x00llo" {
+		t.Errorf("body = %q", sent.Body)
+	}
+	text := servicetest.ReadResource(t, cs, "mail://mailbox/sent", "text/plain")
+	servicetest.WantText(t, "mail://mailbox/sent", text, sent.Mail+"  2026-03-01 09:00:00  alex@example.com  H\x00i\n")
+}

@@ -212,3 +212,18 @@ func TestMoney(t *testing.T) {
 		t.Errorf("payments_cents(NULL) = %v, want NULL", v)
 	}
 }
+
+// TestNULInArguments: an argument holding NUL is quoted whole in the
+// error (the engine binds it as a BLOB; a Go function's TEXT result would
+// be cut at the NUL on its way into format).
+func TestNULInArguments(t *testing.T) {
+	cs := servicetest.ConnectMemory(t, newService(t, newWorld(t)))
+	msg := servicetest.CallError(t, cs, "transfer", map[string]any{"from": "chk-main", "to": "sav-rainy", "amount": "1\x002"})
+	if !strings.Contains(msg, `amount "1\x002" is not a positive amount`) {
+		t.Errorf("message = %q", msg)
+	}
+	msg = servicetest.CallError(t, cs, "get_balance", map[string]any{"account": "chk\x00main"})
+	if !strings.Contains(msg, `no account "chk\x00main"`) {
+		t.Errorf("message = %q", msg)
+	}
+}
