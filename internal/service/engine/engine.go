@@ -83,11 +83,11 @@ type Compiled struct {
 }
 
 type tool struct {
-	def    *Tool
-	mcp    *mcp.Tool
-	args   *dbtool.Args
-	nested *jsonschema.Resolved // nil unless an argument is an object or an array
-	out    map[string]any
+	def   *Tool
+	mcp   *mcp.Tool
+	args  *dbtool.Args
+	input map[string]any // the input schema, for checkDeep
+	out   map[string]any
 }
 
 // Hooks returns the Go hooks c was compiled with.
@@ -126,12 +126,7 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
 		}
-		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output}
-		if hasNested(in) {
-			if ct.nested, err = in.Resolve(nil); err != nil {
-				return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
-			}
-		}
+		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output, input: t.Input}
 		pubIn, err := dbtool.Portable(in)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
@@ -168,15 +163,6 @@ func toSchema(m map[string]any) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return &s, nil
-}
-
-func hasNested(s *jsonschema.Schema) bool {
-	for _, p := range s.Properties {
-		if p.Type == "object" || p.Type == "array" || slices.Contains(p.Types, "object") || slices.Contains(p.Types, "array") {
-			return true
-		}
-	}
-	return false
 }
 
 // Schema returns the DDL of the definition's database, one statement per
@@ -413,14 +399,8 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 	if err != nil {
 		return nil, err
 	}
-	if t.nested != nil {
-		var v any
-		b, _ := json.Marshal(fields)
-		if err := json.Unmarshal(b, &v); err == nil {
-			if err := t.nested.Validate(v); err != nil {
-				return nil, dbtool.BadCall("the arguments of %s are not valid: %v", t.def.Name, err)
-			}
-		}
+	if err := checkDeep(t.def.Name, fields, t.input); err != nil {
+		return nil, err
 	}
 	params := s.params()
 	for k, v := range fields {
@@ -598,7 +578,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		if st.NextAs != "" {
 			p[st.NextAs] = nil
 			if more && st.Next != "" {
-				lp := maps(p, last)
+				lp := overlay(p, last)
 				var next sql.NullString
 				if err := q.QueryRowContext(ctx, "SELECT ("+st.Next+")", args(st.Next, lp)...).Scan(&next); err != nil {
 					return nil, fmt.Errorf("page next: %w", err)
@@ -633,8 +613,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 	return nil, errors.New("empty step")
 }
 
-// maps returns p overlaid with extra.
-func maps(p, extra map[string]any) map[string]any {
+// overlay returns p overlaid with extra.
+func overlay(p, extra map[string]any) map[string]any {
 	out := make(map[string]any, len(p)+len(extra))
 	for k, v := range p {
 		out[k] = v

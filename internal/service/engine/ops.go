@@ -84,7 +84,7 @@ func (c *Compiled) Op(name string, params map[string]any) ([]delta.Op, error) {
 		for _, item := range items {
 			v, l := vals, lits
 			if e.For != "" {
-				v, l = maps(vals, nil), maps(lits, nil)
+				v, l = overlay(vals, nil), overlay(lits, nil)
 				raw, _ := json.Marshal(item)
 				v["item"], l["item"] = sqlValue(raw), item
 				if obj, ok := item.(map[string]any); ok {
