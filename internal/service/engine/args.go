@@ -158,7 +158,11 @@ func checkEnum(tool, path string, v any, s map[string]any) error {
 		quoted[i] = string(b)
 	}
 	got, _ := json.Marshal(v)
-	return dbtool.BadCall("argument %q of %s must be one of %s, not %s", path, tool, strings.Join(quoted, ", "), got)
+	desc := ""
+	if d, _ := s["description"].(string); d != "" {
+		desc = ": " + d
+	}
+	return dbtool.BadCall("argument %q of %s must be one of %s, not %s%s", path, tool, strings.Join(quoted, ", "), got, desc)
 }
 
 // kindOf names v's JSON type as JSON Schema does.
