@@ -1,6 +1,7 @@
-// Package notes is the persona's markdown notes, served over MCP with the
-// official Go SDK. Its state is one SQLite database of the world,
-// db/notes.sqlite, whose tables Schema declares.
+// Package notes is the persona's markdown notes: a declarative definition,
+// service.yaml, that internal/service/engine serves over MCP. Its state is
+// one SQLite database of the world, db/notes.sqlite, whose tables the
+// definition declares (Schema).
 //
 // Glossary:
 //   - notebook: a named group of notes (its name is its key).
@@ -11,12 +12,13 @@
 //     a tool result with IsError and a message naming the fix, never a
 //     protocol error, and it changes nothing.
 //   - seed: a note a world synthesizer writes through delta operations
-//     (InsertOps, LinkOp, UpdateOp, PinOp), never through the tools.
+//     (InsertOps, LinkOp, UpdateOp, PinOp), never through the tools; they
+//     are the definition's synthesis operations (ops).
 //
-// The database is one connection held open between calls and reopened
-// when the file is replaced (dbtool.DB). Time comes from the injected
-// world.Clock; ids are MAX(id)+1 within a transaction, so the same calls on
-// the same world give the same database.
+// What is Go: the hook the definition calls (notes_target_error, the rules
+// of a link target), the synthesis API over the definition's operations
+// (synth.go) and the test world's fixtures (testing.go).
 //
-// It imports internal/world, internal/state and internal/delta only.
+// It imports internal/service/engine, internal/service/dbtool,
+// internal/delta, internal/world and internal/state only.
 package notes

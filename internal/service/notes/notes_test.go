@@ -2,6 +2,7 @@ package notes
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -98,6 +99,9 @@ func TestSynthesis(t *testing.T) {
 		{{Notebook: "W", Title: "T", CreatedAt: at, UpdatedAt: at.Add(-time.Hour)}},
 		{{Notebook: "W", Title: "T", CreatedAt: at, Links: []string{"/abs"}}},
 		{{Notebook: "W", Title: "T", CreatedAt: at}, {Notebook: "W", Title: "t", CreatedAt: at}},
+		{{Notebook: "W", Title: "two\nlines", CreatedAt: at}},
+		{{Notebook: "W", Title: "T", Body: "bell \a", CreatedAt: at}},
+		{{Notebook: "W", Title: "T", CreatedAt: at, Links: []string{"ftp://files.example/x"}}},
 	} {
 		if _, err := InsertOps(bad...); err == nil {
 			t.Errorf("InsertOps(%+v): no error", bad)
@@ -105,6 +109,51 @@ func TestSynthesis(t *testing.T) {
 	}
 	if _, err := UpdateOp("x", nil, nil, at); err == nil {
 		t.Error("UpdateOp without changes: no error")
+	}
+	empty := " "
+	if _, err := UpdateOp("x", &empty, nil, at); err == nil {
+		t.Error("UpdateOp with an empty title: no error")
+	}
+}
+
+// TestSeedOps pins the delta operations of a seed, an update and a pin:
+// worlds synthesized from them, and so their hashes, depend on every byte.
+func TestSeedOps(t *testing.T) {
+	at := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	seed, err := InsertOps(Seed{Notebook: " Work ", Title: " Q2 plan ", Body: "# Q2\n\n- launch\r\n\tx", Pinned: true,
+		Links: []string{" docs/q2.md ", "https://example.com/okr"}, CreatedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := " New "
+	up, err := UpdateOp("n-2", &title, nil, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(append(seed, up, PinOp("n-2", true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"op":"db.insert","db":"notes","table":"notebooks","key":{"name":"Work"}},` +
+		`{"op":"db.insert","db":"notes","table":"notes","key":{"ext_id":"q2-plan"},"values":{"body":"# Q2\n\n- launch\r\n\tx","created_at":"2026-03-02 08:00:00","notebook_id":{"ref":{"table":"notebooks","key":{"name":"Work"},"column":"id"}},"pinned":1,"title":"Q2 plan","updated_at":"2026-03-02 08:00:00"}},` +
+		`{"op":"db.insert","db":"notes","table":"note_links","key":{"note_id":{"ref":{"table":"notes","key":{"ext_id":"q2-plan"},"column":"id"}},"target":"docs/q2.md"}},` +
+		`{"op":"db.insert","db":"notes","table":"note_links","key":{"note_id":{"ref":{"table":"notes","key":{"ext_id":"q2-plan"},"column":"id"}},"target":"https://example.com/okr"}},` +
+		`{"op":"db.update","db":"notes","table":"notes","key":{"ext_id":"n-2"},"set":{"title":"New","updated_at":"2026-03-02 08:00:00"}},` +
+		`{"op":"db.update","db":"notes","table":"notes","key":{"ext_id":"n-2"},"set":{"pinned":1}}]`
+	if string(got) != want {
+		t.Errorf("delta operations:\n got  %s\n want %s", got, want)
+	}
+}
+
+// TestLint: every SQL text of the tools and the resource prepares against
+// the schema, and the example calls run.
+func TestLint(t *testing.T) {
+	r, err := engine.Lint(t.Context(), Compiled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Problems {
+		t.Error(p)
 	}
 }
 

@@ -11,21 +11,18 @@ import (
 //go:embed service.yaml
 var definition []byte
 
-// Limits of the tools' arguments (service.yaml states them to the model;
-// the synthesis operations check seeds against the same).
-const (
-	MaxBodyChars     = 50000
-	MaxTitleChars    = 200
-	MaxNotebookChars = 100
-	MaxTargetBytes   = 2000
-)
-
 // Hooks are what the definition needs in Go: the check of a link target
 // (an http(s) URL with a host, or a clean home-relative path).
 var Hooks = engine.Hooks{Funcs: map[string]engine.Func{
 	// notes_target_error(target): NULL, or why link_note refuses target.
 	"notes_target_error": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
-		s, _ := a[0].(string)
+		var s string
+		switch x := a[0].(type) {
+		case string:
+			s = x
+		case []byte: // a target with a NUL character arrives as a BLOB
+			s = string(x)
+		}
 		if _, err := checkTarget(s); err != nil {
 			return err.Error(), nil
 		}

@@ -2,10 +2,16 @@ package notes
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/delta"
 )
+
+// This file is the "god mode" synthesis API: Go functions that build the
+// delta operations seeding or changing a world's notes database, through
+// the definition's synthesis operations (service.yaml, ops), which check
+// the values as the tools do. They are for world synthesis, never tools.
 
 // Seed is a note a world synthesizer writes directly into a world through a
 // delta ("god mode"), never through the tools.
@@ -25,29 +31,25 @@ type Seed struct {
 
 // CreateOp returns the db.create operation that creates the notes database
 // with Schema.
-func CreateOp() delta.Op {
-	return delta.Op{Op: delta.OpDBCreate, DB: DBName, SQL: Schema()}
-}
+func CreateOp() delta.Op { return Compiled().Def.CreateOp() }
 
-// NotebookRef returns a delta value naming the id of the notebook name.
-func NotebookRef(name string) delta.Value {
-	return delta.RefTo("notebooks", map[string]delta.Value{"name": delta.Lit(name)}, "id")
-}
-
-// NoteRef returns a delta value naming the id of the note extID.
-func NoteRef(extID string) delta.Value {
-	return delta.RefTo("notes", map[string]delta.Value{"ext_id": delta.Lit(extID)}, "id")
+// op returns the one delta operation of the definition's synthesis
+// operation name.
+func op(name string, params map[string]any) (delta.Op, error) {
+	ops, err := Compiled().Op(name, params)
+	switch {
+	case err != nil:
+		return delta.Op{}, err
+	case len(ops) != 1:
+		return delta.Op{}, fmt.Errorf("notes: service.yaml: op %s emitted %d operations, want 1", name, len(ops))
+	}
+	return ops[0], nil
 }
 
 // NotebookOp returns the db.insert operation that adds the notebook name
 // (a no-op on apply if it exists).
 func NotebookOp(name string) (delta.Op, error) {
-	n, err := checkLine("notebook", name, MaxNotebookChars, "Personal")
-	if err != nil {
-		return delta.Op{}, err
-	}
-	return delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "notebooks",
-		Key: map[string]delta.Value{"name": delta.Lit(n)}, Values: map[string]delta.Value{}}, nil
+	return op("add_notebook", map[string]any{"name": strings.TrimSpace(name)})
 }
 
 // InsertOps returns the db.insert operations that add seeds, their notebooks
@@ -59,19 +61,13 @@ func InsertOps(seeds ...Seed) ([]delta.Op, error) {
 	var ops []delta.Op
 	notebooks, ids := map[string]bool{}, map[string]bool{}
 	for i, sd := range seeds {
-		nb, title, err := checkNew(sd.Notebook, sd.Title, sd.Body)
-		if err != nil {
-			return nil, fmt.Errorf("notes seed %d: %w", i, err)
-		}
+		nb, title := strings.TrimSpace(sd.Notebook), strings.TrimSpace(sd.Title)
 		if sd.CreatedAt.IsZero() {
 			return nil, fmt.Errorf("notes seed %d (%s): CreatedAt is zero", i, title)
 		}
 		updated := sd.UpdatedAt
 		if updated.IsZero() {
 			updated = sd.CreatedAt
-		}
-		if updated.Before(sd.CreatedAt) {
-			return nil, fmt.Errorf("notes seed %d (%s): UpdatedAt is before CreatedAt", i, title)
 		}
 		ext := sd.ExtID
 		if ext == "" {
@@ -93,14 +89,12 @@ func InsertOps(seeds ...Seed) ([]delta.Op, error) {
 		if sd.Pinned {
 			pinned = 1
 		}
-		ops = append(ops, delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "notes",
-			Key: map[string]delta.Value{"ext_id": delta.Lit(ext)},
-			Values: map[string]delta.Value{
-				"notebook_id": NotebookRef(nb), "title": delta.Lit(title), "body": delta.Lit(sd.Body),
-				"created_at": delta.Lit(sd.CreatedAt.UTC().Format(TimeFormat)),
-				"updated_at": delta.Lit(updated.UTC().Format(TimeFormat)),
-				"pinned":     delta.Lit(pinned),
-			}})
+		note, err := op("add_note", map[string]any{"ext_id": ext, "notebook": nb, "title": title, "body": sd.Body, "pinned": pinned,
+			"created_at": sd.CreatedAt.UTC().Format(TimeFormat), "updated_at": updated.UTC().Format(TimeFormat)})
+		if err != nil {
+			return nil, fmt.Errorf("notes seed %d: %w", i, err)
+		}
+		ops = append(ops, note)
 		for _, l := range sd.Links {
 			op, err := LinkOp(ext, l)
 			if err != nil {
@@ -116,12 +110,7 @@ func InsertOps(seeds ...Seed) ([]delta.Op, error) {
 // target (a no-op on apply if the link exists), validated as link_note
 // validates it.
 func LinkOp(extID, target string) (delta.Op, error) {
-	t, err := checkTarget(target)
-	if err != nil {
-		return delta.Op{}, err
-	}
-	return delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "note_links",
-		Key: map[string]delta.Value{"note_id": NoteRef(extID), "target": delta.Lit(t)}, Values: map[string]delta.Value{}}, nil
+	return op("add_link", map[string]any{"ext_id": extID, "target": strings.TrimSpace(target)})
 }
 
 // UpdateOp returns the db.update operation that sets the title and/or body
@@ -129,25 +118,18 @@ func LinkOp(extID, target string) (delta.Op, error) {
 // validated as update_note validates them. To append, a synthesizer passes
 // the whole new body: a delta's SQL expressions may not hold arbitrary text.
 func UpdateOp(extID string, title, body *string, at time.Time) (delta.Op, error) {
-	if title == nil && body == nil {
-		return delta.Op{}, fmt.Errorf("notes update of %q: no title or body", extID)
-	}
-	set := map[string]delta.Value{"updated_at": delta.Lit(at.UTC().Format(TimeFormat))}
+	params := map[string]any{"ext_id": extID, "updated_at": at.UTC().Format(TimeFormat)}
 	if title != nil {
-		t, err := checkLine("title", *title, MaxTitleChars, "Packing list")
-		if err != nil {
-			return delta.Op{}, fmt.Errorf("notes update of %q: %w", extID, err)
-		}
-		set["title"] = delta.Lit(t)
+		params["title"] = strings.TrimSpace(*title)
 	}
 	if body != nil {
-		if err := checkBody("body", *body); err != nil {
-			return delta.Op{}, fmt.Errorf("notes update of %q: %w", extID, err)
-		}
-		set["body"] = delta.Lit(*body)
+		params["body"] = *body
 	}
-	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "notes",
-		Key: map[string]delta.Value{"ext_id": delta.Lit(extID)}, Set: set}, nil
+	o, err := op("update_note", params)
+	if err != nil {
+		return delta.Op{}, fmt.Errorf("notes update of %q: %w", extID, err)
+	}
+	return o, nil
 }
 
 // PinOp returns the db.update operation that pins (or unpins) the note extID.
@@ -156,19 +138,9 @@ func PinOp(extID string, pinned bool) delta.Op {
 	if pinned {
 		v = 1
 	}
-	return delta.Op{Op: delta.OpDBUpdate, DB: DBName, Table: "notes",
-		Key: map[string]delta.Value{"ext_id": delta.Lit(extID)}, Set: map[string]delta.Value{"pinned": delta.Lit(v)}}
-}
-
-// checkNew validates a new note's notebook, title and body as create_note
-// does and returns them normalized.
-func checkNew(notebook, title, body string) (string, string, error) {
-	notebook, err := checkLine("notebook", notebook, MaxNotebookChars, "Personal")
+	o, err := op("pin_note", map[string]any{"ext_id": extID, "pinned": v})
 	if err != nil {
-		return "", "", err
+		panic("notes: service.yaml: " + err.Error()) // the parameters are always valid
 	}
-	if title, err = checkLine("title", title, MaxTitleChars, "Packing list"); err != nil {
-		return "", "", err
-	}
-	return notebook, title, checkBody("body", body)
+	return o
 }

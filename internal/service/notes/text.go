@@ -5,49 +5,17 @@ import (
 	"path"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/service/engine"
 )
 
+// maxTargetBytes is the longest link target link_note takes.
+const maxTargetBytes = 2000
+
 // slug turns a title into a note ext_id as create_note does (engine.Slug,
 // at most 48 bytes).
 func slug(title string) string { return engine.Slug(title, 48) }
-
-func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
-
-// hasControlExceptNewline reports a control character other than \n and \t.
-func hasControlExceptNewline(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' })
-}
-
-// checkLine returns v trimmed, or a tool error unless it is 1 to limit
-// characters on one line.
-func checkLine(field, v string, limit int, example string) (string, error) {
-	v = strings.TrimSpace(v)
-	switch n := utf8.RuneCountInString(v); {
-	case v == "":
-		return "", badCall("%s is empty; pass one, e.g. %q", field, example)
-	case n > limit:
-		return "", badCall("%s is %d characters; use at most %d", field, n, limit)
-	case hasControl(v):
-		return "", badCall("%s has a line break or control character; pass it on one line", field)
-	}
-	return v, nil
-}
-
-// checkBody returns a tool error unless body is at most MaxBodyChars
-// characters without control characters other than newlines and tabs.
-func checkBody(field, body string) error {
-	if n := utf8.RuneCountInString(body); n > MaxBodyChars {
-		return badCall("%s is %d characters; a note holds at most %d. Shorten it or split it into several notes", field, n, MaxBodyChars)
-	}
-	if hasControlExceptNewline(body) {
-		return badCall("%s has a control character; pass markdown text", field)
-	}
-	return nil
-}
 
 // checkTarget returns the trimmed link target, or a tool error unless it is
 // an http(s) URL with a host or a clean home-relative slash path.
@@ -56,8 +24,8 @@ func checkTarget(t string) (string, error) {
 	switch {
 	case t == "":
 		return "", badCall("target is empty; pass a file path relative to home (e.g. \"docs/plan.md\") or a URL (e.g. \"https://example.com/page\")")
-	case len(t) > MaxTargetBytes:
-		return "", badCall("target is %d bytes; use at most %d", len(t), MaxTargetBytes)
+	case len(t) > maxTargetBytes:
+		return "", badCall("target is %d bytes; use at most %d", len(t), maxTargetBytes)
 	case strings.ContainsFunc(t, func(r rune) bool { return unicode.IsControl(r) || r == '\\' }):
 		return "", badCall("target %q has a control character or a backslash; paths use / between folders", clip(t, 80))
 	}
