@@ -80,6 +80,8 @@ type Compiled struct {
 	Def   *Definition
 	hooks Hooks
 	tools []*tool
+	// resources are the resources' steps as run (optimize), by index.
+	resources [][]Step
 }
 
 type tool struct {
@@ -88,6 +90,7 @@ type tool struct {
 	args  *dbtool.Args
 	input map[string]any // the input schema, for checkDeep
 	out   map[string]any
+	steps []Step // as run (optimize)
 }
 
 // Hooks returns the Go hooks c was compiled with.
@@ -126,7 +129,7 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
 		}
-		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output, input: t.Input}
+		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output, input: t.Input, steps: optimize(t.Steps)}
 		pubIn, err := dbtool.Portable(in)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
@@ -146,6 +149,7 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 	}
 	for _, r := range d.Resources {
 		check("resources["+r.Name+"]", r.Steps)
+		c.resources = append(c.resources, optimize(r.Steps))
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: %w", d.Name, Problems(missing))
@@ -307,10 +311,10 @@ func (s *Service) Server() *mcp.Server {
 		srv.AddTool(mt, s.toolHandler(t))
 	}
 	for i := range d.Resources {
-		r := &d.Resources[i]
+		r, steps := &d.Resources[i], s.c.resources[i]
 		vars, _ := templateVars(r.URI)
 		if len(vars) == 0 {
-			srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIME, URI: r.URI}, s.fixedResource(r))
+			srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIME, URI: r.URI}, s.fixedResource(r, steps))
 			continue
 		}
 		prefix := r.URI[:strings.IndexByte(r.URI, '{')]
@@ -320,7 +324,7 @@ func (s *Service) Server() *mcp.Server {
 				for i, v := range vars {
 					params[v] = keys[i]
 				}
-				return s.resourceText(ctx, q, r, params)
+				return s.resourceText(ctx, q, r.Name, steps, params)
 			}))
 	}
 	return srv
@@ -344,12 +348,12 @@ func (s *Service) params() map[string]any {
 	return map[string]any{"now": now.Format(TimeFormat), "today": now.Format(time.DateOnly), "self": s.opts.Self, "self_address": s.opts.SelfAddress}
 }
 
-func (s *Service) fixedResource(r *Resource) mcp.ResourceHandler {
+func (s *Service) fixedResource(r *Resource, steps []Step) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		var out string
 		err := s.db.Read(ctx, func(q dbtool.Querier) error {
 			var err error
-			out, err = s.resourceText(ctx, q, r, s.params())
+			out, err = s.resourceText(ctx, q, r.Name, steps, s.params())
 			return err
 		})
 		var te *dbtool.ToolError
@@ -364,9 +368,9 @@ func (s *Service) fixedResource(r *Resource) mcp.ResourceHandler {
 	}
 }
 
-func (s *Service) resourceText(ctx context.Context, q dbtool.Querier, r *Resource, params map[string]any) (string, error) {
-	c := &Call{Ctx: ctx, Q: q, Name: r.Name, Params: params, Env: &s.opts, svc: s}
-	v, err := s.run(c, r.Steps)
+func (s *Service) resourceText(ctx context.Context, q dbtool.Querier, name string, steps []Step, params map[string]any) (string, error) {
+	c := &Call{Ctx: ctx, Q: q, Name: name, Params: params, Env: &s.opts, svc: s}
+	v, err := s.run(c, steps)
 	if err != nil {
 		return "", err
 	}
@@ -409,7 +413,7 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 	var out json.RawMessage
 	run := func(q dbtool.Querier) error {
 		c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
-		v, err := s.run(c, t.def.Steps)
+		v, err := s.run(c, t.steps)
 		if err != nil {
 			return err
 		}
@@ -482,14 +486,23 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 			return nil, nil
 		}
 		if st.If != "" {
-			var ok sql.NullBool
-			if err := c.Q.QueryRowContext(c.Ctx, "SELECT ("+st.If+")", args(st.If, c.Params)...).Scan(&ok); err != nil {
+			if pred := predicateOf(st.If); pred != nil {
+				if yes, ok := pred(c.Params); ok {
+					if !yes {
+						continue
+					}
+					goto run
+				}
+			}
+			var yes bool
+			if err := c.Q.QueryRowContext(c.Ctx, condition(st.If), args(st.If, c.Params)...).Scan(&yes); err != nil {
 				return nil, fmt.Errorf("%s step %d if: %w", c.Name, i, err)
 			}
-			if !ok.Valid || !ok.Bool {
+			if !yes {
 				continue
 			}
 		}
+	run:
 		var v any
 		var err error
 		if st.DB != "" {
@@ -742,3 +755,7 @@ func writeJSONValue(b *strings.Builder, v any) error {
 	}
 	return nil
 }
+
+// condition is the statement that evaluates an if: as SQLite's WHERE
+// would (NULL is false, a number is true when not zero).
+func condition(expr string) string { return "SELECT CASE WHEN (" + expr + ") THEN 1 ELSE 0 END" }

@@ -95,11 +95,11 @@ func (c *Compiled) Op(name string, params map[string]any) ([]delta.Op, error) {
 				}
 			}
 			if e.If != "" {
-				var ok sql.NullBool
-				if err := db.QueryRowContext(ctx, "SELECT ("+e.If+")", args(e.If, v)...).Scan(&ok); err != nil {
+				var yes bool
+				if err := db.QueryRowContext(ctx, condition(e.If), args(e.If, v)...).Scan(&yes); err != nil {
 					return nil, fmt.Errorf("%s op %s: emit[%d].if: %w", d.Name, name, j, err)
 				}
-				if !ok.Valid || !ok.Bool {
+				if !yes {
 					continue
 				}
 			}
