@@ -13,11 +13,15 @@
 //   - tool error: a call the model can fix (unknown thread, bad argument). It
 //     is a tool result with IsError and a message naming the fix, never a
 //     protocol error, and it changes nothing.
+//   - synthesis operation: add_thread, add_message in service.yaml's ops, the
+//     delta operations that write a conversation into a world by natural
+//     key (engine.Compiled.Op), never through the tools.
 //
 // What is Go: the hook the definition calls (messages_same_name, a name
 // compared with the persona's under Unicode case folding), New for callers
 // that serve one database file outside a world (the conformance suite),
 // and the test world's fixtures (testing.go).
 //
-// It imports internal/service/engine, internal/world and internal/state only.
+// It imports internal/service/engine, internal/world and internal/state
+// (its tests internal/delta too).
 package messages

@@ -1,7 +1,9 @@
 package messages
 
 import (
+	"context"
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/service/servicetest"
 	"github.com/wildawm/wildawm/internal/state"
@@ -127,6 +130,90 @@ func TestConcurrentSends(t *testing.T) {
 	for i, seq := range seqs {
 		if seq != 5+i {
 			t.Fatalf("seqs = %v, want 5..%d", seqs, 4+n)
+		}
+	}
+}
+
+// TestLint: every SQL text of the tools and the resource prepares against
+// the schema, and the example calls run.
+func TestLint(t *testing.T) {
+	r, err := engine.Lint(t.Context(), Compiled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Problems {
+		t.Error(p)
+	}
+}
+
+// TestOps: the synthesis operations write a conversation as a world
+// synthesizer's direct messages do (internal/synth's dm_conversation), and
+// the tools read it back.
+func TestOps(t *testing.T) {
+	thread, err := Compiled().Op("add_thread", map[string]any{"ext_id": "dm-kim", "title": "Kim Lee", "kind": "dm",
+		"created_at": "2026-03-02 08:00:00", "participants": []string{"Alex", "Kim Lee"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []delta.Op
+	ops = append(ops, thread...)
+	for i, m := range []struct {
+		from string
+		read int
+	}{{"Kim Lee", 0}, {"Alex", 1}} {
+		msg, err := Compiled().Op("add_message", map[string]any{"thread": "dm-kim", "seq": i + 1, "sender": m.from,
+			"body": fmt.Sprint("hello ", i), "sent_at": "2026-03-02 08:0" + fmt.Sprint(i) + ":00", "is_read": m.read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, msg...)
+	}
+	key := map[string]delta.Value{"ext_id": delta.Lit("dm-kim")}
+	want := []delta.Op{
+		{Op: delta.OpDBInsert, DB: DBName, Table: "threads", Key: key,
+			Values: map[string]delta.Value{"title": delta.Lit("Kim Lee"), "kind": delta.Lit("dm"), "created_at": delta.Lit("2026-03-02 08:00:00")}},
+	}
+	for _, name := range []string{"Alex", "Kim Lee"} {
+		want = append(want, delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "participants",
+			Key: map[string]delta.Value{"thread_id": delta.RefTo("threads", key, "id"), "name": delta.Lit(name)}})
+	}
+	for i, from := range []string{"Kim Lee", "Alex"} {
+		want = append(want, delta.Op{Op: delta.OpDBInsert, DB: DBName, Table: "messages",
+			Key: map[string]delta.Value{"thread_id": delta.RefTo("threads", key, "id"), "seq": delta.Lit(i + 1)},
+			Values: map[string]delta.Value{"sender": delta.Lit(from), "body": delta.Lit(fmt.Sprint("hello ", i)),
+				"sent_at": delta.Lit("2026-03-02 08:0" + fmt.Sprint(i) + ":00"), "is_read": delta.Lit(i)}})
+	}
+	got, _ := json.Marshal(ops)
+	if w, _ := json.Marshal(want); string(got) != string(w) {
+		t.Errorf("delta operations:\n got  %s\n want %s", got, w)
+	}
+
+	parent := state.MakeTestWorld(t, filepath.Join(t.TempDir(), "parent"), state.TestWorld{})
+	d := &delta.Delta{Version: delta.Version, Persona: "test-persona", Day: 1, Clock: "2026-03-02T18:00:00Z",
+		Ops: append([]delta.Op{Compiled().Def.CreateOp()}, ops...)}
+	dst := filepath.Join(t.TempDir(), "child")
+	if err := delta.ApplyCopy(context.Background(), parent, dst, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := servicetest.ConnectMemory(t, newService(t, world.DBPath(dst, DBName)))
+	if got := servicetest.ReadResource(t, cs, "messages://thread/dm-kim", "text/plain"); got != "Kim Lee (dm, thread dm-kim)\nParticipants: Alex, Kim Lee\n\n1. Kim Lee (2026-03-02 08:00:00): hello 0\n2. Alex (2026-03-02 08:01:00): hello 1\n" {
+		t.Errorf("thread = %q", got)
+	}
+
+	for _, bad := range []struct {
+		op     string
+		params map[string]any
+	}{
+		{"add_thread", map[string]any{"ext_id": "x", "title": "X", "kind": "chat", "created_at": "2026-03-02 08:00:00", "participants": []string{"Alex"}}},
+		{"add_thread", map[string]any{"ext_id": "x", "title": " ", "kind": "dm", "created_at": "2026-03-02 08:00:00", "participants": []string{"Alex"}}},
+		{"add_thread", map[string]any{"ext_id": "x", "title": "X", "kind": "dm", "created_at": "2026-03-02T08:00:00Z", "participants": []string{"Alex"}}},
+		{"add_thread", map[string]any{"ext_id": "x", "title": "X", "kind": "dm", "created_at": "2026-03-02 08:00:00", "participants": []string{"Alex", ""}}},
+		{"add_message", map[string]any{"thread": "x", "seq": 0, "sender": "Alex", "body": "b", "sent_at": "2026-03-02 08:00:00", "is_read": 1}},
+		{"add_message", map[string]any{"thread": "x", "seq": 1, "sender": "", "body": "b", "sent_at": "2026-03-02 08:00:00", "is_read": 1}},
+		{"add_message", map[string]any{"thread": "x", "seq": 1, "sender": "Alex", "body": "b", "sent_at": "yesterday", "is_read": 1}},
+	} {
+		if _, err := Compiled().Op(bad.op, bad.params); err == nil {
+			t.Errorf("%s(%v): no error", bad.op, bad.params)
 		}
 	}
 }
