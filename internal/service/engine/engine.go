@@ -740,13 +740,16 @@ func writeJSONValue(b *strings.Builder, v any) error {
 	case int64, float64:
 		j, _ := json.Marshal(x)
 		b.Write(j)
+	// The text is not validated here: the result's json(:X) parses it, and
+	// Shape validates the result. Text that cannot start a JSON value is
+	// refused with the fix.
 	case string:
-		if !json.Valid([]byte(x)) {
+		if !startsJSON(x) {
 			return fmt.Errorf("the first column %.60q is not JSON: write json_object(...) or json_quote(...)", x)
 		}
 		b.WriteString(x)
 	case []byte:
-		if !json.Valid(x) {
+		if !startsJSON(string(x)) {
 			return fmt.Errorf("the first column is not JSON: write json_object(...) or json_quote(...)")
 		}
 		b.Write(x)
@@ -759,3 +762,16 @@ func writeJSONValue(b *strings.Builder, v any) error {
 // condition is the statement that evaluates an if: as SQLite's WHERE
 // would (NULL is false, a number is true when not zero).
 func condition(expr string) string { return "SELECT CASE WHEN (" + expr + ") THEN 1 ELSE 0 END" }
+
+// startsJSON reports whether s can start a JSON value.
+func startsJSON(s string) bool {
+	s = strings.TrimLeft(s, " \t\n\r")
+	if s == "" {
+		return false
+	}
+	switch c := s[0]; {
+	case c == '{' || c == '[' || c == '"' || c == '-' || c >= '0' && c <= '9':
+		return true
+	}
+	return s == "true" || s == "false" || s == "null"
+}

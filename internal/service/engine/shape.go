@@ -141,12 +141,16 @@ func (s *shaper) object(schema map[string]any) error {
 		key := s.in[s.pos:end]
 		s.pos = end
 		s.space()
-		s.pos++ // :
-		var name string
-		if err := json.Unmarshal(key, &name); err != nil {
-			return err
+		s.pos++                     // :
+		name := key[1 : len(key)-1] // the common case: no escapes
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var n string
+			if err := json.Unmarshal(key, &n); err != nil {
+				return err
+			}
+			name = []byte(n)
 		}
-		ps, _ := props[name].(map[string]any)
+		ps, _ := props[string(name)].(map[string]any)
 		req := contains(required, name)
 		if s.isNull() {
 			switch {
@@ -177,9 +181,9 @@ func appendKey(out, key []byte, first bool) []byte {
 	return append(out, ':')
 }
 
-func contains(list []any, name string) bool {
+func contains(list []any, name []byte) bool {
 	for _, x := range list {
-		if x == name {
+		if s, ok := x.(string); ok && s == string(name) {
 			return true
 		}
 	}
