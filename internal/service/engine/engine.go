@@ -616,6 +616,11 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 	case st.Hook != "":
 		return nil, s.c.hooks.Steps[st.Hook](c)
 	case st.Result != "":
+		if b := resultBuilderOf(st.Result); b != nil {
+			if out, ok := b.build(p); ok {
+				return string(out), nil
+			}
+		}
 		var v any
 		err := q.QueryRowContext(ctx, st.Result, args(st.Result, p)...).Scan(&v)
 		if err != nil {

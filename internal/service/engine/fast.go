@@ -2,6 +2,7 @@ package engine
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -115,4 +116,166 @@ func compilePredicate(e string) predicate {
 		}
 	}
 	return nil
+}
+
+// A result step of the form SELECT json_object('k', json(:a), 'k2', :b,
+// 'k3', 1, 'k4', CASE WHEN :c THEN 1 END) — what most tools end with — is
+// built in Go, splicing the JSON parameters as they are instead of having
+// SQLite parse them again (a page of results is most of a call's bytes).
+// Any value it cannot write as SQLite would (a real, a BLOB, text where a
+// condition wants a number) sends the step to SQLite.
+
+// resultPart is one key and value of such a json_object.
+type resultPart struct {
+	key   string // JSON-quoted
+	kind  byte   // 'j' json(:p), 'p' :p, 'l' a literal, 'c' CASE WHEN :p THEN 1 END
+	param string
+	lit   string
+}
+
+type resultBuilder []resultPart
+
+var (
+	resultBuilders sync.Map // SQL -> resultBuilder (nil: none)
+	reParam        = regexp.MustCompile(`^:([a-z_][a-z0-9_]*)$`)
+	reJSONParam    = regexp.MustCompile(`^json\(:([a-z_][a-z0-9_]*)\)$`)
+	reCaseParam    = regexp.MustCompile(`^CASE WHEN :([a-z_][a-z0-9_]*) THEN 1 END$`)
+	reIntLiteral   = regexp.MustCompile(`^-?[0-9]{1,15}$`)
+	reKey          = regexp.MustCompile(`^'([a-z_][a-z0-9_]*)'$`)
+)
+
+// resultBuilderOf returns the Go builder of a result statement, or nil.
+func resultBuilderOf(q string) resultBuilder {
+	if v, ok := resultBuilders.Load(q); ok {
+		b, _ := v.(resultBuilder)
+		return b
+	}
+	b := compileResult(strings.TrimSpace(q))
+	resultBuilders.Store(q, b)
+	return b
+}
+
+func compileResult(q string) resultBuilder {
+	inner, ok := strings.CutPrefix(q, "SELECT json_object(")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return nil
+	}
+	args := splitTop(strings.TrimSuffix(inner, ")"), ',')
+	if len(args)%2 != 0 || len(args) == 0 {
+		return nil
+	}
+	var b resultBuilder
+	for i := 0; i < len(args); i += 2 {
+		k := reKey.FindStringSubmatch(strings.TrimSpace(args[i]))
+		if k == nil {
+			return nil
+		}
+		v := strings.TrimSpace(args[i+1])
+		part := resultPart{key: `"` + k[1] + `"`}
+		switch {
+		case reJSONParam.MatchString(v):
+			part.kind, part.param = 'j', reJSONParam.FindStringSubmatch(v)[1]
+		case reParam.MatchString(v):
+			part.kind, part.param = 'p', v[1:]
+		case reCaseParam.MatchString(v):
+			part.kind, part.param = 'c', reCaseParam.FindStringSubmatch(v)[1]
+		case reIntLiteral.MatchString(v):
+			part.kind, part.lit = 'l', v
+		default:
+			return nil
+		}
+		b = append(b, part)
+	}
+	return b
+}
+
+// build writes the object; ok is false when SQLite must.
+func (b resultBuilder) build(p map[string]any) (out []byte, ok bool) {
+	n := 2
+	for _, part := range b {
+		if s, isText := p[part.param].(string); isText {
+			n += len(s) + 8
+		}
+		n += len(part.key) + 8
+	}
+	out = make([]byte, 0, n)
+	out = append(out, '{')
+	for i, part := range b {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, part.key...)
+		out = append(out, ':')
+		v := p[part.param]
+		switch part.kind {
+		case 'l':
+			out = append(out, part.lit...)
+		case 'j':
+			switch x := v.(type) {
+			case nil:
+				out = append(out, "null"...)
+			case string:
+				if !startsJSON(x) {
+					return nil, false
+				}
+				out = append(out, x...)
+			default:
+				return nil, false
+			}
+		case 'p':
+			switch x := v.(type) {
+			case nil:
+				out = append(out, "null"...)
+			case int64:
+				out = strconv.AppendInt(out, x, 10)
+			case string:
+				out = appendSQLiteString(out, x)
+			default:
+				return nil, false // a real or a BLOB: SQLite's own text of it
+			}
+		case 'c':
+			switch x := v.(type) {
+			case nil:
+				out = append(out, "null"...)
+			case int64:
+				if x != 0 {
+					out = append(out, '1')
+				} else {
+					out = append(out, "null"...)
+				}
+			default:
+				return nil, false
+			}
+		}
+	}
+	return append(out, '}'), true
+}
+
+// appendSQLiteString writes s as a JSON string the way SQLite's
+// json_quote does: quotes and backslashes escaped, control characters as
+// \b \f \n \r \t or \u00XX, everything else as it is.
+func appendSQLiteString(out []byte, s string) []byte {
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c == '\b':
+			out = append(out, `\b`...)
+		case c == '\f':
+			out = append(out, `\f`...)
+		case c == '\n':
+			out = append(out, `\n`...)
+		case c == '\r':
+			out = append(out, `\r`...)
+		case c == '\t':
+			out = append(out, `\t`...)
+		case c < 0x20:
+			out = append(out, `\u00`...)
+			out = append(out, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
 }

@@ -92,3 +92,55 @@ func TestOptimizeMergesChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestResultBuilderAgreesWithSQLite: a result built in Go is the bytes
+// SQLite's json_object gives, for every value the builder takes; values it
+// does not take go to SQLite.
+func TestResultBuilderAgreesWithSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := "SELECT json_object('list', json(:list), 'name', :name, 'n', 1, 'more', CASE WHEN :more THEN 1 END)"
+	b := compileResult(q)
+	if b == nil {
+		t.Fatal("not built in Go")
+	}
+	texts := []any{nil, "", "plain", "quote \" back \\ slash", "line\nbreak\ttab\rret\bbs\ffeed", "ctl \x01\x1f\x7f", "ünï <&> 😀", int64(-7), int64(0)}
+	lists := []any{nil, "[]", `[{"a":1},"x",null]`, `{"k":[1,2]}`}
+	mores := []any{nil, int64(0), int64(1), int64(5)}
+	built := 0
+	for _, name := range texts {
+		for _, list := range lists {
+			for _, more := range mores {
+				p := map[string]any{"name": name, "list": list, "more": more}
+				got, ok := b.build(p)
+				if !ok {
+					continue
+				}
+				built++
+				var want string
+				if err := db.QueryRow(q, args(q, p)...).Scan(&want); err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want {
+					t.Errorf("%v:\n Go     %s\n SQLite %s", p, got, want)
+				}
+			}
+		}
+	}
+	if built < 100 {
+		t.Errorf("only %d results built in Go", built)
+	}
+	for _, p := range []map[string]any{{"name": 1.5}, {"name": []byte("b")}, {"more": "yes"}, {"list": int64(3)}} {
+		if _, ok := b.build(p); ok {
+			t.Errorf("%v: built in Go, want SQLite", p)
+		}
+	}
+	for _, q := range []string{"SELECT json_object('a', :a) FROM t", "SELECT json_object('a', lower(:a))", "SELECT json_object(:k, 1)", "SELECT 1"} {
+		if compileResult(q) != nil {
+			t.Errorf("%s: built in Go", q)
+		}
+	}
+}
