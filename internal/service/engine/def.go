@@ -145,6 +145,11 @@ type Op struct {
 	// in-memory database with the service's SQL functions).
 	Checks []Step `yaml:"checks,omitempty" json:"checks,omitempty"`
 	Emit   []Emit `yaml:"emit" json:"emit"`
+	// Example is parameters the operation takes on top of the test world
+	// (after the examples of the operations before it): the shared suite
+	// applies them all as one day's delta, and they show a synthesizer
+	// what the operation wants.
+	Example map[string]any `yaml:"example,omitempty" json:"example,omitempty"`
 }
 
 // Emit is one delta operation an Op emits, or one per item of a parameter

@@ -191,6 +191,31 @@ func prepareAll(ctx context.Context, dir string, d *Definition) []string {
 	for i, r := range d.Resources {
 		check(fmt.Sprintf("resources[%d] (%s)", i, r.Name), r.Steps)
 	}
+	// Operations' checks and conditions run on the parameters alone.
+	mem, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		return append(p, err.Error())
+	}
+	defer mem.Close()
+	for i, o := range d.Ops {
+		for j, st := range o.Checks {
+			if stmt, err := mem.PrepareContext(ctx, st.Check); err != nil {
+				p = append(p, fmt.Sprintf("ops[%d] (%s).checks[%d]: %v", i, o.Name, j, err))
+			} else {
+				stmt.Close()
+			}
+		}
+		for j, e := range o.Emit {
+			if e.If == "" {
+				continue
+			}
+			if stmt, err := mem.PrepareContext(ctx, condition(e.If)); err != nil {
+				p = append(p, fmt.Sprintf("ops[%d] (%s).emit[%d].if: %v", i, o.Name, j, err))
+			} else {
+				stmt.Close()
+			}
+		}
+	}
 	return p
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -83,6 +84,11 @@ func Suite(t *testing.T, c *engine.Compiled, opts SuiteOptions) {
 		dir := NewWorld(t, d)
 		cs := ConnectMemory(t, Open(t, c, dir))
 		for _, p := range ReadOnlyProblems(cs, world.DBPath(dir, d.Name), steps) {
+			t.Error(p)
+		}
+	})
+	t.Run("ops", func(t *testing.T) {
+		for _, p := range OpProblems(t, c) {
 			t.Error(p)
 		}
 	})
@@ -395,4 +401,57 @@ func ReadOnlyProblems(cs *mcp.ClientSession, dbPath string, steps []Step) []stri
 		p = append(p, "no read-only tool was called (a service needs at least its health tool)")
 	}
 	return p
+}
+
+// OpProblems applies the example of every synthesis operation, in order,
+// as one day's delta on top of the test world, and lists what went wrong:
+// an operation without an example, an example the operation refuses, a
+// delta that does not apply (a table, a key or a reference that does not
+// resolve), or a health tool that fails on the world it made.
+func OpProblems(t testing.TB, c *engine.Compiled) []string {
+	t.Helper()
+	d := c.Def
+	if len(d.Ops) == 0 {
+		return nil
+	}
+	var p []string
+	var ops []delta.Op
+	for i, o := range d.Ops {
+		if o.Example == nil {
+			p = append(p, fmt.Sprintf("ops[%d] (%s): no example; give one (example:) so the suite can apply it", i, o.Name))
+			continue
+		}
+		got, err := c.Op(o.Name, o.Example)
+		if err != nil {
+			p = append(p, fmt.Sprintf("ops[%d] (%s): its example: %v", i, o.Name, err))
+			continue
+		}
+		if len(got) == 0 {
+			p = append(p, fmt.Sprintf("ops[%d] (%s): its example emits nothing", i, o.Name))
+		}
+		ops = append(ops, got...)
+	}
+	if len(p) > 0 {
+		return p
+	}
+	parent := NewWorld(t, d)
+	m, err := world.ReadManifest(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := m.Time()
+	day := &delta.Delta{Version: delta.Version, Persona: m.Persona, Day: m.Day + 1, Clock: now.Add(24 * time.Hour).Format(time.RFC3339), Ops: ops}
+	dst := filepath.Join(t.TempDir(), "after-ops")
+	if err := delta.ApplyCopy(context.Background(), parent, dst, day, nil); err != nil {
+		return []string{fmt.Sprintf("the ops' examples do not apply to the test world: %v", err)}
+	}
+	cs := ConnectMemory(t, Open(t, c, dst))
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: d.HealthTool, Arguments: map[string]any{}})
+	switch {
+	case err != nil:
+		return []string{fmt.Sprintf("after the ops' examples %s fails: %v", d.HealthTool, err)}
+	case res.IsError:
+		return []string{fmt.Sprintf("after the ops' examples %s fails: %s", d.HealthTool, ResultText(res))}
+	}
+	return nil
 }
