@@ -234,15 +234,23 @@ func (d *Definition) expandSnippets() error {
 			switch {
 			case !ok:
 				p = append(p, fmt.Sprintf("%s.steps[%d].use: no snippet %q", field, i, st.Use))
-			case len(st.kinds()) > 0 || st.If != "" || st.DB != "":
-				p = append(p, fmt.Sprintf("%s.steps[%d]: a use step has nothing else", field, i))
+			case len(st.kinds()) > 0 || st.DB != "":
+				p = append(p, fmt.Sprintf("%s.steps[%d]: a use step has nothing else but an if", field, i))
 			}
 			for _, x := range sn {
 				if x.Use != "" {
 					p = append(p, fmt.Sprintf("snippets.%s: a snippet cannot use another", st.Use))
 				}
+				// The use step's if: guards every step of the snippet.
+				switch {
+				case st.If == "":
+				case x.If == "":
+					x.If = st.If
+				default:
+					x.If = "(" + st.If + ") AND (" + x.If + ")"
+				}
+				out = append(out, x)
 			}
-			out = append(out, sn...)
 		}
 		return out
 	}

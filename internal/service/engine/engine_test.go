@@ -200,6 +200,21 @@ func TestParseNamesTheField(t *testing.T) {
 	}
 }
 
+// TestUseWithIf: an if: beside a use step guards every step of the
+// snippet.
+func TestUseWithIf(t *testing.T) {
+	src := strings.Replace(shelf, "    steps:\n      - use: find_book\n      - exec", "    steps:\n      - if: :isbn <> 'skip'\n        use: find_book\n      - exec", 1)
+	c := compileShelf(t, src)
+	cs := servicetest.ConnectMemory(t, servicetest.Open(t, c, servicetest.NewWorld(t, c.Def)))
+	if got := servicetest.CallError(t, cs, "mark_read", map[string]any{"isbn": "x"}); got != `no book "x"; call list_books` {
+		t.Errorf("mark_read(x) = %s", got)
+	}
+	// With the look-up skipped, :b_title is unbound: the result says so.
+	if got := servicetest.ResultText(mustCall(t, cs, "mark_read", map[string]any{"isbn": "skip"})); got != `{"title":null,"changed":false}` {
+		t.Errorf("mark_read(skip) = %s", got)
+	}
+}
+
 func TestCompileNeedsItsHooks(t *testing.T) {
 	d, err := engine.Parse([]byte(strings.Replace(shelf, "      - result: SELECT json_object('loans'", "      - hook: count_loans\n      - result: SELECT json_object('loans'", 1)))
 	if err != nil {
