@@ -86,6 +86,7 @@ resources:
 ops:
   - name: add_book
     description: A book on a shelf.
+    example: {shelf: Hall, isbn: "978-5", title: Middlemarch, tags: [novels]}
     params:
       type: object
       properties: {shelf: {type: string}, isbn: {type: string}, title: {type: string}, read: {type: boolean}, tags: {type: array, items: {type: string}}}
