@@ -16,7 +16,7 @@ import (
 
 func (e *env) worldHealthCmd() *cobra.Command {
 	var asJSON bool
-	var catalogDir, runDir string
+	var catalogDir, runDir, servicesDir string
 	c := &cobra.Command{
 		Use:   "health SNAPSHOT",
 		Short: "Boot a snapshot and check its live health: credentials, logins, history pages, MCP services",
@@ -68,6 +68,7 @@ to the store directory (the demo lays out DIR/store and DIR/catalog).`,
 				Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache")},
 				CatalogDir:   catalogDir,
 				WorkDir:      runDir,
+				Services:     library(servicesDir),
 			}
 			if renv.Self, err = selfName(ctx, renv.Materializer, id); err != nil {
 				return err
@@ -90,6 +91,7 @@ to the store directory (the demo lays out DIR/store and DIR/catalog).`,
 		},
 	}
 	c.Flags().StringVar(&catalogDir, "catalog", "", `the catalog directory the shop shows (default: "catalog" next to the store directory)`)
+	c.Flags().StringVar(&servicesDir, "services", "", "library of service definitions the world may name (DIR/NAME.yaml)")
 	c.Flags().StringVar(&runDir, "run-dir", "", "where instances and the snapshot cache live; every directory above it must be searchable by the sandbox uid (default: under the system temporary directory)")
 	addJSONFlag(c, &asJSON)
 	return c

@@ -110,11 +110,20 @@ type serviceProbe struct {
 	load func(dir string, clock world.Clock, self string) error
 }
 
-// serviceProbes lists the MCP services an instance serves, by database
-// name: every service of the registry, at /mcp/NAME.
-func serviceProbes() map[string]serviceProbe {
+// serviceProbes lists the MCP services an instance of the world at dir
+// serves, by database name, at /mcp/NAME: every service of the registry
+// and the definitions its manifest names (found in lib).
+func serviceProbes(dir string, lib *service.Library) (map[string]serviceProbe, error) {
+	m, err := world.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := service.ForWorld(m, lib)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]serviceProbe{}
-	for _, spec := range service.All() {
+	for _, spec := range specs {
 		out[spec.Name] = serviceProbe{
 			endpoint: func(inst *runtime.Instance) string { return inst.MCPURL + "/" + spec.Name },
 			readTool: spec.ReadTool,
@@ -124,7 +133,7 @@ func serviceProbes() map[string]serviceProbe {
 			},
 		}
 	}
-	return out
+	return out, nil
 }
 
 // siteDBs lists the database names of the sites an instance serves.
@@ -236,7 +245,10 @@ func (c *checker) checkLive(ctx context.Context, inst *runtime.Instance) error {
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	probes := serviceProbes()
+	probes, err := serviceProbes(inst.Dir(), c.env.Services)
+	if err != nil {
+		c.worldProblem("%v", err)
+	}
 	for _, name := range names {
 		s := Service{Name: name, Tools: []string{}}
 		p, ok := probes[name]
@@ -345,7 +357,10 @@ func (c *checker) diagnose(ctx context.Context, name string, bootErr error) erro
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	probes := serviceProbes()
+	probes, err := serviceProbes(ri.Dir(), c.env.Services)
+	if err != nil {
+		c.worldProblem("%v", err)
+	}
 	for _, name := range names {
 		s := Service{Name: name, Tools: []string{}}
 		p, ok := probes[name]
