@@ -90,3 +90,53 @@ func (e *env) benchMCPEchoCmd() *cobra.Command {
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio")
 	return c
 }
+
+// benchServicesCmd measures every service's read calls on this build and
+// on a baseline build (see mcpbench.RunServices).
+func (e *env) benchServicesCmd() *cobra.Command {
+	var (
+		o   mcpbench.ServicesOptions
+		out string
+	)
+	c := &cobra.Command{
+		Use:   "services --baseline BIN",
+		Short: "Measure every MCP service's read calls on this build against another build, side by side",
+		Long: `Serve each registered service's test world with this executable's "mcp serve"
+and with BIN's (another build, e.g. of an earlier commit), over stdio, and
+call the service's read-only calls from its golden script (--scripts DIR,
+default internal/service/testdata/scripts when run from the repository), else
+its definition's examples, on both in turn. Prints p50/p99 per call with the
+ratio to the baseline, whether both builds answered the same, and per
+service the geometric mean of the ratios (also to --out).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Baseline == "" {
+				return errors.New("bench services: give --baseline BIN, another wildawm executable")
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			o.Binary = bin
+			rep, err := mcpbench.RunServices(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			md := rep.Markdown()
+			if out != "" {
+				if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+					return err
+				}
+			}
+			_, err = fmt.Fprint(e.stdout, md)
+			return err
+		},
+	}
+	c.Flags().StringVar(&o.Baseline, "baseline", "", "the other wildawm executable")
+	c.Flags().IntVar(&o.Calls, "calls", 200, "timed calls per case")
+	c.Flags().IntVar(&o.Warmup, "warmup", 20, "untimed warm-up calls per case")
+	c.Flags().IntVar(&o.PerService, "per-service", 12, "read calls measured per service")
+	c.Flags().StringVar(&o.Scripts, "scripts", "internal/service/testdata/scripts", "directory of NAME.json scripts")
+	c.Flags().StringVar(&out, "out", "", "also write the markdown report to this file")
+	return c
+}

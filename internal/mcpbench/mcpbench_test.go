@@ -30,7 +30,7 @@ func TestRun(t *testing.T) {
 	if ts == "" {
 		ts = filepath.Join(root, ".cache", "mcpbench")
 	}
-	rep, err := Run(context.Background(), Options{Calls: 20, Warmup: 3, Threads: 10, Messages: 200, Binary: bin, EchoArgs: []string{"bench", "mcp-echo-server"}, TSDir: ts, WorkDir: t.TempDir()})
+	rep, err := Run(context.Background(), Options{Calls: 20, Warmup: 3, Threads: 10, Messages: 200, Binary: bin, Baseline: bin, EchoArgs: []string{"bench", "mcp-echo-server"}, TSDir: ts, WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +52,29 @@ func TestRun(t *testing.T) {
 			t.Errorf("%s %s %s: response of %d bytes", c.Server, c.Transport, c.Tool, c.Bytes)
 		}
 	}
+	if !strings.Contains(rep.Markdown(), "Against the baseline build") {
+		t.Error("the report has no table against the baseline")
+	}
+
+	// Every service, this build against itself as the baseline: both
+	// builds must answer every call the same.
+	srep, err := RunServices(context.Background(), ServicesOptions{Binary: bin, Baseline: bin, Calls: 5, Warmup: 1, PerService: 3,
+		Scripts: filepath.Join(root, "internal", "service", "testdata", "scripts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srep.Cases) != 3*8 {
+		t.Errorf("%d service cases, want 24 (3 for each of 8 services)", len(srep.Cases))
+	}
+	for _, c := range srep.Cases {
+		if !c.Same || c.P50 <= 0 || c.BaseP50 <= 0 {
+			t.Errorf("%s %s %s: same %v, p50 %v, baseline %v", c.Service, c.Tool, c.Args, c.Same, c.P50, c.BaseP50)
+		}
+	}
+	if md := srep.Markdown(); !strings.Contains(md, "| all | 24 |") {
+		t.Errorf("services report:\n%s", md)
+	}
+
 	if ours != 21 {
 		t.Errorf("%d of our cases, want 21 (4 calls in process, over stdio and HTTP with each of 2 clients, and the durable write)", ours)
 	}

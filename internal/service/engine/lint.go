@@ -97,6 +97,26 @@ func contentText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
+// WriteTestWorld writes the definition's test world into dir (created): a
+// manifest at the test clock, no accounts, the service's database with its
+// schema and rows, the other databases and the home files.
+func WriteTestWorld(ctx context.Context, dir string, d *Definition) error {
+	if d.Test == nil {
+		return fmt.Errorf("%s has no test world (test:)", d.Name)
+	}
+	if err := writeWorld(ctx, dir, d, d.Test); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, world.HomeDir), 0o755); err != nil {
+		return err
+	}
+	m := &world.Manifest{Version: world.ManifestVersion, Persona: "test-persona", Clock: d.Test.Now}
+	if err := world.WriteManifest(dir, m); err != nil {
+		return err
+	}
+	return world.WriteAccounts(dir, nil)
+}
+
 // writeWorld writes the test world of d into dir.
 func writeWorld(ctx context.Context, dir string, d *Definition, test *Test) error {
 	if err := os.MkdirAll(filepath.Join(dir, world.DBDir), 0o755); err != nil {
