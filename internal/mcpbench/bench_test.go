@@ -3,17 +3,22 @@ package mcpbench
 import (
 	"bufio"
 	"context"
-	"log/slog"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/service/engine"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // BenchmarkInProcess calls each measured tool in process on the benchmark
@@ -62,27 +67,22 @@ func BenchmarkInProcess(b *testing.B) {
 }
 
 // BenchmarkAddTool compares the SDK's mcp.AddTool (schema validation of the
-// input and the output on every call) with dbtool.AddTool (a per-tool
-// argument decoder, the output encoded once) on a handler that returns a
-// fixed 40-message read_thread result, in process.
+// input and the output on every call) with a tool the service engine
+// serves (its arguments checked by dbtool.Args, its result shaped by the
+// output schema and handed over as JSON, in a read transaction) on a
+// handler that returns a fixed 40-message read_thread result, in process.
 func BenchmarkAddTool(b *testing.B) {
-	out := readThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
-	for i := range 40 {
-		out.Messages = append(out.Messages, message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
-			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
-	}
-	fn := func(context.Context, readThreadIn) (readThreadOut, error) { return out, nil }
-	for _, kind := range []string{"mcp.AddTool", "dbtool.AddTool"} {
+	out := fixedThread()
+	for _, kind := range []string{"mcp.AddTool", "engine"} {
 		b.Run(kind, func(b *testing.B) {
-			srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			tool := &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}
+			var srv *mcp.Server
 			if kind == "mcp.AddTool" {
-				mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in readThreadIn) (*mcp.CallToolResult, readThreadOut, error) {
-					o, err := fn(ctx, in)
-					return nil, o, err
+				srv = mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+				mcp.AddTool(srv, &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}, func(ctx context.Context, _ *mcp.CallToolRequest, in readThreadIn) (*mcp.CallToolResult, readThreadOut, error) {
+					return nil, out, nil
 				})
 			} else {
-				dbtool.AddTool(srv, &dbtool.DB{Service: "bench", Log: slog.New(slog.DiscardHandler)}, tool, fn)
+				srv = fixedThreadService(b, out).Server()
 			}
 			ctx := context.Background()
 			ct, st := mcp.NewInMemoryTransports()
@@ -104,6 +104,69 @@ func BenchmarkAddTool(b *testing.B) {
 			}
 		})
 	}
+}
+
+// fixedThreadDef is a definition with one tool, read_thread, whose hook
+// answers a fixed result: the engine's side of BenchmarkAddTool.
+const fixedThreadDef = `
+wildawm_service: 1
+name: fixedthread
+title: Fixed thread
+instructions: One fixed thread.
+health_tool: read_thread
+tables:
+  - name: threads
+    columns: [id INTEGER PRIMARY KEY, thread TEXT NOT NULL UNIQUE]
+    key: [thread]
+tools:
+  - name: read_thread
+    description: Reads a thread.
+    annotations: {readOnlyHint: true}
+    input: {type: object, properties: {thread: {type: string}}, required: [thread]}
+    output:
+      type: object
+      required: [thread, title, kind, participants, messages]
+      properties:
+        thread: {type: string}
+        title: {type: string}
+        kind: {type: string}
+        participants: {type: array, items: {type: string}}
+        messages:
+          type: array
+          items:
+            type: object
+            required: [seq, sender, sent_at, body]
+            properties: {seq: {type: integer}, sender: {type: string}, sent_at: {type: string}, body: {type: string}}
+    steps:
+      - hook: fixed
+`
+
+// fixedThreadService serves fixedThreadDef, its hook answering out, over a
+// database of its own.
+func fixedThreadService(b *testing.B, out readThreadOut) *engine.Service {
+	b.Helper()
+	fixed, err := json.Marshal(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := engine.Parse([]byte(fixedThreadDef))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := engine.Compile(d, engine.Hooks{Steps: map[string]engine.StepFunc{"fixed": func(c *engine.Call) error {
+		c.Result = fixed
+		return nil
+	}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "fixedthread.sqlite")
+	state.ExecTest(b, path, d.Schema()...)
+	svc, err := engine.New(c, engine.Options{DBPath: path, Clock: world.FixedClock(time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)), Self: Self})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
 }
 
 // BenchmarkHTTPResponse compares the two ways streamable HTTP may answer a
@@ -155,14 +218,19 @@ func BenchmarkHTTPResponse(b *testing.B) {
 // three ways: the SDK's result encoding and stdio transport
 // (mcp.NewServer, mcp.IOTransport), dbtool's one-pass result encoding on
 // the SDK's transport (dbtool.NewServer), and both of dbtool's
-// (dbtool.StdioTransport, as `wildawm mcp serve` runs).
+// (dbtool.StdioTransport, as `wildawm mcp serve` runs). The tool's handler
+// returns the result as JSON (json.RawMessage), as the service engine's
+// tools do.
 func BenchmarkStdioResult(b *testing.B) {
-	out := readThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
-	for i := range 40 {
-		out.Messages = append(out.Messages, message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
-			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
+	fixed, err := json.Marshal(fixedThread())
+	if err != nil {
+		b.Fatal(err)
 	}
-	fn := func(context.Context, readThreadIn) (readThreadOut, error) { return out, nil }
+	tool := &mcp.Tool{Name: "read_thread", Description: "Reads a thread.", InputSchema: &jsonschema.Schema{
+		Type: "object", Properties: map[string]*jsonschema.Schema{"thread": {Type: "string"}}, Required: []string{"thread"}}}
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(fixed)}}, StructuredContent: json.RawMessage(fixed)}, nil
+	}
 	for _, c := range []struct {
 		name      string
 		newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server
@@ -174,7 +242,7 @@ func BenchmarkStdioResult(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			srv := c.newServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			dbtool.AddTool(srv, &dbtool.DB{Service: "bench", Log: slog.New(slog.DiscardHandler)}, &mcp.Tool{Name: "read_thread", Description: "Reads a thread."}, fn)
+			srv.AddTool(tool, handler)
 			inR, inW, err := os.Pipe()
 			if err != nil {
 				b.Fatal(err)
@@ -213,6 +281,17 @@ func BenchmarkStdioResult(b *testing.B) {
 			}
 		})
 	}
+}
+
+// fixedThread is the fixed read_thread result the benchmarks serve: 40
+// messages of a direct-message thread.
+func fixedThread() readThreadOut {
+	out := readThreadOut{Thread: readThread, Title: "Sam Tanaka", Kind: "dm", Participants: []string{Self, "Sam Tanaka"}}
+	for i := range 40 {
+		out.Messages = append(out.Messages, message{Seq: i + 1, Sender: "Sam Tanaka", SentAt: "2026-01-01 21:42:05",
+			Body: "thanks friday hiking numbers sent next flight call sure reservation you deadline call when pickup you ok hotel good when friday week review"})
+	}
+	return out
 }
 
 // The read_thread result's shape, for the benchmarks that serve a fixed one.

@@ -24,7 +24,6 @@ import (
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/service"
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -45,9 +44,6 @@ type Options struct {
 	ShellTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions; 0 keeps them.
 	SessionTimeout time.Duration
-	// Schemas, when set, shares the MCP tools' schemas with the other
-	// instances given it (a Manager gives all of its instances one).
-	Schemas *dbtool.SchemaCache
 	// Services is the library of service definitions the world's manifest
 	// may name (world.Manifest.Services); nil serves only the built-in
 	// services, and a world that names a definition fails to start.
@@ -258,7 +254,7 @@ func (in *Instance) open() (err error) {
 		if _, err := os.Stat(world.DBPath(in.inst.Dir(), spec.Name)); err != nil {
 			continue // the persona does not use this service
 		}
-		svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout, Schemas: in.opts.Schemas,
+		svc, err := spec.Open(service.Options{WorldDir: in.inst.Dir(), Clock: in.clock, Self: in.opts.Self, Logger: in.opts.Logger, SessionTimeout: in.opts.SessionTimeout,
 			// An instance is a copy of its snapshot: a reset, not the journal, recovers it.
 			Ephemeral: true})
 		if err != nil {

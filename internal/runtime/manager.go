@@ -20,7 +20,6 @@ import (
 
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/service"
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -77,9 +76,6 @@ type ManagerOptions struct {
 type Manager struct {
 	opts ManagerOptions
 	log  *slog.Logger
-	// schemas is shared by every instance's MCP services: the tools'
-	// schemas are built once, not once per instance.
-	schemas *dbtool.SchemaCache
 
 	mu      sync.Mutex
 	insts   map[string]*managed
@@ -125,7 +121,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.MaxInstances <= 0 {
 		opts.MaxInstances = DefaultMaxInstances
 	}
-	m := &Manager{opts: opts, log: opts.Logger, schemas: &dbtool.SchemaCache{}, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
+	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.reaper()
 	return m
@@ -199,7 +195,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 		return Info{}, err
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
-		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Schemas: m.schemas, Services: m.opts.Services,
+		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Services: m.opts.Services,
 		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell})
 	if err != nil {
 		return Info{}, err

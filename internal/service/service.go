@@ -17,7 +17,6 @@ import (
 
 	"github.com/wildawm/wildawm/internal/service/calendar"
 	"github.com/wildawm/wildawm/internal/service/contacts"
-	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/service/engine"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/service/messages"
@@ -63,9 +62,6 @@ type Options struct {
 	// Ephemeral marks the world as a throwaway copy whose writes need not
 	// survive a crash (no journal file, no fsync); see messages.Options.
 	Ephemeral bool
-	// Schemas, when set, shares the tools' schemas among every service
-	// opened with it (one cache for all of a runtime's instances).
-	Schemas *dbtool.SchemaCache
 }
 
 func (o Options) selfAddress() string {

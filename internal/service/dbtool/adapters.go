@@ -60,8 +60,8 @@ import (
 // Besides: every name in "required" is a property (OpenAI's strict mode
 // refuses an "Extra required key": camel-ai/camel#2629), and minimum and
 // maximum sit only on numbers. Output schemas are checked against the same rules:
-// they are rendered from Go types the same way, and a client may hand
-// them to a model too.
+// they are published the same way (Portable), and a client may hand them
+// to a model too.
 
 // schemaKeys are the members a schema may have ([gemini-keys]).
 var schemaKeys = []string{

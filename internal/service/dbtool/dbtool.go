@@ -1,16 +1,16 @@
-// Package dbtool is the plumbing every MCP service shares: its database, on
-// one connection held open between calls and reopened when the file under
-// its path is replaced (a vanished file is an error, never recreated
-// empty), reads in a transaction that is always rolled back, writes in one
-// BEGIN IMMEDIATE transaction (db.go, stmt.go); tool registration with a
-// per-tool argument checker, turning a failure the model can fix into an
-// isError result and any other failure into a logged, detail-free one
-// (tool.go), with schemas in the form the model APIs' function-calling
-// adapters take and number bounds from struct tags (schema.go) and results
-// that never hold null (fill.go); resource handlers (resource.go); and the
-// stdio and streamable-HTTP transports (stdio.go, server.go), which answer
-// a request of id null with an invalid-request error (nullid.go). It
-// imports internal/state only.
+// Package dbtool is the plumbing the service engine (internal/service/engine)
+// serves every MCP service with: its database, on one connection held open
+// between calls and reopened when the file under its path is replaced (a
+// vanished file is an error, never recreated empty), reads in a
+// transaction that is always rolled back, writes in one BEGIN IMMEDIATE
+// transaction (dbtool.go, stmt.go); the check of a tool's arguments against
+// the top level of its input schema and ToolError, a failure the model can
+// fix (args.go); schemas in the form the model APIs' function-calling
+// adapters take and the check that they are (schema.go, adapters.go);
+// resource handlers (resource.go); page cursors (page.go); tool results
+// encoded in one pass (result.go); and the stdio and streamable-HTTP
+// transports (stdio.go, server.go), which answer a request of id null with
+// an invalid-request error (nullid.go). It imports internal/state only.
 package dbtool
 
 import (
@@ -59,9 +59,6 @@ type DB struct {
 	// ReadOnly opens the database read-only (another service's database
 	// that this one only reads); Write then fails.
 	ReadOnly bool
-	// Schemas, when set, shares the tools' schemas among the servers of
-	// every DB that has it (AddTool).
-	Schemas *SchemaCache
 
 	// gate is held shared by every call for its whole length and
 	// exclusively by Suspend and Hold.

@@ -1,12 +1,14 @@
 package dbtool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,6 +19,12 @@ type testServer interface {
 	Server() *mcp.Server
 	HTTPHandler() http.Handler
 }
+
+// serverOf makes a server a testServer.
+type serverOf func() *mcp.Server
+
+func (f serverOf) Server() *mcp.Server       { return f() }
+func (f serverOf) HTTPHandler() http.Handler { return NewHTTPHandler(f(), nil, 0) }
 
 func connectMemory(t testing.TB, s testServer) *mcp.ClientSession {
 	t.Helper()
@@ -37,36 +45,62 @@ func connectMemory(t testing.TB, s testServer) *mcp.ClientSession {
 	return cs
 }
 
-func call[Out any](t testing.TB, cs *mcp.ClientSession, name string, args any) Out {
+// schemaOf decodes a JSON Schema, as the service engine reads a
+// definition's.
+func schemaOf(t testing.TB, text string) *jsonschema.Schema {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%.200v): %v", name, args, err)
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		t.Fatalf("schema %s: %v", text, err)
 	}
-	if res.IsError {
-		t.Fatalf("%s(%.200v): tool error: %s", name, args, resultText(res))
-	}
-	var out Out
-	raw, err := json.Marshal(res.StructuredContent)
+	return &s
+}
+
+// greetInput is the input schema of the tool greet (addGreet).
+const greetInput = `{"type": "object", "required": ["name"], "properties": {
+	"name": {"type": "string", "description": "who to greet"},
+	"count": {"type": "integer", "description": "how many times, 1 to 10; omit for 1", "minimum": 1, "maximum": 10},
+	"loud": {"type": "boolean"},
+	"title": {"type": ["string", "null"], "description": "a title; omit for none"},
+	"tags": {"type": ["array", "null"], "items": {"type": "string"}}}}`
+
+// addGreet adds the tool greet to srv as the service engine adds a tool:
+// its arguments checked by Args against its input schema, its result
+// handed over as JSON (json.RawMessage) and a ToolError as an isError
+// result. It answers {"text": "hi NAME\nbye"}; the name "bad" is a
+// ToolError.
+func addGreet(t testing.TB, srv *mcp.Server) {
+	t.Helper()
+	in := schemaOf(t, greetInput)
+	args := NewArgs("greet", in)
+	pub, err := Portable(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: decode %s: %v", name, raw, err)
-	}
-	return out
-}
-
-func callError(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s(%.200v): protocol error %v, want a tool error", name, args, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%.200v): succeeded, want a tool error", name, args)
-	}
-	return resultText(res)
+	srv.AddTool(&mcp.Tool{Name: "greet", Description: "greets", InputSchema: pub}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fields, err := args.Check(req.Params.Arguments)
+		var name string
+		if err == nil {
+			json.Unmarshal(fields["name"], &name)
+			if name == "bad" {
+				err = BadCall("name %q is bad; pick another", name)
+			}
+		}
+		if err != nil {
+			var res mcp.CallToolResult
+			res.SetError(err)
+			return &res, nil
+		}
+		// The text is the JSON a model reads: <, > and & stay as they are.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]string{"text": "hi " + name + "\nbye"}); err != nil {
+			return nil, err
+		}
+		out := json.RawMessage(bytes.TrimSpace(b.Bytes()))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}, StructuredContent: out}, nil
+	})
 }
 
 func resultText(res *mcp.CallToolResult) string {

@@ -5,20 +5,6 @@ import (
 	"strings"
 )
 
-// CheckLimit applies a list tool's page-size argument: 0 means def (the
-// argument was left out: its schema's minimum of 1, from the field's
-// minimum tag, makes AddTool refuse an explicit 0); anything outside
-// 1..max is a tool error that names the range.
-func CheckLimit(limit, def, max int) (int, error) {
-	switch {
-	case limit == 0:
-		return def, nil
-	case limit < 1 || limit > max:
-		return 0, BadCall("limit must be between 1 and %d (got %d); omit it for %d", max, limit, def)
-	}
-	return limit, nil
-}
-
 // EncodeCursor is an opaque page cursor holding fields (a keyset position)
 // under prefix, which names the list it belongs to. Fields must not hold
 // NUL bytes.

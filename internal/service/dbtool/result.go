@@ -10,8 +10,8 @@ import (
 
 // encodeResults is a receiving middleware that hands the SDK the result of
 // a tools/call in a form encoding/json writes in one pass, when it has the
-// shape AddTool gives it (text content and structured content, nothing
-// else).
+// shape the service engine gives it (text content and structured content,
+// nothing else).
 //
 // The SDK encodes a result through nested MarshalJSON methods (the text
 // content's, the result's), and encoding/json re-scans the output of each

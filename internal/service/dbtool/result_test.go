@@ -3,18 +3,11 @@ package dbtool
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// serverOf makes a server a testServer.
-type serverOf func() *mcp.Server
-
-func (f serverOf) Server() *mcp.Server       { return f() }
-func (f serverOf) HTTPHandler() http.Handler { return NewHTTPHandler(f(), nil, 0) }
 
 // plainResult must be a Result without a MarshalJSON of its own: the
 // embedded result's is hidden by noMarshal's at the same depth.
@@ -85,23 +78,17 @@ func TestPlainResultEncodesAsTheSDK(t *testing.T) {
 // TestNewServerEncodesToolResults calls a tool through a server of
 // NewServer with the go-sdk client and checks what the client decodes.
 func TestNewServerEncodesToolResults(t *testing.T) {
-	d, _ := testDB(t)
 	srv := NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	AddTool(srv, d, &mcp.Tool{Name: "greet", Description: "greets"}, func(ctx context.Context, in argsIn) (argsOut, error) {
-		if in.Name == "bad" {
-			return argsOut{}, BadCall("name %q is bad; pick another", in.Name)
-		}
-		return argsOut{Text: "hi <" + in.Name + ">"}, nil
-	})
+	addGreet(t, srv)
 	cs := connectMemory(t, serverOf(func() *mcp.Server { return srv }))
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bo"}})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "<bo>"}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"text":"hi <bo>"}` {
+	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"text":"hi <bo>\nbye"}` {
 		t.Errorf("text = %s", got)
 	}
-	if b, _ := json.Marshal(res.StructuredContent); string(b) != `{"text":"hi \u003cbo\u003e"}` {
+	if b, _ := json.Marshal(res.StructuredContent); string(b) != `{"text":"hi \u003cbo\u003e\nbye"}` {
 		t.Errorf("structured = %s", b)
 	}
 	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "bad"}})

@@ -50,10 +50,9 @@ type Transports struct {
 }
 
 // HTTPHandler serves the service over streamable HTTP (NewHTTPHandler),
-// one server for every handler and session: building one infers the tools'
-// JSON schemas, which costs more than a reset. The SDK's DNS-rebinding
-// protection stays on: a request that arrives on a loopback address must
-// name a loopback Host.
+// one server, built on first use, for every handler and session. The
+// SDK's DNS-rebinding protection stays on: a request that arrives on a
+// loopback address must name a loopback Host.
 func (t *Transports) HTTPHandler() http.Handler {
 	t.once.Do(func() { t.srv = t.Build() })
 	return NewHTTPHandler(t.srv, t.Log, t.SessionTimeout)

@@ -77,11 +77,8 @@ func greetServer(t *testing.T) *mcp.Server {
 
 // greetServerOf makes a server with one tool, greet, with newServer.
 func greetServerOf(t *testing.T, newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server) *mcp.Server {
-	d, _ := testDB(t)
 	srv := newServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	AddTool(srv, d, &mcp.Tool{Name: "greet", Description: "greets"}, func(ctx context.Context, in argsIn) (argsOut, error) {
-		return argsOut{Text: "hi " + in.Name + "\nbye"}, nil
-	})
+	addGreet(t, srv)
 	return srv
 }
 
