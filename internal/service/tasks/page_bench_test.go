@@ -45,6 +45,8 @@ func BenchmarkPages(b *testing.B) {
 	}{
 		{"list_todos", "list_todos", map[string]any{}, "", "next_cursor"},
 		{"list_todos_all", "list_todos", map[string]any{"status": "all"}, "", "next_cursor"},
+		{"list_todos_home", "list_todos", map[string]any{"project": "Home"}, "", "next_cursor"},
+		{"list_todos_old", "list_todos", map[string]any{"project": "Old"}, "", "todo-8"},
 		{"search_todos", "search_todos", map[string]any{"query": "invoice"}, "", "\"more\":true"},
 		{"project", "", nil, "tasks://project/Home", "Showing the first 200"},
 	} {
