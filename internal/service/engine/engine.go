@@ -485,6 +485,9 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 		if c.Result != nil {
 			return nil, nil
 		}
+		if err := c.Ctx.Err(); err != nil {
+			return nil, err // a cancelled call stops at its next step
+		}
 		if st.If != "" {
 			if pred := predicateOf(st.If); pred != nil {
 				if yes, ok := pred(c.Params); ok {
