@@ -549,9 +549,19 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		return nil, nil
 	case st.Row != "":
-		cols, vals, ok, err := firstRow(ctx, q, st.Row, p)
-		if err != nil {
-			return nil, fmt.Errorf("row: %w", err)
+		var cols []string
+		var vals []any
+		ok := false
+		var err error
+		if r := rowTermOf(st.Row); r != nil {
+			if vals, ok = r.eval(p); ok {
+				cols = r.names
+			}
+		}
+		if !ok {
+			if cols, vals, ok, err = firstRow(ctx, q, st.Row, p); err != nil {
+				return nil, fmt.Errorf("row: %w", err)
+			}
 		}
 		if !ok && st.Missing != "" {
 			var msg sql.NullString
@@ -619,8 +629,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 	case st.Hook != "":
 		return nil, s.c.hooks.Steps[st.Hook](c)
 	case st.Result != "":
-		if b := resultBuilderOf(st.Result); b != nil {
-			if out, ok := b.build(p); ok {
+		if t := resultTermOf(st.Result); t != nil {
+			if out, ok := t.build(p); ok {
 				return string(out), nil
 			}
 		}

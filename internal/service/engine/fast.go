@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"database/sql/driver"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -118,137 +120,303 @@ func compilePredicate(e string) predicate {
 	return nil
 }
 
-// A result step of the form SELECT json_object('k', json(:a), 'k2', :b,
-// 'k3', 1, 'k4', CASE WHEN :c THEN 1 END) — what most tools end with — is
-// built in Go, splicing the JSON parameters as they are instead of having
-// SQLite parse them again (a page of results is most of a call's bytes).
-// Any value it cannot write as SQLite would (a real, a BLOB, text where a
-// condition wants a number) sends the step to SQLite.
+// A result step of the form SELECT json_object('k', <term>, ...) — what
+// most tools end with — and a row step of the form SELECT <term> AS a, ...
+// are run in Go when every term is one of: a parameter, json(:p), a text
+// or integer literal, CASE WHEN :p THEN 1 END, a nested json_object of
+// terms, coalesce or nullif of terms, or a call of one of the engine's Go
+// SQL functions (built-ins and hooks) on terms. Go runs the same functions
+// SQLite would call; the JSON parameters are spliced as they are instead
+// of being parsed again (a page of results is most of a call's bytes). Any
+// value a term cannot take as SQLite would (a real, a BLOB, text where a
+// condition wants a number, mixed types in nullif) sends the step to
+// SQLite. fast_test.go holds both to SQLite's answers.
 
-// resultPart is one key and value of such a json_object.
-type resultPart struct {
-	key   string // JSON-quoted
-	kind  byte   // 'j' json(:p), 'p' :p, 'l' a literal, 'c' CASE WHEN :p THEN 1 END
+// term is one expression of such a step.
+type term struct {
+	kind  byte // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 'o' json_object, 'f' function
 	param string
-	lit   string
+	lit   any // string or int64 for 'l'
+	fn    string
+	args  []term
+	keys  []string // 'o': JSON-quoted keys of args
 }
-
-type resultBuilder []resultPart
 
 var (
-	resultBuilders sync.Map // SQL -> resultBuilder (nil: none)
-	reParam        = regexp.MustCompile(`^:([a-z_][a-z0-9_]*)$`)
-	reJSONParam    = regexp.MustCompile(`^json\(:([a-z_][a-z0-9_]*)\)$`)
-	reCaseParam    = regexp.MustCompile(`^CASE WHEN :([a-z_][a-z0-9_]*) THEN 1 END$`)
-	reIntLiteral   = regexp.MustCompile(`^-?[0-9]{1,15}$`)
-	reKey          = regexp.MustCompile(`^'([a-z_][a-z0-9_]*)'$`)
+	reParam      = regexp.MustCompile(`^:([a-z_][a-z0-9_]*)$`)
+	reJSONParam  = regexp.MustCompile(`^json\(:([a-z_][a-z0-9_]*)\)$`)
+	reCaseParam  = regexp.MustCompile(`^CASE WHEN :([a-z_][a-z0-9_]*) THEN 1 END$`)
+	reIntLiteral = regexp.MustCompile(`^-?[0-9]{1,15}$`)
+	reText       = regexp.MustCompile(`^'([^']*)'$`)
+	reKey        = regexp.MustCompile(`^'([a-z_][a-z0-9_]*)'$`)
+	reCall       = regexp.MustCompile(`^([a-z_][a-z0-9_]*)\((.*)\)$`)
+	reAlias      = regexp.MustCompile(`^(.*\S)\s+AS\s+([a-z_][a-z0-9_]*)$`)
 )
 
-// resultBuilderOf returns the Go builder of a result statement, or nil.
-func resultBuilderOf(q string) resultBuilder {
-	if v, ok := resultBuilders.Load(q); ok {
-		b, _ := v.(resultBuilder)
-		return b
+// parseTerm parses e, or returns false.
+func parseTerm(e string) (term, bool) {
+	e = strings.TrimSpace(e)
+	switch {
+	case reParam.MatchString(e):
+		return term{kind: 'p', param: e[1:]}, true
+	case reJSONParam.MatchString(e):
+		return term{kind: 'j', param: reJSONParam.FindStringSubmatch(e)[1]}, true
+	case reCaseParam.MatchString(e):
+		return term{kind: 'c', param: reCaseParam.FindStringSubmatch(e)[1]}, true
+	case reIntLiteral.MatchString(e):
+		n, err := strconv.ParseInt(e, 10, 64)
+		return term{kind: 'l', lit: n}, err == nil
+	case reText.MatchString(e):
+		return term{kind: 'l', lit: reText.FindStringSubmatch(e)[1]}, true
 	}
-	b := compileResult(strings.TrimSpace(q))
-	resultBuilders.Store(q, b)
-	return b
+	m := reCall.FindStringSubmatch(e)
+	if m == nil {
+		return term{}, false
+	}
+	var args []term
+	if strings.TrimSpace(m[2]) != "" {
+		for _, a := range splitTop(m[2], ',') {
+			t, ok := parseTerm(a)
+			if !ok {
+				return term{}, false
+			}
+			args = append(args, t)
+		}
+	}
+	switch m[1] {
+	case "json_object":
+		if len(args)%2 != 0 {
+			return term{}, false
+		}
+		o := term{kind: 'o'}
+		parts := splitTop(m[2], ',')
+		for i := 0; i < len(args); i += 2 {
+			k := reKey.FindStringSubmatch(strings.TrimSpace(parts[i]))
+			if k == nil {
+				return term{}, false
+			}
+			o.keys = append(o.keys, `"`+k[1]+`"`)
+			o.args = append(o.args, args[i+1])
+		}
+		return o, true
+	case "coalesce", "nullif":
+		if len(args) < 2 || m[1] == "nullif" && len(args) != 2 {
+			return term{}, false
+		}
+	default:
+		// Only the engine's Go functions; which exist is checked when the
+		// term runs (a definition's hooks register before it does).
+		if _, builtin := Builtins[m[1]]; !builtin && !strings.Contains(m[1], "_") {
+			return term{}, false
+		}
+	}
+	return term{kind: 'f', fn: m[1], args: args}, true
 }
 
-func compileResult(q string) resultBuilder {
-	inner, ok := strings.CutPrefix(q, "SELECT json_object(")
-	if !ok || !strings.HasSuffix(inner, ")") {
-		return nil
-	}
-	args := splitTop(strings.TrimSuffix(inner, ")"), ',')
-	if len(args)%2 != 0 || len(args) == 0 {
-		return nil
-	}
-	var b resultBuilder
-	for i := 0; i < len(args); i += 2 {
-		k := reKey.FindStringSubmatch(strings.TrimSpace(args[i]))
-		if k == nil {
-			return nil
+// eval returns the term's SQL value (nil, int64 or string), or false.
+func (t *term) eval(p map[string]any) (any, bool) {
+	switch t.kind {
+	case 'p':
+		switch v := p[t.param].(type) {
+		case nil, int64, string:
+			return v, true
 		}
-		v := strings.TrimSpace(args[i+1])
-		part := resultPart{key: `"` + k[1] + `"`}
-		switch {
-		case reJSONParam.MatchString(v):
-			part.kind, part.param = 'j', reJSONParam.FindStringSubmatch(v)[1]
-		case reParam.MatchString(v):
-			part.kind, part.param = 'p', v[1:]
-		case reCaseParam.MatchString(v):
-			part.kind, part.param = 'c', reCaseParam.FindStringSubmatch(v)[1]
-		case reIntLiteral.MatchString(v):
-			part.kind, part.lit = 'l', v
-		default:
-			return nil
+		return nil, false
+	case 'l':
+		return t.lit, true
+	case 'c':
+		switch v := p[t.param].(type) {
+		case nil:
+			return nil, true
+		case int64:
+			if v != 0 {
+				return int64(1), true
+			}
+			return nil, true
 		}
-		b = append(b, part)
+		return nil, false
+	case 'f':
+		vals := make([]any, len(t.args))
+		for i := range t.args {
+			v, ok := t.args[i].eval(p)
+			if !ok {
+				return nil, false
+			}
+			vals[i] = v
+		}
+		switch t.fn {
+		case "coalesce":
+			for _, v := range vals {
+				if v != nil {
+					return v, true
+				}
+			}
+			return nil, true
+		case "nullif":
+			a, b := vals[0], vals[1]
+			switch {
+			case a == nil:
+				return nil, true
+			case b == nil:
+				return a, true
+			}
+			if fmt.Sprintf("%T", a) != fmt.Sprintf("%T", b) {
+				return nil, false // SQLite's comparison across types
+			}
+			if a == b {
+				return nil, true
+			}
+			return a, true
+		}
+		f, ok := registeredFunc(t.fn)
+		if !ok || f.Args >= 0 && f.Args != len(vals) {
+			return nil, false
+		}
+		dv := make([]driver.Value, len(vals))
+		for i, v := range vals {
+			dv[i] = v
+		}
+		out, err := f.Fn(dv)
+		if err != nil {
+			return nil, false // SQLite reports it, as it would have
+		}
+		switch o := out.(type) {
+		case nil, int64:
+			return o, true
+		case string:
+			if strings.IndexByte(o, 0) >= 0 {
+				return nil, false // SQLite would cut it at the NUL
+			}
+			return o, true
+		}
+		return nil, false
 	}
-	return b
+	return nil, false // 'j' and 'o' are JSON, not SQL values
 }
 
-// build writes the object; ok is false when SQLite must.
-func (b resultBuilder) build(p map[string]any) (out []byte, ok bool) {
-	n := 2
-	for _, part := range b {
-		if s, isText := p[part.param].(string); isText {
-			n += len(s) + 8
-		}
-		n += len(part.key) + 8
-	}
-	out = make([]byte, 0, n)
-	out = append(out, '{')
-	for i, part := range b {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, part.key...)
-		out = append(out, ':')
-		v := p[part.param]
-		switch part.kind {
-		case 'l':
-			out = append(out, part.lit...)
-		case 'j':
-			switch x := v.(type) {
-			case nil:
-				out = append(out, "null"...)
-			case string:
-				if !startsJSON(x) {
-					return nil, false
-				}
-				out = append(out, x...)
-			default:
+// appendJSON writes the term as json_object writes its value; false when
+// SQLite must.
+func (t *term) appendJSON(out []byte, p map[string]any) ([]byte, bool) {
+	switch t.kind {
+	case 'j':
+		switch x := p[t.param].(type) {
+		case nil:
+			return append(out, "null"...), true
+		case string:
+			if !startsJSON(x) {
 				return nil, false
 			}
-		case 'p':
-			switch x := v.(type) {
-			case nil:
-				out = append(out, "null"...)
-			case int64:
-				out = strconv.AppendInt(out, x, 10)
-			case string:
-				out = appendSQLiteString(out, x)
-			default:
-				return nil, false // a real or a BLOB: SQLite's own text of it
+			return append(out, x...), true
+		}
+		return nil, false
+	case 'o':
+		out = append(out, '{')
+		for i := range t.args {
+			if i > 0 {
+				out = append(out, ',')
 			}
-		case 'c':
-			switch x := v.(type) {
-			case nil:
-				out = append(out, "null"...)
-			case int64:
-				if x != 0 {
-					out = append(out, '1')
-				} else {
-					out = append(out, "null"...)
-				}
-			default:
+			out = append(out, t.keys[i]...)
+			out = append(out, ':')
+			var ok bool
+			if out, ok = t.args[i].appendJSON(out, p); !ok {
 				return nil, false
 			}
 		}
+		return append(out, '}'), true
 	}
-	return append(out, '}'), true
+	v, ok := t.eval(p)
+	if !ok {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(out, "null"...), true
+	case int64:
+		return strconv.AppendInt(out, x, 10), true
+	case string:
+		return appendSQLiteString(out, x), true
+	}
+	return nil, false
+}
+
+// compiled steps, by SQL text (nil: SQLite runs it).
+var (
+	resultTerms sync.Map // result SQL -> *term ('o')
+	rowTerms    sync.Map // row SQL -> *rowTerm
+)
+
+// resultTermOf returns the Go form of a result statement, or nil.
+func resultTermOf(q string) *term {
+	if v, ok := resultTerms.Load(q); ok {
+		t, _ := v.(*term)
+		return t
+	}
+	var out *term
+	if inner, ok := strings.CutPrefix(strings.TrimSpace(q), "SELECT "); ok {
+		if t, ok := parseTerm(inner); ok && t.kind == 'o' {
+			out = &t
+		}
+	}
+	resultTerms.Store(q, out)
+	return out
+}
+
+// build writes the result; ok is false when SQLite must.
+func (t *term) build(p map[string]any) ([]byte, bool) {
+	n := 64
+	for _, v := range p {
+		if s, ok := v.(string); ok {
+			n += len(s)
+		}
+	}
+	return t.appendJSON(make([]byte, 0, n), p)
+}
+
+// rowTerm is a row step of terms: SELECT t1 AS a, t2 AS b.
+type rowTerm struct {
+	names []string
+	terms []term
+}
+
+// rowTermOf returns the Go form of a row statement, or nil.
+func rowTermOf(q string) *rowTerm {
+	if v, ok := rowTerms.Load(q); ok {
+		r, _ := v.(*rowTerm)
+		return r
+	}
+	var out *rowTerm
+	if list, ok := strings.CutPrefix(strings.TrimSpace(q), "SELECT "); ok {
+		r := &rowTerm{}
+		for _, item := range splitTop(list, ',') {
+			m := reAlias.FindStringSubmatch(strings.TrimSpace(item))
+			if m == nil {
+				r = nil
+				break
+			}
+			t, ok := parseTerm(m[1])
+			if !ok || t.kind == 'j' || t.kind == 'o' {
+				r = nil
+				break
+			}
+			r.names, r.terms = append(r.names, m[2]), append(r.terms, t)
+		}
+		out = r
+	}
+	rowTerms.Store(q, out)
+	return out
+}
+
+// eval returns the row's values; false when SQLite must.
+func (r *rowTerm) eval(p map[string]any) ([]any, bool) {
+	vals := make([]any, len(r.terms))
+	for i := range r.terms {
+		v, ok := r.terms[i].eval(p)
+		if !ok {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	return vals, true
 }
 
 // appendSQLiteString writes s as a JSON string the way SQLite's

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -93,54 +95,92 @@ func TestOptimizeMergesChecks(t *testing.T) {
 	}
 }
 
-// TestResultBuilderAgreesWithSQLite: a result built in Go is the bytes
-// SQLite's json_object gives, for every value the builder takes; values it
+// TestTermsAgreeWithSQLite: a result or a row the engine builds in Go
+// is what SQLite gives, byte for byte, for every value Go takes; values it
 // does not take go to SQLite.
-func TestResultBuilderAgreesWithSQLite(t *testing.T) {
+func TestTermsAgreeWithSQLite(t *testing.T) {
+	if err := register("builtin", Builtins); err != nil {
+		t.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	q := "SELECT json_object('list', json(:list), 'name', :name, 'n', 1, 'more', CASE WHEN :more THEN 1 END)"
-	b := compileResult(q)
-	if b == nil {
-		t.Fatal("not built in Go")
+	results := []string{
+		"SELECT json_object('list', json(:list), 'name', :name, 'n', 1, 'more', CASE WHEN :more THEN 1 END)",
+		"SELECT json_object('a', json_object('name', :name, 'clip', clip(:name, 3), 'trim', trim_space(:name)), 'b', coalesce(:name, 'none'), 'c', nullif(:name, ''))",
+		"SELECT json_object('q', format('%q is %d', :name, :more), 's', 'text')",
 	}
-	texts := []any{nil, "", "plain", "quote \" back \\ slash", "line\nbreak\ttab\rret\bbs\ffeed", "ctl \x01\x1f\x7f", "ünï <&> 😀", int64(-7), int64(0)}
-	lists := []any{nil, "[]", `[{"a":1},"x",null]`, `{"k":[1,2]}`}
+	rows := []string{
+		"SELECT coalesce(:more, 20) AS page_size, trim_space(:name) AS q",
+		"SELECT 'account' AS field, :name AS acct, nullif(:name, '') AS n",
+		"SELECT clip(coalesce(:name, ''), 4) AS c, one_line(coalesce(:name, 'x')) AS o",
+	}
+	texts := []any{nil, "", "plain", "  padded  ", "quote \" back \\ slash", "line\nbreak\ttab\rret\bbs\ffeed", "ctl \x01\x1f\x7f", "ünï <&> 😀", int64(-7), int64(0)}
+	lists := []any{nil, "[]", `[{"a":1},"x",null]`}
 	mores := []any{nil, int64(0), int64(1), int64(5)}
 	built := 0
 	for _, name := range texts {
 		for _, list := range lists {
 			for _, more := range mores {
 				p := map[string]any{"name": name, "list": list, "more": more}
-				got, ok := b.build(p)
-				if !ok {
-					continue
+				for _, q := range results {
+					rt := resultTermOf(q)
+					if rt == nil {
+						t.Fatalf("%s: not built in Go", q)
+					}
+					got, ok := rt.build(p)
+					if !ok {
+						continue
+					}
+					built++
+					var want string
+					if err := db.QueryRow(q, args(q, p)...).Scan(&want); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					if string(got) != want {
+						t.Errorf("%s with %v:\n Go     %s\n SQLite %s", q, p, got, want)
+					}
 				}
-				built++
-				var want string
-				if err := db.QueryRow(q, args(q, p)...).Scan(&want); err != nil {
-					t.Fatal(err)
-				}
-				if string(got) != want {
-					t.Errorf("%v:\n Go     %s\n SQLite %s", p, got, want)
+				for _, q := range rows {
+					r := rowTermOf(q)
+					if r == nil {
+						t.Fatalf("%s: not run in Go", q)
+					}
+					got, ok := r.eval(p)
+					if !ok {
+						continue
+					}
+					built++
+					_, want, _, err := firstRow(context.Background(), db, q, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+						t.Errorf("%s with %v:\n Go     %#v\n SQLite %#v", q, p, got, want)
+					}
 				}
 			}
 		}
 	}
-	if built < 100 {
-		t.Errorf("only %d results built in Go", built)
+	if built < 500 {
+		t.Errorf("only %d built in Go", built)
 	}
+	b := resultTermOf(results[0])
 	for _, p := range []map[string]any{{"name": 1.5}, {"name": []byte("b")}, {"more": "yes"}, {"list": int64(3)}} {
 		if _, ok := b.build(p); ok {
 			t.Errorf("%v: built in Go, want SQLite", p)
 		}
 	}
-	for _, q := range []string{"SELECT json_object('a', :a) FROM t", "SELECT json_object('a', lower(:a))", "SELECT json_object(:k, 1)", "SELECT 1"} {
-		if compileResult(q) != nil {
+	for _, q := range []string{"SELECT json_object('a', :a) FROM t", "SELECT json_object('a', lower(:a))", "SELECT json_object(:k, 1)", "SELECT 1", "SELECT json_object('a', :a) WHERE 0"} {
+		if resultTermOf(q) != nil {
 			t.Errorf("%s: built in Go", q)
+		}
+	}
+	for _, q := range []string{"SELECT :a > 0 AS x", "SELECT 1.0 AS f", "SELECT id AS x FROM t", "SELECT :a", "SELECT json(:a) AS j"} {
+		if rowTermOf(q) != nil {
+			t.Errorf("%s: run in Go", q)
 		}
 	}
 }

@@ -304,6 +304,7 @@ func Slug(s string, n int) string {
 var registered struct {
 	sync.Mutex
 	names map[string]string // name -> who registered it
+	funcs map[string]Func   // name -> the function, for the steps run in Go (fast.go)
 }
 
 // register registers fns with the SQLite driver under their names, once
@@ -330,6 +331,18 @@ func register(owner string, fns map[string]Func) error {
 			return fmt.Errorf("SQL function %s: %w", name, err)
 		}
 		registered.names[name] = owner
+		if registered.funcs == nil {
+			registered.funcs = map[string]Func{}
+		}
+		registered.funcs[name] = f
 	}
 	return nil
+}
+
+// registeredFunc returns the Go SQL function registered under name.
+func registeredFunc(name string) (Func, bool) {
+	registered.Lock()
+	defer registered.Unlock()
+	f, ok := registered.funcs[name]
+	return f, ok
 }
