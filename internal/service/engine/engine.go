@@ -91,6 +91,9 @@ type tool struct {
 	input map[string]any // the input schema, for checkDeep
 	out   map[string]any
 	steps []Step // as run (optimize)
+	// pre are the leading steps of steps that read no table: they run
+	// before the transaction (pure.go), and steps[len(pre):] in it.
+	pre int
 }
 
 // Hooks returns the Go hooks c was compiled with.
@@ -130,6 +133,7 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
 		}
 		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output, input: t.Input, steps: optimize(t.Steps)}
+		ct.pre = leadingPure(ct.steps)
 		pubIn, err := dbtool.Portable(in)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
@@ -410,10 +414,21 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 	for k, v := range fields {
 		params[k] = sqlValue(v)
 	}
+	if t.pre > 0 {
+		// A call these steps refuse never opens a transaction.
+		pq, err := pureQuerier()
+		if err != nil {
+			return nil, err
+		}
+		c := &Call{Ctx: ctx, Q: pq, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
+		if _, err := s.run(c, t.steps[:t.pre]); err != nil {
+			return nil, err
+		}
+	}
 	var out json.RawMessage
 	run := func(q dbtool.Querier) error {
 		c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
-		v, err := s.run(c, t.steps)
+		v, err := s.run(c, t.steps[t.pre:])
 		if err != nil {
 			return err
 		}
