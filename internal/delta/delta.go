@@ -297,14 +297,14 @@ func Parse(r io.Reader) (*Delta, error) {
 // ParseBytes is Parse on a byte slice.
 func ParseBytes(b []byte) (*Delta, error) {
 	var top struct {
-		Version  *int              `json:"version"`
-		Persona  string            `json:"persona"`
-		Day      int               `json:"day"`
-		Clock    string            `json:"clock"`
+		Version  *int               `json:"version"`
+		Persona  string             `json:"persona"`
+		Day      int                `json:"day"`
+		Clock    string             `json:"clock"`
 		Catalog  world.ID           `json:"catalog,omitzero"`
 		Services []world.ServiceRef `json:"services,omitempty"`
 		Ops      []json.RawMessage  `json:"ops"`
-		Produces json.RawMessage   `json:"produces"`
+		Produces json.RawMessage    `json:"produces"`
 	}
 	if err := strictUnmarshal(b, &top); err != nil {
 		return nil, fmt.Errorf("delta: %s", jsonError(b, err))
