@@ -42,6 +42,9 @@ type ServiceCase struct {
 	BaseP99       time.Duration
 	// Same is false when the two builds answered differently.
 	Same bool
+	// Error is true when the call's answer is a tool error (a call the
+	// model could fix: a bad argument, an unknown id).
+	Error bool
 }
 
 // ServicesReport is RunServices' result.
@@ -156,6 +159,11 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 		c.P50, c.P99 = quantile(c.ours.dur, 0.5), quantile(c.ours.dur, 0.99)
 		c.BaseP50, c.BaseP99 = quantile(c.base.dur, 0.5), quantile(c.base.dur, 0.99)
 		c.Same = sameJSONBytes(c.ours.out, c.base.out)
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		json.Unmarshal(c.ours.out, &r)
+		c.Error = r.IsError
 		rep.Cases = append(rep.Cases, c.ServiceCase)
 	}
 	rep.Elapsed = time.Since(began)
@@ -259,10 +267,12 @@ func (r *ServicesReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Services: this build against the baseline\n\n%d timed calls per case after %d warm-up calls, every case on both builds in turn (round robin) in one run; `mcp serve --ephemeral` over stdio, raw client, each build on its own copy of the service's test world. Baseline: `%s`.\n\n",
 		r.Calls, r.Warmup, filepath.Base(r.Baseline))
-	b.WriteString("| service | tool | arguments | p50 | baseline p50 | ratio | p99 | baseline p99 | same answer |\n|---|---|---|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| service | tool | arguments | answer | p50 | baseline p50 | ratio | p99 | baseline p99 | same answer |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n")
 	type agg struct {
 		logs []float64
 		p99  []float64
+		ok   []float64 // the p50 ratios of the calls that succeeded
+		bad  []float64 // of the tool errors
 	}
 	per := map[string]*agg{}
 	var order []string
@@ -276,7 +286,11 @@ func (r *ServicesReport) Markdown() string {
 			same = "**no**"
 		}
 		ratio := float64(c.P50) / float64(c.BaseP50)
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %.2fx | %s | %s | %s |\n", c.Service, c.Tool, strings.ReplaceAll(args, "|", "\\|"), fmtDur(c.P50), fmtDur(c.BaseP50), ratio, fmtDur(c.P99), fmtDur(c.BaseP99), same)
+		answer := "result"
+		if c.Error {
+			answer = "tool error"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %.2fx | %s | %s | %s |\n", c.Service, c.Tool, strings.ReplaceAll(args, "|", "\\|"), answer, fmtDur(c.P50), fmtDur(c.BaseP50), ratio, fmtDur(c.P99), fmtDur(c.BaseP99), same)
 		a := per[c.Service]
 		if a == nil {
 			a = &agg{}
@@ -285,15 +299,21 @@ func (r *ServicesReport) Markdown() string {
 		}
 		a.logs = append(a.logs, math.Log(ratio))
 		a.p99 = append(a.p99, math.Log(float64(c.P99)/float64(c.BaseP99)))
+		if c.Error {
+			a.bad = append(a.bad, math.Log(ratio))
+		} else {
+			a.ok = append(a.ok, math.Log(ratio))
+		}
 	}
-	b.WriteString("\n| service | calls | p50 ratio (geometric mean) | p99 ratio (geometric mean) |\n|---|---:|---:|---:|\n")
-	var all, all99 []float64
+	b.WriteString("\n| service | calls | p50 ratio (geometric mean) | p99 ratio (geometric mean) | p50 ratio, results | p50 ratio, tool errors |\n|---|---:|---:|---:|---:|---:|\n")
+	var all, all99, allOK, allBad []float64
 	for _, s := range order {
 		a := per[s]
-		fmt.Fprintf(&b, "| %s | %d | **%.2fx** | %.2fx |\n", s, len(a.logs), geo(a.logs), geo(a.p99))
+		fmt.Fprintf(&b, "| %s | %d | **%.2fx** | %.2fx | %s | %s |\n", s, len(a.logs), geo(a.logs), geo(a.p99), geoOr(a.ok), geoOr(a.bad))
 		all, all99 = append(all, a.logs...), append(all99, a.p99...)
+		allOK, allBad = append(allOK, a.ok...), append(allBad, a.bad...)
 	}
-	fmt.Fprintf(&b, "| all | %d | **%.2fx** | %.2fx |\n\nRatio: this build over the baseline; below 1 is faster. Run took %s.\n", len(all), geo(all), geo(all99), r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "| all | %d | **%.2fx** | %.2fx | %s | %s |\n\nRatio: this build over the baseline; below 1 is faster. Run took %s.\n", len(all), geo(all), geo(all99), geoOr(allOK), geoOr(allBad), r.Elapsed.Round(time.Second))
 	return b.String()
 }
 
@@ -306,4 +326,11 @@ func geo(logs []float64) float64 {
 		s += l
 	}
 	return math.Exp(s / float64(len(logs)))
+}
+
+func geoOr(logs []float64) string {
+	if len(logs) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2fx (%d)", geo(logs), len(logs))
 }
