@@ -433,11 +433,14 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 			return err
 		}
 		if c.Result != nil {
-			out = c.Result
+			out, err = Shape(c.Result, t.out) // a hook's JSON is checked
 		} else {
-			out = []byte(text(v))
+			// SQLite's JSON functions and the engine's own builder write
+			// valid JSON, so it is not validated again: a result step
+			// that returns something else (SELECT 'text') fails the
+			// shaping or, at worst, the response's encoding.
+			out, err = shape([]byte(text(v)), t.out)
 		}
-		out, err = Shape(out, t.out)
 		if err != nil {
 			return fmt.Errorf("%s: result: %w", t.def.Name, err)
 		}

@@ -284,8 +284,10 @@ func TestShape(t *testing.T) {
 	if want := `{"z":1,"a":true,"list":[],"nested":{"ok":false},"s":"<&>"}`; string(got) != want {
 		t.Errorf("Shape = %s, want %s", got, want)
 	}
-	if _, err := engine.Shape([]byte(`[1]`), schema); err == nil {
-		t.Error("Shape of an array: no error")
+	for _, bad := range []string{`[1]`, `{"a":`, `{"a" 1}`, `{oops`, `{"a":[1,`, `{"a":"x`} {
+		if _, err := engine.Shape([]byte(bad), schema); err == nil {
+			t.Errorf("Shape(%s): no error", bad)
+		}
 	}
 }
 

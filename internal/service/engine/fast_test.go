@@ -184,3 +184,13 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeOfBrokenJSON: what a result step gives that is not JSON is an
+// error, never a panic.
+func TestShapeOfBrokenJSON(t *testing.T) {
+	for _, bad := range []string{`{"a":`, `{"a" 1}`, `{oops`, `{"a":[1,`, `{"a":"x`, `{`, `{"a":{"b":`} {
+		if _, err := shape([]byte(bad), map[string]any{"type": "object"}); err == nil {
+			t.Errorf("shape(%s): no error", bad)
+		}
+	}
+}

@@ -23,6 +23,18 @@ func Shape(raw []byte, schema map[string]any) (json.RawMessage, error) {
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("not JSON: %.120s", raw)
 	}
+	return shape(raw, schema)
+}
+
+// shape is Shape on raw that should be JSON (SQLite's or the engine's
+// own): it is not validated first, and text that is not JSON ends in an
+// error, never a panic.
+func shape(raw []byte, schema map[string]any) (_ json.RawMessage, err error) {
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("not JSON: %.120s", raw)
+		}
+	}()
 	s := shaper{in: raw, out: make([]byte, 0, len(raw))}
 	s.space()
 	if s.pos >= len(raw) || raw[s.pos] != '{' {
@@ -137,11 +149,17 @@ func (s *shaper) object(schema map[string]any) error {
 			s.pos++
 			s.space()
 		}
+		if s.in[s.pos] != '"' {
+			return errors.New("an object key is not a string")
+		}
 		end := s.stringEnd()
 		key := s.in[s.pos:end]
 		s.pos = end
 		s.space()
-		s.pos++                     // :
+		if s.in[s.pos] != ':' {
+			return errors.New("no colon after an object key")
+		}
+		s.pos++
 		name := key[1 : len(key)-1] // the common case: no escapes
 		if bytes.IndexByte(name, '\\') >= 0 {
 			var n string
@@ -170,7 +188,19 @@ func (s *shaper) object(schema map[string]any) error {
 		if err := s.value(ps); err != nil {
 			return err
 		}
+		if err := s.next('}'); err != nil {
+			return err
+		}
 	}
+}
+
+// next checks that a value is followed by a comma or by end.
+func (s *shaper) next(end byte) error {
+	s.space()
+	if c := s.in[s.pos]; c != ',' && c != end {
+		return fmt.Errorf("%q after a value", c)
+	}
+	return nil
 }
 
 func appendKey(out, key []byte, first bool) []byte {
@@ -213,6 +243,9 @@ func (s *shaper) array(schema map[string]any) error {
 		}
 		first = false
 		if err := s.value(items); err != nil {
+			return err
+		}
+		if err := s.next(']'); err != nil {
 			return err
 		}
 	}
