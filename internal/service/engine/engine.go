@@ -723,6 +723,12 @@ func firstRow(ctx context.Context, q dbtool.Querier, query string, p map[string]
 // is not -1, with the columns of the last one kept and whether there were
 // more.
 func jsonRows(ctx context.Context, q dbtool.Querier, query string, p map[string]any, limit int) (arr string, last map[string]any, more bool, err error) {
+	if plan := objectRowsOf(query); plan != nil {
+		arr, last, more, ok, err := plan.run(ctx, q, query, p, limit)
+		if err != nil || ok {
+			return arr, last, more, err
+		}
+	}
 	rows, err := q.QueryContext(ctx, query, args(query, p)...)
 	if err != nil {
 		return "", nil, false, err
@@ -810,4 +816,58 @@ func startsJSON(s string) bool {
 		return true
 	}
 	return s == "true" || s == "false" || s == "null"
+}
+
+// run runs the plan's statement; ok is false when a value needs SQLite's
+// own statement.
+func (plan *objectRows) run(ctx context.Context, q dbtool.Querier, query string, p map[string]any, limit int) (arr string, last map[string]any, more, ok bool, err error) {
+	rows, err := q.QueryContext(ctx, plan.query, args(query, p)...)
+	if err != nil {
+		return "", nil, false, false, nil // the statement as written says what is wrong
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", nil, false, false, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	b := make([]byte, 1, 4096)
+	b[0] = '['
+	n := 0
+	var lastObject []byte
+	for rows.Next() {
+		if limit >= 0 && n == limit {
+			more = true
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", nil, false, false, err
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		from := len(b)
+		if b, ok = plan.appendObject(b, vals); !ok {
+			return "", nil, false, false, nil
+		}
+		lastObject = b[from:]
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, false, false, err
+	}
+	b = append(b, ']')
+	if n > 0 {
+		nk := len(plan.keys)
+		last = make(map[string]any, len(cols)-nk+1)
+		last[plan.name] = string(lastObject)
+		for i, c := range cols[nk:] {
+			last[c] = vals[nk+i]
+		}
+	}
+	return string(b), last, more, true, nil
 }

@@ -447,3 +447,141 @@ func appendSQLiteString(out []byte, s string) []byte {
 	}
 	return append(out, '"')
 }
+
+// A rows or page step whose first column is json_object('k', expr, ...)
+// is run with the objects' values as columns of their own, and the
+// objects written in Go: SQLite's JSON functions run as transpiled C and
+// cost more per row than the query itself. Values are written as
+// json_object writes them (appendSQLiteString; a json(X) value spliced
+// as it is). When a value has a type Go does not write as SQLite does (a
+// real, a BLOB), the step runs again as written. A value whose expression
+// mentions JSON otherwise (json_group_array, ->, a json_object not in
+// json()) keeps the whole step in SQLite, since SQLite embeds JSON-typed
+// text where Go would quote it.
+
+type objectRows struct {
+	query string   // the rewritten statement
+	name  string   // the first column's name (its alias, else its text)
+	keys  []string // JSON-quoted keys
+	raw   []bool   // the value is json(X): spliced
+}
+
+var objectPlans sync.Map // SQL -> *objectRows (nil: none)
+
+// objectRowsOf returns the Go plan of a rows or page statement, or nil.
+func objectRowsOf(q string) *objectRows {
+	if v, ok := objectPlans.Load(q); ok {
+		p, _ := v.(*objectRows)
+		return p
+	}
+	p := compileObjectRows(q)
+	objectPlans.Store(q, p)
+	return p
+}
+
+func compileObjectRows(q string) *objectRows {
+	start, end, ok := selectListBounds(q)
+	if !ok {
+		return nil
+	}
+	items := splitTop(q[start:end], ',')
+	first := strings.TrimSpace(items[0])
+	name := first
+	if m := reAlias.FindStringSubmatch(first); m != nil {
+		first, name = m[1], m[2]
+	}
+	inner, ok := strings.CutPrefix(first, "json_object(")
+	if !ok || !strings.HasSuffix(inner, ")") || !balanced(inner[:len(inner)-1]) {
+		return nil
+	}
+	args := splitTop(inner[:len(inner)-1], ',')
+	if len(args) == 0 || len(args)%2 != 0 {
+		return nil
+	}
+	p := &objectRows{name: name}
+	var cols []string
+	for i := 0; i < len(args); i += 2 {
+		k := reKey.FindStringSubmatch(strings.TrimSpace(args[i]))
+		if k == nil {
+			return nil
+		}
+		v := strings.TrimSpace(args[i+1])
+		raw := false
+		if x, ok := strings.CutPrefix(v, "json("); ok && strings.HasSuffix(x, ")") && balanced(x[:len(x)-1]) {
+			v, raw = x[:len(x)-1], true
+		} else if u := strings.ToLower(v); strings.Contains(u, "json") || strings.Contains(u, "->") {
+			return nil
+		}
+		p.keys, p.raw = append(p.keys, `"`+k[1]+`"`), append(p.raw, raw)
+		cols = append(cols, fmt.Sprintf("%s AS __v%d", v, len(cols)))
+	}
+	p.query = q[:start] + " " + strings.Join(append(cols, items[1:]...), ", ") + " " + q[end:]
+	return p
+}
+
+// balanced reports whether s's parentheses balance outside quotes.
+func balanced(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'', '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
+// selectListBounds returns where the select list of q's top-level SELECT
+// starts and ends.
+func selectListBounds(q string) (start, end int, ok bool) {
+	list, ok := topLevelSelectList(q)
+	if !ok {
+		return 0, 0, false
+	}
+	start = strings.Index(q, list)
+	if start < 0 || strings.Count(q, list) != 1 {
+		return 0, 0, false
+	}
+	return start, start + len(list), true
+}
+
+// appendObject writes one row's object; false when a value needs SQLite.
+func (p *objectRows) appendObject(b []byte, vals []any) ([]byte, bool) {
+	b = append(b, '{')
+	for i, k := range p.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		switch v := vals[i].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case string:
+			if p.raw[i] {
+				if !startsJSON(v) {
+					return nil, false
+				}
+				b = append(b, v...)
+			} else {
+				b = appendSQLiteString(b, v)
+			}
+		default:
+			return nil, false
+		}
+	}
+	return append(b, '}'), true
+}

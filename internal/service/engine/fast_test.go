@@ -194,3 +194,54 @@ func TestShapeOfBrokenJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectRowsAgreeWithSQLite: rows whose objects Go writes are the
+// bytes SQLite's json_object writes, and the rows Go cannot write (a
+// real, a BLOB) come from SQLite as written.
+func TestObjectRowsAgreeWithSQLite(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, n INTEGER, tags TEXT)",
+		`INSERT INTO t VALUES (1, 'plain', 3, '["a"]'), (2, 'quote " back \ slash', NULL, NULL), (3, 'line
+break	tab', -7, '{"k":[1,2]}'), (4, 'ünï <&> 😀', 0, '[]'), (5, NULL, 12, 'null')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		query string
+		plan  bool
+	}{
+		{"SELECT json_object('id', id, 'name', name, 'n', n, 'tags', json(tags)) AS item, id AS k FROM t WHERE id <= :max ORDER BY id", true},
+		{"WITH p AS (SELECT id FROM t ORDER BY id DESC LIMIT :max) SELECT json_object('name', t.name, 'twice', t.n * 2, 'upper', upper(t.name)) AS item, t.id AS k FROM p JOIN t ON t.id = p.id ORDER BY t.id DESC", true},
+		{"SELECT json_object('id', id, 'half', n / 2.0) FROM t WHERE id <= :max ORDER BY id", true}, // reals: SQLite writes them
+		{"SELECT json_object('id', id, 'all', json_group_array(name)) FROM t WHERE id <= :max GROUP BY id", false},
+		{"SELECT json_quote(name) FROM t WHERE id <= :max", false},
+	} {
+		if got := objectRowsOf(tc.query) != nil; got != tc.plan {
+			t.Errorf("%s: planned %v, want %v", tc.query, got, tc.plan)
+		}
+		for _, max := range []int64{0, 2, 5} {
+			p := map[string]any{"max": max}
+			got, gotLast, _, err := jsonRows(context.Background(), db, tc.query, p, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objectPlans.Store(tc.query, (*objectRows)(nil)) // SQLite alone
+			want, wantLast, _, err := jsonRows(context.Background(), db, tc.query, p, -1)
+			objectPlans.Delete(tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || fmt.Sprint(gotLast) != fmt.Sprint(wantLast) {
+				t.Errorf("%s (max %d):\n Go     %s %v\n SQLite %s %v", tc.query, max, got, gotLast, want, wantLast)
+			}
+		}
+	}
+}
