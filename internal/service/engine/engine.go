@@ -439,7 +439,11 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 			// valid JSON, so it is not validated again: a result step
 			// that returns something else (SELECT 'text') fails the
 			// shaping or, at worst, the response's encoding.
-			out, err = shape([]byte(text(v)), t.out)
+			raw, isBytes := v.([]byte)
+			if !isBytes {
+				raw = []byte(text(v))
+			}
+			out, err = shape(raw, t.out)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: result: %w", t.def.Name, err)
@@ -623,6 +627,12 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 			p[st.NextAs] = nil
 			if more && st.Next != "" {
 				lp := overlay(p, last)
+				if t := nextTermOf(st.Next); t != nil {
+					if v, ok := t.eval(lp); ok {
+						p[st.NextAs] = v
+						return nil, nil
+					}
+				}
 				var next sql.NullString
 				if err := q.QueryRowContext(ctx, "SELECT ("+st.Next+")", args(st.Next, lp)...).Scan(&next); err != nil {
 					return nil, fmt.Errorf("page next: %w", err)
@@ -649,7 +659,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 	case st.Result != "":
 		if t := resultTermOf(st.Result); t != nil {
 			if out, ok := t.build(p); ok {
-				return string(out), nil
+				return out, nil // []byte: the result is not copied again
 			}
 		}
 		var v any

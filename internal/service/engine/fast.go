@@ -585,3 +585,20 @@ func (p *objectRows) appendObject(b []byte, vals []any) ([]byte, bool) {
 	}
 	return append(b, '}'), true
 }
+
+var nextTerms sync.Map // next expression -> *term (nil: none)
+
+// nextTermOf returns the Go form of a page's next: expression (a cursor
+// built from the last row's columns), or nil.
+func nextTermOf(expr string) *term {
+	if v, ok := nextTerms.Load(expr); ok {
+		t, _ := v.(*term)
+		return t
+	}
+	var out *term
+	if t, ok := parseTerm(expr); ok && t.kind != 'j' && t.kind != 'o' {
+		out = &t
+	}
+	nextTerms.Store(expr, out)
+	return out
+}
