@@ -455,3 +455,56 @@ func OpProblems(t testing.TB, c *engine.Compiled) []string {
 	}
 	return nil
 }
+
+// PageCase is one call BenchPages times: a tool call (Tool, Args) or a
+// resource read (URI), whose answer must hold Want (e.g. "next_cursor":
+// a full page, which proves the grown world is what it read).
+type PageCase struct {
+	Name, Tool string
+	Args       map[string]any
+	URI, Want  string
+}
+
+// BenchPages times cases in process on the definition's test world grown
+// by the statements grow (run on the service's database after its rows),
+// so that a page costs what its own rows cost, not what the rows it leaves
+// out would.
+func BenchPages(b *testing.B, c *engine.Compiled, grow []string, cases []PageCase) {
+	d := c.Def
+	dir := NewWorld(b, d)
+	state.ExecTest(b, world.DBPath(dir, d.Name), grow...)
+	opts := options(d, dir)
+	opts.Ephemeral = true
+	svc, err := engine.New(c, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs := ConnectMemory(b, svc)
+	ctx := context.Background()
+	for _, pc := range cases {
+		b.Run(pc.Name, func(b *testing.B) {
+			for b.Loop() {
+				var text string
+				if pc.URI != "" {
+					res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: pc.URI})
+					if err != nil {
+						b.Fatal(err)
+					}
+					text = res.Contents[0].Text
+				} else {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Args})
+					if err != nil {
+						b.Fatal(err)
+					}
+					text = ResultText(res)
+					if res.IsError {
+						b.Fatalf("%s: %s", pc.Tool, text)
+					}
+				}
+				if !strings.Contains(text, pc.Want) {
+					b.Fatalf("%s: %.300s has no %q", pc.Name, text, pc.Want)
+				}
+			}
+		})
+	}
+}
