@@ -881,3 +881,22 @@ func (plan *objectRows) run(ctx context.Context, q dbtool.Querier, query string,
 	}
 	return string(b), last, more, true, nil
 }
+
+// Builtin returns the compiled definition of a service built into the
+// program (its service.yaml embedded as src, with its Go hooks), compiled
+// once, on first use, and shared by every instance. The definition is part
+// of the program, so a definition that does not compile is a programming
+// error: it panics with the problems (every built-in is compiled by its
+// tests).
+func Builtin(name string, src []byte, h Hooks) func() *Compiled {
+	return sync.OnceValue(func() *Compiled {
+		d, err := Parse(src)
+		if err == nil {
+			var c *Compiled
+			if c, err = Compile(d, h); err == nil {
+				return c
+			}
+		}
+		panic(name + ": service.yaml: " + err.Error())
+	})
+}

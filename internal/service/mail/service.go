@@ -4,7 +4,6 @@ import (
 	"database/sql/driver"
 	_ "embed"
 	"encoding/json"
-	"sync"
 
 	"github.com/wildawm/wildawm/internal/service/engine"
 )
@@ -57,16 +56,7 @@ var Hooks = engine.Hooks{
 
 // Compiled returns the service's definition, compiled with its hooks
 // (once per process; every instance shares it).
-var Compiled = sync.OnceValue(func() *engine.Compiled {
-	d, err := engine.Parse(definition)
-	if err == nil {
-		var c *engine.Compiled
-		if c, err = engine.Compile(d, Hooks); err == nil {
-			return c
-		}
-	}
-	panic("mail: service.yaml: " + err.Error())
-})
+var Compiled = engine.Builtin("mail", definition, Hooks)
 
 // Schema returns the DDL of the service's database, one statement per entry,
 // in the order a delta's db.create runs them. Every table has a natural key

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/service/engine"
@@ -49,16 +48,7 @@ func str(v driver.Value) string {
 
 // Compiled returns the service's definition, compiled with its hooks
 // (once per process; every instance shares it).
-var Compiled = sync.OnceValue(func() *engine.Compiled {
-	d, err := engine.Parse(definition)
-	if err == nil {
-		var c *engine.Compiled
-		if c, err = engine.Compile(d, Hooks); err == nil {
-			return c
-		}
-	}
-	panic("messages: service.yaml: " + err.Error())
-})
+var Compiled = engine.Builtin("messages", definition, Hooks)
 
 // Schema returns the DDL of the service's database, one statement per entry,
 // in the order a delta's db.create runs them. Every table has a natural key.

@@ -3,7 +3,6 @@ package payments
 import (
 	"database/sql/driver"
 	_ "embed"
-	"sync"
 
 	"github.com/wildawm/wildawm/internal/service/engine"
 )
@@ -43,16 +42,7 @@ var Hooks = engine.Hooks{Funcs: map[string]engine.Func{
 
 // Compiled returns the service's definition, compiled with its hooks
 // (once per process; every instance shares it).
-var Compiled = sync.OnceValue(func() *engine.Compiled {
-	d, err := engine.Parse(definition)
-	if err == nil {
-		var c *engine.Compiled
-		if c, err = engine.Compile(d, Hooks); err == nil {
-			return c
-		}
-	}
-	panic("payments: service.yaml: " + err.Error())
-})
+var Compiled = engine.Builtin("payments", definition, Hooks)
 
 // Schema returns the DDL of the service's database, one statement per entry,
 // in the order a delta's db.create runs them. Every table has a natural key

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 	"github.com/wildawm/wildawm/internal/service/engine"
@@ -74,16 +73,7 @@ func parseCursor(s string) (int64, bool) {
 
 // Compiled returns the service's definition, compiled with its hooks
 // (once per process; every instance shares it).
-var Compiled = sync.OnceValue(func() *engine.Compiled {
-	d, err := engine.Parse(definition)
-	if err == nil {
-		var c *engine.Compiled
-		if c, err = engine.Compile(d, Hooks); err == nil {
-			return c
-		}
-	}
-	panic("support: service.yaml: " + err.Error())
-})
+var Compiled = engine.Builtin("support", definition, Hooks)
 
 // Schema returns the DDL of the service's database, one statement per entry,
 // in the order a delta's db.create runs them. Every table has a natural key.

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	_ "embed"
-	"sync"
 
 	"github.com/wildawm/wildawm/internal/service/engine"
 )
@@ -38,16 +37,7 @@ const (
 
 // Compiled returns the service's definition, compiled (once per process;
 // every instance shares it). The service has no Go hooks: SQL says it all.
-var Compiled = sync.OnceValue(func() *engine.Compiled {
-	d, err := engine.Parse(definition)
-	if err == nil {
-		var c *engine.Compiled
-		if c, err = engine.Compile(d, engine.Hooks{}); err == nil {
-			return c
-		}
-	}
-	panic("tasks: service.yaml: " + err.Error())
-})
+var Compiled = engine.Builtin("tasks", definition, engine.Hooks{})
 
 // Schema returns the DDL of the service's database, one statement per entry,
 // in the order a delta's db.create runs them. Every table has a natural key.
