@@ -232,12 +232,25 @@ func (d *DB) enter(ctx context.Context) (leave func(), err error) {
 // Read runs fn in a transaction that is always rolled back, so a read
 // tool cannot change the database; one that tried gets an error.
 func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
+	return d.ReadAfter(ctx, nil, fn)
+}
+
+// ReadAfter is Read with pre run first on the same connection, outside
+// any transaction, and fn only when pre succeeds: pre is for statements
+// that read no table (checks of a call's arguments), which then cost no
+// BEGIN, change count or ROLLBACK when they refuse the call.
+func (d *DB) ReadAfter(ctx context.Context, pre, fn func(q Querier) error) error {
 	leave, err := d.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer leave()
 	q := newStmtQuerier(&d.h)
+	if pre != nil {
+		if err := pre(q); err != nil {
+			return err
+		}
+	}
 	// BEGIN, ROLLBACK and the change counts run whatever ctx says: a
 	// statement that completes as ctx ends reports ctx's error, and a
 	// transaction it did open must not outlive the call.
@@ -272,6 +285,12 @@ func (d *DB) Read(ctx context.Context, fn func(q Querier) error) error {
 // Write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
 // returns nil and rolled back otherwise (a tool error changes nothing).
 func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
+	return d.WriteAfter(ctx, nil, fn)
+}
+
+// WriteAfter is Write with pre run first, as ReadAfter runs it: outside
+// the transaction, which then is not begun when pre refuses the call.
+func (d *DB) WriteAfter(ctx context.Context, pre, fn func(q Querier) error) (err error) {
 	if d.ReadOnly {
 		return fmt.Errorf("%s database: opened read-only", d.Service)
 	}
@@ -281,6 +300,11 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) (err error) {
 	}
 	defer leave()
 	q := newStmtQuerier(&d.h)
+	if pre != nil {
+		if err := pre(q); err != nil {
+			return err
+		}
+	}
 	bg := context.WithoutCancel(ctx) // as in Read
 	if _, err := q.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
 		d.h.close()

@@ -489,3 +489,51 @@ func TestCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterRunsPreFirst: ReadAfter and WriteAfter run pre before the
+// transaction and fn only when pre succeeds.
+func TestAfterRunsPreFirst(t *testing.T) {
+	d, _ := testDB(t)
+	ctx := context.Background()
+	refuse := errors.New("refused")
+	var ran []string
+	pre := func(err error) func(q Querier) error {
+		return func(q Querier) error {
+			var n int
+			if err := q.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+				return err
+			}
+			ran = append(ran, "pre")
+			return err
+		}
+	}
+	fn := func(q Querier) error {
+		ran = append(ran, "fn")
+		_, err := q.ExecContext(ctx, "INSERT INTO t (n) VALUES (99)")
+		return err
+	}
+	count := func() int {
+		var n int
+		if err := d.Read(ctx, func(q Querier) error { return q.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n) }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	if err := d.WriteAfter(ctx, pre(refuse), fn); !errors.Is(err, refuse) {
+		t.Fatalf("WriteAfter with a refusing pre = %v", err)
+	}
+	if err := d.ReadAfter(ctx, pre(refuse), func(Querier) error { ran = append(ran, "read"); return nil }); !errors.Is(err, refuse) {
+		t.Fatalf("ReadAfter with a refusing pre = %v", err)
+	}
+	if got := strings.Join(ran, ","); got != "pre,pre" || count() != before {
+		t.Fatalf("a refusing pre: ran %s, rows %d -> %d", got, before, count())
+	}
+	ran = nil
+	if err := d.WriteAfter(ctx, pre(nil), fn); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ran, ","); got != "pre,fn" || count() != before+1 {
+		t.Fatalf("pre then fn: ran %s, rows %d -> %d", got, before, count())
+	}
+}

@@ -414,15 +414,14 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 	for k, v := range fields {
 		params[k] = sqlValue(v)
 	}
+	// The leading steps that read no table run before the transaction,
+	// on the same connection: a call they refuse never opens one.
+	var pre func(q dbtool.Querier) error
 	if t.pre > 0 {
-		// A call these steps refuse never opens a transaction.
-		pq, err := pureQuerier()
-		if err != nil {
-			return nil, err
-		}
-		c := &Call{Ctx: ctx, Q: pq, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
-		if _, err := s.run(c, t.steps[:t.pre]); err != nil {
-			return nil, err
+		pre = func(q dbtool.Querier) error {
+			c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
+			_, err := s.run(c, t.steps[:t.pre])
+			return err
 		}
 	}
 	var out json.RawMessage
@@ -451,9 +450,9 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 		return nil
 	}
 	if t.def.Annotations.ReadOnly {
-		err = s.db.Read(ctx, run)
+		err = s.db.ReadAfter(ctx, pre, run)
 	} else {
-		err = s.db.Write(ctx, run)
+		err = s.db.WriteAfter(ctx, pre, run)
 	}
 	return out, err
 }

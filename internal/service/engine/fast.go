@@ -149,8 +149,8 @@ var (
 	reIntLiteral = regexp.MustCompile(`^-?[0-9]{1,15}$`)
 	reText       = regexp.MustCompile(`^'([^']*)'$`)
 	reKey        = regexp.MustCompile(`^'([a-z_][a-z0-9_]*)'$`)
-	reCall       = regexp.MustCompile(`^([a-z_][a-z0-9_]*)\((.*)\)$`)
-	reAlias      = regexp.MustCompile(`^(.*\S)\s+AS\s+([a-z_][a-z0-9_]*)$`)
+	reCall       = regexp.MustCompile(`(?s)^([a-z_][a-z0-9_]*)\((.*)\)$`)
+	reAlias      = regexp.MustCompile(`(?s)^(.*\S)\s+AS\s+([a-z_][a-z0-9_]*)$`)
 )
 
 // parseTerm parses e, or returns false.

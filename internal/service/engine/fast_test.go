@@ -111,6 +111,7 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 		"SELECT json_object('list', json(:list), 'name', :name, 'n', 1, 'more', CASE WHEN :more THEN 1 END)",
 		"SELECT json_object('a', json_object('name', :name, 'clip', clip(:name, 3), 'trim', trim_space(:name)), 'b', coalesce(:name, 'none'), 'c', nullif(:name, ''))",
 		"SELECT json_object('q', format('%q is %d', :name, :more), 's', 'text')",
+		"SELECT json_object('a', :name,\n                   'b', json(:list))", // YAML keeps a more-indented line's break
 	}
 	rows := []string{
 		"SELECT coalesce(:more, 20) AS page_size, trim_space(:name) AS q",
