@@ -134,7 +134,7 @@ func compilePredicate(e string) predicate {
 
 // term is one expression of such a step.
 type term struct {
-	kind  byte // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 'o' json_object, 'f' function
+	kind  byte // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 't' CAST(:p AS TEXT), 'o' json_object, 'f' function
 	param string
 	lit   any // string or int64 for 'l'
 	fn    string
@@ -146,6 +146,7 @@ var (
 	reParam      = regexp.MustCompile(`^:([a-z_][a-z0-9_]*)$`)
 	reJSONParam  = regexp.MustCompile(`^json\(:([a-z_][a-z0-9_]*)\)$`)
 	reCaseParam  = regexp.MustCompile(`^CASE WHEN :([a-z_][a-z0-9_]*) THEN 1 END$`)
+	reCastText   = regexp.MustCompile(`^CAST\(:([a-z_][a-z0-9_]*) AS TEXT\)$`)
 	reIntLiteral = regexp.MustCompile(`^-?[0-9]{1,15}$`)
 	reText       = regexp.MustCompile(`^'([^']*)'$`)
 	reKey        = regexp.MustCompile(`^'([a-z_][a-z0-9_]*)'$`)
@@ -163,6 +164,8 @@ func parseTerm(e string) (term, bool) {
 		return term{kind: 'j', param: reJSONParam.FindStringSubmatch(e)[1]}, true
 	case reCaseParam.MatchString(e):
 		return term{kind: 'c', param: reCaseParam.FindStringSubmatch(e)[1]}, true
+	case reCastText.MatchString(e):
+		return term{kind: 't', param: reCastText.FindStringSubmatch(e)[1]}, true
 	case reIntLiteral.MatchString(e):
 		n, err := strconv.ParseInt(e, 10, 64)
 		return term{kind: 'l', lit: n}, err == nil
@@ -224,6 +227,16 @@ func (t *term) eval(p map[string]any) (any, bool) {
 		return nil, false
 	case 'l':
 		return t.lit, true
+	case 't':
+		// Text as it is, a BLOB's bytes as text (a NUL included: this
+		// form is only written as JSON, never handed to a function).
+		switch v := p[t.param].(type) {
+		case nil, string:
+			return v, true
+		case []byte:
+			return string(v), true
+		}
+		return nil, false
 	case 'c':
 		switch v := p[t.param].(type) {
 		case nil:
@@ -394,7 +407,7 @@ func rowTermOf(q string) *rowTerm {
 				break
 			}
 			t, ok := parseTerm(m[1])
-			if !ok || t.kind == 'j' || t.kind == 'o' {
+			if !ok || t.kind == 'j' || t.kind == 'o' || t.kind == 't' {
 				r = nil
 				break
 			}

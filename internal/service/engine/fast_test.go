@@ -112,13 +112,14 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 		"SELECT json_object('a', json_object('name', :name, 'clip', clip(:name, 3), 'trim', trim_space(:name)), 'b', coalesce(:name, 'none'), 'c', nullif(:name, ''))",
 		"SELECT json_object('q', format('%q is %d', :name, :more), 's', 'text')",
 		"SELECT json_object('a', :name,\n                   'b', json(:list))", // YAML keeps a more-indented line's break
+		"SELECT json_object('body', CAST(:name AS TEXT), 'n', :more)",
 	}
 	rows := []string{
 		"SELECT coalesce(:more, 20) AS page_size, trim_space(:name) AS q",
 		"SELECT 'account' AS field, :name AS acct, nullif(:name, '') AS n",
 		"SELECT clip(coalesce(:name, ''), 4) AS c, one_line(coalesce(:name, 'x')) AS o",
 	}
-	texts := []any{nil, "", "plain", "  padded  ", "quote \" back \\ slash", "line\nbreak\ttab\rret\bbs\ffeed", "ctl \x01\x1f\x7f", "ünï <&> 😀", int64(-7), int64(0)}
+	texts := []any{nil, []byte("blob\x00nul"), []byte("bytes"), "", "plain", "  padded  ", "quote \" back \\ slash", "line\nbreak\ttab\rret\bbs\ffeed", "ctl \x01\x1f\x7f", "ünï <&> 😀", int64(-7), int64(0)}
 	lists := []any{nil, "[]", `[{"a":1},"x",null]`}
 	mores := []any{nil, int64(0), int64(1), int64(5)}
 	built := 0
