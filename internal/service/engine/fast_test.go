@@ -247,3 +247,15 @@ break	tab', -7, '{"k":[1,2]}'), (4, 'ünï <&> 😀', 0, '[]'), (5, NULL, 12, 'n
 		}
 	}
 }
+
+// TestShapeStrings: strings with escaped quotes and backslashes pass
+// through shaping whole.
+func TestShapeStrings(t *testing.T) {
+	for _, v := range []string{`""`, `"a"`, `"a\"b"`, `"a\\"`, `"a\\\"b"`, `"\\\\"`, `"x\\\\\"y"`, `"\u0022"`} {
+		in := `{"k":` + v + `,"n":1}`
+		out, err := shape([]byte(in), map[string]any{"type": "object"})
+		if err != nil || string(out) != in {
+			t.Errorf("shape(%s) = %s, %v", in, out, err)
+		}
+	}
+}

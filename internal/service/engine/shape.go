@@ -107,20 +107,26 @@ func (s *shaper) value(schema map[string]any) error {
 	return nil
 }
 
-// stringEnd returns the index after the string starting at pos.
+// stringEnd returns the index after the string starting at pos: the
+// first quote not escaped (an even run of backslashes before it), found
+// with IndexByte rather than byte by byte (bodies are most of a result).
 func (s *shaper) stringEnd() int {
 	i := s.pos + 1
-	for i < len(s.in) {
-		switch s.in[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
+	for {
+		j := bytes.IndexByte(s.in[i:], '"')
+		if j < 0 {
+			return len(s.in)
 		}
+		k := i + j
+		n := 0
+		for m := k - 1; m >= i && s.in[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		i = k + 1
 	}
-	return i
 }
 
 // isNull reports whether the value at pos is null.
