@@ -119,18 +119,8 @@ var Compiled = engine.Builtin("calendar", definition, Hooks)
 // in the order a delta's db.create runs them. Every table has a natural key.
 func Schema() []string { return Compiled().Def.Schema() }
 
-// text is an SQL function's argument as text ("" for NULL).
-func text(v driver.Value) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(v)
-}
+// text is an SQL function's argument as text (engine.Text).
+func text(v driver.Value) string { return engine.Text(v) }
 
 // occurrences is calendar_occurrences.
 func occurrences(recurrence, startsAt, endsAt, from, to string) (string, error) {

@@ -101,19 +101,8 @@ func decodeFields(raw string) (Fields, error) {
 	return f, nil
 }
 
-// text is an SQL function's argument as text.
-func text(v driver.Value) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+// text is an SQL function's argument as text (engine.Text).
+func text(v driver.Value) string { return engine.Text(v) }
 
 // Compiled returns the service's definition, compiled with its hooks
 // (once per process; every instance shares it).

@@ -116,6 +116,10 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
+// Text is an SQL function's argument as SQLite's text of it ("" for
+// NULL): for the Go hooks of a definition.
+func Text(v driver.Value) string { return text(v) }
+
 // text is v as SQLite's text of it.
 func text(v driver.Value) string {
 	switch x := v.(type) {

@@ -63,13 +63,5 @@ var Compiled = engine.Builtin("mail", definition, Hooks)
 // (its first UNIQUE constraint).
 func Schema() []string { return Compiled().Def.Schema() }
 
-// text is an SQL function's argument as text ("" for NULL).
-func text(v driver.Value) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	}
-	return ""
-}
+// text is an SQL function's argument as text (engine.Text).
+func text(v driver.Value) string { return engine.Text(v) }
