@@ -48,14 +48,7 @@ are skipped; install them with
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			if out != "" {
-				if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
-					return err
-				}
-			}
-			_, err = fmt.Fprint(e.stdout, md)
-			return err
+			return e.report(rep.Markdown(), out)
 		},
 	}
 	c.Flags().IntVar(&o.Calls, "calls", 500, "timed calls per case")
@@ -122,14 +115,7 @@ service the geometric mean of the ratios (also to --out).`,
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			if out != "" {
-				if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
-					return err
-				}
-			}
-			_, err = fmt.Fprint(e.stdout, md)
-			return err
+			return e.report(rep.Markdown(), out)
 		},
 	}
 	c.Flags().StringVar(&o.Baseline, "baseline", "", "the other wildawm executable")
@@ -139,4 +125,16 @@ service the geometric mean of the ratios (also to --out).`,
 	c.Flags().StringVar(&o.Scripts, "scripts", "internal/service/testdata/scripts", "directory of NAME.json scripts")
 	c.Flags().StringVar(&out, "out", "", "also write the markdown report to this file")
 	return c
+}
+
+// report prints a benchmark's markdown report, and writes it to the file
+// out too when out is set.
+func (e *env) report(md, out string) error {
+	if out != "" {
+		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprint(e.stdout, md)
+	return err
 }
