@@ -216,6 +216,7 @@ func CheckLine(field, v string, limit int, example string) string {
 
 // Clip returns the first n characters of s, with "…" when cut.
 func Clip(s string, n int) string {
+	n = max(n, 0) // a negative length is none
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -229,6 +230,7 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // Preview returns the first n characters of s on one line, with "…" when
 // cut.
 func Preview(s string, n int) string {
+	n = max(n, 0)
 	r := []rune(OneLine(s))
 	if len(r) <= n {
 		return string(r)
@@ -240,6 +242,7 @@ func Preview(s string, n int) string {
 // query, with up to n characters either side, on one line; the start of s
 // when there is no match.
 func Snippet(s, query string, n int) string {
+	n = max(n, 0)
 	b := []rune(OneLine(s))
 	q := []rune(OneLine(query))
 	at := indexFold(b, q)
