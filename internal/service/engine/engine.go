@@ -518,6 +518,16 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 					goto run
 				}
 			}
+			if x := condOf(st.If); x != nil {
+				if v, ok := x.eval(c.Params); ok {
+					if yes, ok := truth(v); ok {
+						if !yes {
+							continue
+						}
+						goto run
+					}
+				}
+			}
 			var yes bool
 			if err := c.Q.QueryRowContext(c.Ctx, condition(st.If), args(st.If, c.Params)...).Scan(&yes); err != nil {
 				return nil, fmt.Errorf("%s step %d if: %w", c.Name, i, err)
@@ -558,6 +568,14 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 	ctx, q, p := c.Ctx, c.Q, c.Params
 	switch {
 	case st.Check != "":
+		if plan := selectPlanOf(st.Check); plan != nil && len(plan.cols) == 1 {
+			if vals, found, ok := plan.row(p); ok {
+				if !found || vals[0] == nil {
+					return nil, nil
+				}
+				return nil, dbtool.BadCall("%s", asText(vals[0]))
+			}
+		}
 		var msg sql.NullString
 		err := q.QueryRowContext(ctx, st.Check, args(st.Check, p)...).Scan(&msg)
 		switch {
@@ -570,19 +588,9 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		return nil, nil
 	case st.Row != "":
-		var cols []string
-		var vals []any
-		ok := false
-		var err error
-		if r := rowTermOf(st.Row); r != nil {
-			if vals, ok = r.eval(p); ok {
-				cols = r.names
-			}
-		}
-		if !ok {
-			if cols, vals, ok, err = firstRow(ctx, q, st.Row, p); err != nil {
-				return nil, fmt.Errorf("row: %w", err)
-			}
+		cols, vals, ok, err := firstRowOf(ctx, q, st.Row, p)
+		if err != nil {
+			return nil, fmt.Errorf("row: %w", err)
 		}
 		if !ok && st.Missing != "" {
 			var msg sql.NullString
@@ -701,6 +709,22 @@ func args(query string, p map[string]any) []any {
 		out[i] = sql.Named(n, p[n])
 	}
 	return out
+}
+
+// firstRowOf is firstRow, evaluated in Go when query reads no table and
+// Go can (rowTermOf, selectPlanOf).
+func firstRowOf(ctx context.Context, q dbtool.Querier, query string, p map[string]any) (cols []string, vals []any, ok bool, err error) {
+	if r := rowTermOf(query); r != nil {
+		if vals, ok := r.eval(p); ok {
+			return r.names, vals, true, nil
+		}
+	}
+	if plan := selectPlanOf(query); plan != nil && !slices.Contains(plan.names, "") {
+		if vals, found, ok := plan.row(p); ok {
+			return plan.names, vals, found, nil
+		}
+	}
+	return firstRow(ctx, q, query, p)
 }
 
 // firstRow returns the columns and the first row of query.

@@ -134,7 +134,8 @@ func compilePredicate(e string) predicate {
 
 // term is one expression of such a step.
 type term struct {
-	kind  byte // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 't' CAST(:p AS TEXT), 'o' json_object, 'f' function
+	kind  byte    // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 't' CAST(:p AS TEXT), 'o' json_object, 'f' function, 'x' another expression
+	x     sqlExpr // 'x'
 	param string
 	lit   any // string or int64 for 'l'
 	fn    string
@@ -154,8 +155,19 @@ var (
 	reAlias      = regexp.MustCompile(`(?s)^(.*\S)\s+AS\s+([a-z_][a-z0-9_]*)$`)
 )
 
-// parseTerm parses e, or returns false.
+// parseTerm parses e, or returns false: one of the forms above, else any
+// expression Go evaluates (expr.go).
 func parseTerm(e string) (term, bool) {
+	if t, ok := parseBasicTerm(e); ok {
+		return t, true
+	}
+	if x, ok := parseExpr(e); ok {
+		return term{kind: 'x', x: x}, true
+	}
+	return term{}, false
+}
+
+func parseBasicTerm(e string) (term, bool) {
 	e = strings.TrimSpace(e)
 	switch {
 	case reParam.MatchString(e):
@@ -219,6 +231,8 @@ func parseTerm(e string) (term, bool) {
 // eval returns the term's SQL value (nil, int64 or string), or false.
 func (t *term) eval(p map[string]any) (any, bool) {
 	switch t.kind {
+	case 'x':
+		return t.x.eval(p)
 	case 'p':
 		switch v := p[t.param].(type) {
 		case nil, int64, string:

@@ -1,0 +1,1383 @@
+package engine
+
+import (
+	"database/sql/driver"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// SQL that reads no table — a check over a call's arguments (SELECT 'msg'
+// WHERE ..., SELECT CASE WHEN ... END), a row of values computed from
+// them, an if: condition, a value of a result — is evaluated in Go, as
+// SQLite would evaluate it, instead of being run as a statement: a
+// statement costs a round trip through the driver, and each Go SQL
+// function it calls a trampoline from transpiled C to Go and back.
+//
+// The subset: parameters (:name), integer and text literals, NULL, TRUE
+// and FALSE; || + - *; the comparisons, IS [NOT], [NOT] IN (list),
+// [NOT] BETWEEN, ISNULL, NOTNULL, NOT NULL; NOT, AND, OR; CASE in both
+// forms; CAST(x AS TEXT|INTEGER); a scalar subquery (SELECT x [WHERE c])
+// with no FROM; the engine's Go SQL functions (built-ins and hooks); and
+// of SQLite's own functions coalesce, ifnull, nullif, iif, lower, upper,
+// length, instr, substr, trim, ltrim, rtrim, replace, char and typeof.
+// Values are NULL, integers and text. Anything else — a real, a BLOB,
+// text where a number is wanted, a comparison across types (SQLite's
+// affinities), an integer overflow, a function that fails — makes the
+// evaluation give up, and the statement runs in SQLite as written, which
+// then answers (or fails) as it always did. So Go only ever answers what
+// SQLite would: expr_test.go holds it to SQLite's answers over generated
+// expressions and values.
+
+// sqlExpr is a compiled expression.
+type sqlExpr interface {
+	// eval returns the expression's value (nil, int64 or string); ok is
+	// false when SQLite must evaluate it.
+	eval(p map[string]any) (v any, ok bool)
+}
+
+// selectPlan is a SELECT with no FROM: its columns, their names (AS),
+// and its WHERE (nil: none).
+type selectPlan struct {
+	cols  []sqlExpr
+	names []string // "" for a column without AS
+	where sqlExpr
+}
+
+// row evaluates the plan: the row's values, or found false when WHERE
+// is not true; ok false when SQLite must.
+func (s *selectPlan) row(p map[string]any) (vals []any, found, ok bool) {
+	if s.where != nil {
+		w, ok := s.where.eval(p)
+		if !ok {
+			return nil, false, false
+		}
+		yes, ok := truth(w)
+		if !ok {
+			return nil, false, false
+		}
+		if !yes {
+			return nil, false, true
+		}
+	}
+	vals = make([]any, len(s.cols))
+	for i, c := range s.cols {
+		v, ok := c.eval(p)
+		if !ok {
+			return nil, false, false
+		}
+		vals[i] = v
+	}
+	return vals, true, true
+}
+
+var (
+	selectPlans sync.Map // SQL -> *selectPlan (nil: SQLite runs it)
+	condPlans   sync.Map // if: expression -> sqlExpr (nil: SQLite)
+)
+
+// selectPlanOf returns the Go plan of a SELECT with no FROM, or nil.
+func selectPlanOf(q string) *selectPlan {
+	if v, ok := selectPlans.Load(q); ok {
+		s, _ := v.(*selectPlan)
+		return s
+	}
+	s, _ := parseSelectPlan(q)
+	selectPlans.Store(q, s)
+	return s
+}
+
+// condOf returns the Go form of an if: expression, or nil.
+func condOf(e string) sqlExpr {
+	if v, ok := condPlans.Load(e); ok {
+		x, _ := v.(sqlExpr)
+		return x
+	}
+	x, _ := parseExpr(e)
+	if x == nil {
+		condPlans.Store(e, nil)
+		return nil
+	}
+	condPlans.Store(e, x)
+	return x
+}
+
+// parseSelectPlan parses "SELECT cols [WHERE cond]", or returns false.
+func parseSelectPlan(q string) (*selectPlan, bool) {
+	ps := &exprParser{toks: tokenize(q)}
+	if ps.toks == nil || !ps.keyword("SELECT") {
+		return nil, false
+	}
+	s, ok := ps.selectBody()
+	if !ok || !ps.done() {
+		return nil, false
+	}
+	return s, true
+}
+
+// parseExpr parses a whole expression, or returns false.
+func parseExpr(e string) (sqlExpr, bool) {
+	ps := &exprParser{toks: tokenize(e)}
+	if ps.toks == nil {
+		return nil, false
+	}
+	x, ok := ps.expr()
+	if !ok || !ps.done() {
+		return nil, false
+	}
+	return x, true
+}
+
+// Tokens.
+
+type tokKind byte
+
+const (
+	tEOF tokKind = iota
+	tWord
+	tParam
+	tInt
+	tText
+	tOp
+)
+
+type token struct {
+	kind tokKind
+	s    string // the word (upper case), parameter name, operator or text
+	raw  string // the word as written
+	n    int64
+}
+
+// tokenize splits q into tokens; nil when q has something the subset
+// does not know (a comment, a quoted identifier, a real, a blob).
+func tokenize(q string) []token {
+	var out []token
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '\'':
+			var b strings.Builder
+			j := i + 1
+			for {
+				k := strings.IndexByte(q[j:], '\'')
+				if k < 0 {
+					return nil
+				}
+				b.WriteString(q[j : j+k])
+				j += k + 1
+				if j < len(q) && q[j] == '\'' {
+					b.WriteByte('\'')
+					j++
+					continue
+				}
+				break
+			}
+			out = append(out, token{kind: tText, s: b.String()})
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			if j < len(q) && (q[j] == '.' || q[j] == 'e' || q[j] == 'E' || q[j] == 'x' || q[j] == 'X' || isWordByte(q[j])) {
+				return nil // a real, hex, or 1abc
+			}
+			n, err := strconv.ParseInt(q[i:j], 10, 64)
+			if err != nil {
+				return nil // SQLite reads it as a real
+			}
+			out = append(out, token{kind: tInt, n: n})
+			i = j
+		case c == ':':
+			j := i + 1
+			for j < len(q) && (q[j] == '_' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= '0' && q[j] <= '9' && j > i+1) {
+				j++
+			}
+			if j == i+1 || j < len(q) && isWordByte(q[j]) {
+				return nil
+			}
+			out = append(out, token{kind: tParam, s: q[i+1 : j]})
+			i = j
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(q) && isWordByte(q[j]) {
+				j++
+			}
+			out = append(out, token{kind: tWord, s: strings.ToUpper(q[i:j]), raw: q[i:j]})
+			i = j
+		case strings.HasPrefix(q[i:], "--") || strings.HasPrefix(q[i:], "/*"):
+			return nil // a comment
+		default:
+			op := ""
+			for _, o := range []string{"||", "<=", ">=", "<>", "!=", "==", "(", ")", ",", "=", "<", ">", "+", "-", "*"} {
+				if strings.HasPrefix(q[i:], o) {
+					op = o
+					break
+				}
+			}
+			if op == "" {
+				return nil // ; -- /* / % & | ~ " ` [ ? @ $ .
+			}
+			out = append(out, token{kind: tOp, s: op})
+			i += len(op)
+		}
+	}
+	return append(out, token{kind: tEOF})
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// The parser: SQLite's precedence, from the loosest: OR; AND; NOT; = ==
+// != <> IS IN BETWEEN ISNULL NOTNULL; < <= > >=; + -; *; ||; unary - +.
+
+type exprParser struct {
+	toks []token
+	i    int
+}
+
+func (ps *exprParser) peek() token { return ps.toks[ps.i] }
+
+func (ps *exprParser) done() bool { return ps.peek().kind == tEOF }
+
+// keyword consumes the word w if it is next.
+func (ps *exprParser) keyword(w string) bool {
+	if t := ps.peek(); t.kind == tWord && t.s == w {
+		ps.i++
+		return true
+	}
+	return false
+}
+
+// op consumes the operator o if it is next.
+func (ps *exprParser) op(o string) bool {
+	if t := ps.peek(); t.kind == tOp && t.s == o {
+		ps.i++
+		return true
+	}
+	return false
+}
+
+// reserved are the words that end an expression or are not in the subset.
+var reserved = map[string]bool{
+	"SELECT": true, "FROM": true, "WHERE": true, "AS": true, "AND": true, "OR": true, "NOT": true,
+	"IS": true, "IN": true, "BETWEEN": true, "LIKE": true, "GLOB": true, "MATCH": true, "REGEXP": true,
+	"ESCAPE": true, "COLLATE": true, "CASE": true, "WHEN": true, "THEN": true, "ELSE": true, "END": true,
+	"EXISTS": true, "ISNULL": true, "NOTNULL": true, "ORDER": true, "GROUP": true, "LIMIT": true,
+	"UNION": true, "HAVING": true, "WINDOW": true, "OVER": true, "FILTER": true, "DISTINCT": true,
+	"ALL": true, "CAST": true, "RAISE": true,
+}
+
+// selectBody parses what follows SELECT: columns and an optional WHERE.
+func (ps *exprParser) selectBody() (*selectPlan, bool) {
+	s := &selectPlan{}
+	for {
+		x, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		name := ""
+		if ps.keyword("AS") {
+			t := ps.peek()
+			if t.kind != tWord || reserved[t.s] {
+				return nil, false
+			}
+			// The alias as written: the column's name, which binds a
+			// parameter, is case-sensitive.
+			name = ps.rawWord()
+			ps.i++
+		}
+		s.cols, s.names = append(s.cols, x), append(s.names, name)
+		if !ps.op(",") {
+			break
+		}
+	}
+	if ps.keyword("WHERE") {
+		w, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		s.where = w
+	}
+	return s, true
+}
+
+// rawWord returns the current word token as written.
+func (ps *exprParser) rawWord() string { return ps.peek().raw }
+
+func (ps *exprParser) expr() (sqlExpr, bool) { return ps.or() }
+
+func (ps *exprParser) or() (sqlExpr, bool) {
+	l, ok := ps.and()
+	for ok && ps.keyword("OR") {
+		var r sqlExpr
+		if r, ok = ps.and(); ok {
+			l = &logicExpr{and: false, l: l, r: r}
+		}
+	}
+	return l, ok
+}
+
+func (ps *exprParser) and() (sqlExpr, bool) {
+	l, ok := ps.not()
+	for ok && ps.keyword("AND") {
+		var r sqlExpr
+		if r, ok = ps.not(); ok {
+			l = &logicExpr{and: true, l: l, r: r}
+		}
+	}
+	return l, ok
+}
+
+func (ps *exprParser) not() (sqlExpr, bool) {
+	if ps.keyword("NOT") {
+		x, ok := ps.not()
+		if !ok {
+			return nil, false
+		}
+		return &notExpr{x: x}, true
+	}
+	return ps.equality()
+}
+
+func (ps *exprParser) equality() (sqlExpr, bool) {
+	l, ok := ps.relational()
+	for ok {
+		t := ps.peek()
+		switch {
+		case t.kind == tOp && (t.s == "=" || t.s == "==" || t.s == "!=" || t.s == "<>"):
+			ps.i++
+			var r sqlExpr
+			if r, ok = ps.relational(); ok {
+				l = &cmpExpr{op: map[string]string{"=": "=", "==": "=", "!=": "<>", "<>": "<>"}[t.s], l: l, r: r}
+			}
+		case t.kind == tWord && t.s == "IS":
+			ps.i++
+			not := ps.keyword("NOT")
+			if ps.keyword("DISTINCT") {
+				return nil, false
+			}
+			// Only a plain value on the right: IS TRUE and IS FALSE are
+			// truth tests, which SQLite also makes of a right side it
+			// folds to a constant.
+			switch t := ps.peek(); {
+			case t.kind == tParam || t.kind == tInt || t.kind == tText || t.kind == tWord && t.s == "NULL":
+			default:
+				return nil, false
+			}
+			var r sqlExpr
+			if r, ok = ps.primary(); ok {
+				l = &isExpr{not: not, l: l, r: r}
+			}
+		case t.kind == tWord && (t.s == "ISNULL" || t.s == "NOTNULL"):
+			ps.i++
+			l = &isExpr{not: t.s == "NOTNULL", l: l, r: literal{}}
+		case t.kind == tWord && t.s == "NOT":
+			ps.i++
+			switch {
+			case ps.keyword("NULL"):
+				l = &isExpr{not: true, l: l, r: literal{}}
+			case ps.keyword("IN"):
+				l, ok = ps.in(l, true)
+			case ps.keyword("BETWEEN"):
+				l, ok = ps.between(l, true)
+			default:
+				return nil, false // NOT LIKE, NOT GLOB ...
+			}
+		case t.kind == tWord && t.s == "IN":
+			ps.i++
+			l, ok = ps.in(l, false)
+		case t.kind == tWord && t.s == "BETWEEN":
+			ps.i++
+			l, ok = ps.between(l, false)
+		case t.kind == tWord && (t.s == "LIKE" || t.s == "GLOB" || t.s == "MATCH" || t.s == "REGEXP" || t.s == "COLLATE"):
+			return nil, false
+		default:
+			return l, true
+		}
+	}
+	return nil, false
+}
+
+func (ps *exprParser) in(x sqlExpr, not bool) (sqlExpr, bool) {
+	if !ps.op("(") {
+		return nil, false // IN table
+	}
+	e := &inExpr{not: not, x: x}
+	if ps.op(")") {
+		return nil, false // IN (): SQLite folds it to a constant
+	}
+	if t := ps.peek(); t.kind == tWord && t.s == "SELECT" {
+		return nil, false // IN (SELECT ...)
+	}
+	for {
+		v, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		e.list = append(e.list, v)
+		if ps.op(")") {
+			if _, sub := v.(*subqueryExpr); sub && len(e.list) == 1 {
+				return nil, false // IN ((SELECT ...)) is IN (SELECT ...)
+			}
+			return e, true
+		}
+		if !ps.op(",") {
+			return nil, false
+		}
+	}
+}
+
+func (ps *exprParser) between(x sqlExpr, not bool) (sqlExpr, bool) {
+	lo, ok := ps.relational()
+	if !ok || !ps.keyword("AND") {
+		return nil, false
+	}
+	hi, ok := ps.relational()
+	if !ok {
+		return nil, false
+	}
+	return &betweenExpr{not: not, x: x, lo: lo, hi: hi}, true
+}
+
+func (ps *exprParser) relational() (sqlExpr, bool) {
+	l, ok := ps.additive()
+	for ok {
+		t := ps.peek()
+		if t.kind != tOp || t.s != "<" && t.s != "<=" && t.s != ">" && t.s != ">=" {
+			return l, true
+		}
+		ps.i++
+		var r sqlExpr
+		if r, ok = ps.additive(); ok {
+			l = &cmpExpr{op: t.s, l: l, r: r}
+		}
+	}
+	return nil, false
+}
+
+func (ps *exprParser) additive() (sqlExpr, bool) {
+	l, ok := ps.multiplicative()
+	for ok {
+		t := ps.peek()
+		if t.kind != tOp || t.s != "+" && t.s != "-" {
+			return l, true
+		}
+		ps.i++
+		var r sqlExpr
+		if r, ok = ps.multiplicative(); ok {
+			l = &arithExpr{op: t.s[0], l: l, r: r}
+		}
+	}
+	return nil, false
+}
+
+func (ps *exprParser) multiplicative() (sqlExpr, bool) {
+	l, ok := ps.concat()
+	for ok && ps.op("*") {
+		var r sqlExpr
+		if r, ok = ps.concat(); ok {
+			l = &arithExpr{op: '*', l: l, r: r}
+		}
+	}
+	return l, ok
+}
+
+func (ps *exprParser) concat() (sqlExpr, bool) {
+	l, ok := ps.unary()
+	for ok && ps.op("||") {
+		var r sqlExpr
+		if r, ok = ps.unary(); ok {
+			l = &concatExpr{l: l, r: r}
+		}
+	}
+	return l, ok
+}
+
+func (ps *exprParser) unary() (sqlExpr, bool) {
+	switch {
+	case ps.op("-"):
+		x, ok := ps.unary()
+		if !ok {
+			return nil, false
+		}
+		return &negExpr{x: x}, true
+	case ps.op("+"):
+		// Unary plus is a no-op, but it takes away a column's affinity,
+		// which there is none of here.
+		return ps.unary()
+	}
+	x, ok := ps.primary()
+	if ok {
+		if t := ps.peek(); t.kind == tWord && t.s == "COLLATE" {
+			return nil, false
+		}
+	}
+	return x, ok
+}
+
+func (ps *exprParser) primary() (sqlExpr, bool) {
+	t := ps.peek()
+	switch t.kind {
+	case tParam:
+		ps.i++
+		return param(t.s), true
+	case tInt:
+		ps.i++
+		return literal{v: t.n}, true
+	case tText:
+		ps.i++
+		return literal{v: t.s}, true
+	case tOp:
+		if t.s != "(" {
+			return nil, false
+		}
+		ps.i++
+		if ps.keyword("SELECT") {
+			s, ok := ps.selectBody()
+			if !ok || len(s.cols) != 1 || !ps.op(")") {
+				return nil, false
+			}
+			return &subqueryExpr{s: s}, true
+		}
+		x, ok := ps.expr()
+		if !ok || !ps.op(")") {
+			return nil, false // a row value (a, b) too
+		}
+		return x, true
+	case tWord:
+		switch t.s {
+		case "NULL":
+			ps.i++
+			return literal{}, true
+		case "TRUE":
+			ps.i++
+			return literal{v: int64(1)}, true
+		case "FALSE":
+			ps.i++
+			return literal{v: int64(0)}, true
+		case "CASE":
+			ps.i++
+			return ps.caseExpr()
+		case "CAST":
+			ps.i++
+			return ps.cast()
+		}
+		if reserved[t.s] {
+			return nil, false
+		}
+		ps.i++
+		if !ps.op("(") {
+			return nil, false // a column, which there is none of without FROM
+		}
+		name := strings.ToLower(t.s)
+		var args []sqlExpr
+		if !ps.op(")") {
+			if ps.keyword("DISTINCT") || ps.op("*") {
+				return nil, false
+			}
+			for {
+				a, ok := ps.expr()
+				if !ok {
+					return nil, false
+				}
+				args = append(args, a)
+				if ps.op(")") {
+					break
+				}
+				if !ps.op(",") {
+					return nil, false
+				}
+			}
+		}
+		if t := ps.peek(); t.kind == tWord && (t.s == "FILTER" || t.s == "OVER") {
+			return nil, false
+		}
+		return newCall(name, args)
+	}
+	return nil, false
+}
+
+func (ps *exprParser) caseExpr() (sqlExpr, bool) {
+	c := &caseExpr{}
+	if t := ps.peek(); !(t.kind == tWord && t.s == "WHEN") {
+		base, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		c.base = base
+	}
+	for ps.keyword("WHEN") {
+		w, ok := ps.expr()
+		if !ok || !ps.keyword("THEN") {
+			return nil, false
+		}
+		th, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		c.whens, c.thens = append(c.whens, w), append(c.thens, th)
+	}
+	if len(c.whens) == 0 {
+		return nil, false
+	}
+	if ps.keyword("ELSE") {
+		e, ok := ps.expr()
+		if !ok {
+			return nil, false
+		}
+		c.els = e
+	}
+	if !ps.keyword("END") {
+		return nil, false
+	}
+	return c, true
+}
+
+func (ps *exprParser) cast() (sqlExpr, bool) {
+	if !ps.op("(") {
+		return nil, false
+	}
+	x, ok := ps.expr()
+	if !ok || !ps.keyword("AS") {
+		return nil, false
+	}
+	t := ps.peek()
+	if t.kind != tWord || t.s != "TEXT" && t.s != "INTEGER" {
+		return nil, false // BLOB, REAL, NUMERIC, VARCHAR(10) ...
+	}
+	ps.i++
+	if !ps.op(")") {
+		return nil, false
+	}
+	return &castExpr{toInt: t.s == "INTEGER", x: x}, true
+}
+
+// Nodes.
+
+type literal struct{ v any }
+
+func (l literal) eval(map[string]any) (any, bool) { return l.v, true }
+
+type param string
+
+func (n param) eval(p map[string]any) (any, bool) {
+	switch v := p[string(n)].(type) {
+	case nil, int64, string:
+		return v, true
+	}
+	return nil, false // a real or a BLOB
+}
+
+// truth is a value as a condition: NULL is not true, an integer is true
+// when not 0; text needs SQLite's numeric conversion.
+func truth(v any) (yes, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return false, true
+	case int64:
+		return x != 0, true
+	}
+	return false, false
+}
+
+func boolVal(b bool) any {
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+type logicExpr struct {
+	and  bool
+	l, r sqlExpr
+}
+
+// eval evaluates both sides (SQLite may too): three-valued AND and OR.
+func (e *logicExpr) eval(p map[string]any) (any, bool) {
+	l, ok := e.l.eval(p)
+	if !ok {
+		return nil, false
+	}
+	r, ok := e.r.eval(p)
+	if !ok {
+		return nil, false
+	}
+	lt, ok1 := truth(l)
+	rt, ok2 := truth(r)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	ln, rn := l == nil, r == nil
+	if e.and {
+		switch {
+		case !ln && !lt || !rn && !rt:
+			return int64(0), true
+		case ln || rn:
+			return nil, true
+		}
+		return int64(1), true
+	}
+	switch {
+	case lt || rt:
+		return int64(1), true
+	case ln || rn:
+		return nil, true
+	}
+	return int64(0), true
+}
+
+type notExpr struct{ x sqlExpr }
+
+func (e *notExpr) eval(p map[string]any) (any, bool) {
+	v, ok := e.x.eval(p)
+	if !ok {
+		return nil, false
+	}
+	if v == nil {
+		return nil, true
+	}
+	yes, ok := truth(v)
+	if !ok {
+		return nil, false
+	}
+	return boolVal(!yes), true
+}
+
+// compare orders two values that are not NULL; ok is false across types
+// (SQLite's affinities decide those).
+func compare(a, b any) (int, bool) {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			switch {
+			case x < y:
+				return -1, true
+			case x > y:
+				return 1, true
+			}
+			return 0, true
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y), true // BINARY collation
+		}
+	}
+	return 0, false
+}
+
+type cmpExpr struct {
+	op   string // = <> < <= > >=
+	l, r sqlExpr
+}
+
+func (e *cmpExpr) eval(p map[string]any) (any, bool) {
+	l, ok := e.l.eval(p)
+	if !ok {
+		return nil, false
+	}
+	r, ok := e.r.eval(p)
+	if !ok {
+		return nil, false
+	}
+	if l == nil || r == nil {
+		return nil, true
+	}
+	c, ok := compare(l, r)
+	if !ok {
+		return nil, false
+	}
+	switch e.op {
+	case "=":
+		return boolVal(c == 0), true
+	case "<>":
+		return boolVal(c != 0), true
+	case "<":
+		return boolVal(c < 0), true
+	case "<=":
+		return boolVal(c <= 0), true
+	case ">":
+		return boolVal(c > 0), true
+	}
+	return boolVal(c >= 0), true
+}
+
+type isExpr struct {
+	not  bool
+	l, r sqlExpr
+}
+
+func (e *isExpr) eval(p map[string]any) (any, bool) {
+	l, ok := e.l.eval(p)
+	if !ok {
+		return nil, false
+	}
+	r, ok := e.r.eval(p)
+	if !ok {
+		return nil, false
+	}
+	var same bool
+	switch {
+	case l == nil || r == nil:
+		same = l == nil && r == nil
+	default:
+		c, ok := compare(l, r)
+		if !ok {
+			return nil, false
+		}
+		same = c == 0
+	}
+	return boolVal(same != e.not), true
+}
+
+type inExpr struct {
+	not  bool
+	x    sqlExpr
+	list []sqlExpr
+}
+
+func (e *inExpr) eval(p map[string]any) (any, bool) {
+	x, ok := e.x.eval(p)
+	if !ok {
+		return nil, false
+	}
+	vals := make([]any, len(e.list))
+	for i, it := range e.list {
+		if vals[i], ok = it.eval(p); !ok {
+			return nil, false
+		}
+	}
+	if len(vals) == 0 {
+		return boolVal(e.not), true
+	}
+	if x == nil {
+		return nil, true
+	}
+	found, sawNull := false, false
+	for _, v := range vals {
+		if v == nil {
+			sawNull = true
+			continue
+		}
+		c, ok := compare(x, v)
+		if !ok {
+			return nil, false
+		}
+		if c == 0 {
+			found = true
+		}
+	}
+	switch {
+	case found:
+		return boolVal(!e.not), true
+	case sawNull:
+		return nil, true
+	}
+	return boolVal(e.not), true
+}
+
+type betweenExpr struct {
+	not       bool
+	x, lo, hi sqlExpr
+}
+
+func (e *betweenExpr) eval(p map[string]any) (any, bool) {
+	// x BETWEEN lo AND hi is x >= lo AND x <= hi, x evaluated once.
+	x, ok := e.x.eval(p)
+	if !ok {
+		return nil, false
+	}
+	lo, ok := e.lo.eval(p)
+	if !ok {
+		return nil, false
+	}
+	hi, ok := e.hi.eval(p)
+	if !ok {
+		return nil, false
+	}
+	ge := &cmpExpr{op: ">=", l: literal{x}, r: literal{lo}}
+	le := &cmpExpr{op: "<=", l: literal{x}, r: literal{hi}}
+	v, ok := (&logicExpr{and: true, l: ge, r: le}).eval(p)
+	if !ok || !e.not {
+		return v, ok
+	}
+	return (&notExpr{x: literal{v}}).eval(p)
+}
+
+type arithExpr struct {
+	op   byte // + - *
+	l, r sqlExpr
+}
+
+func (e *arithExpr) eval(p map[string]any) (any, bool) {
+	l, ok := e.l.eval(p)
+	if !ok {
+		return nil, false
+	}
+	r, ok := e.r.eval(p)
+	if !ok {
+		return nil, false
+	}
+	if l == nil || r == nil {
+		return nil, true
+	}
+	a, ok1 := l.(int64)
+	b, ok2 := r.(int64)
+	if !ok1 || !ok2 {
+		return nil, false // text's numeric conversion
+	}
+	var out int64
+	switch e.op {
+	case '+':
+		out = a + b
+		if (out > a) != (b > 0) {
+			return nil, false // SQLite goes to a real
+		}
+	case '-':
+		out = a - b
+		if (out < a) != (b > 0) {
+			return nil, false
+		}
+	default:
+		if a != 0 && b != 0 {
+			out = a * b
+			if out/b != a || a == -1 && b == math.MinInt64 || b == -1 && a == math.MinInt64 {
+				return nil, false
+			}
+		}
+	}
+	return out, true
+}
+
+type negExpr struct{ x sqlExpr }
+
+func (e *negExpr) eval(p map[string]any) (any, bool) {
+	v, ok := e.x.eval(p)
+	if !ok {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case int64:
+		if x != math.MinInt64 {
+			return -x, true
+		}
+	}
+	return nil, false
+}
+
+type concatExpr struct{ l, r sqlExpr }
+
+func (e *concatExpr) eval(p map[string]any) (any, bool) {
+	l, ok := e.l.eval(p)
+	if !ok {
+		return nil, false
+	}
+	r, ok := e.r.eval(p)
+	if !ok {
+		return nil, false
+	}
+	if l == nil || r == nil {
+		return nil, true
+	}
+	return asText(l) + asText(r), true
+}
+
+// asText is an integer or text value as SQLite's text of it.
+func asText(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return x
+	}
+	return ""
+}
+
+type caseExpr struct {
+	base         sqlExpr // nil: CASE WHEN cond ...
+	whens, thens []sqlExpr
+	els          sqlExpr // nil: ELSE NULL
+}
+
+// eval evaluates lazily, as SQLite does: the branches not taken are not
+// evaluated.
+func (e *caseExpr) eval(p map[string]any) (any, bool) {
+	var base any
+	if e.base != nil {
+		var ok bool
+		if base, ok = e.base.eval(p); !ok {
+			return nil, false
+		}
+	}
+	for i, w := range e.whens {
+		v, ok := w.eval(p)
+		if !ok {
+			return nil, false
+		}
+		var yes bool
+		if e.base != nil {
+			if base != nil && v != nil {
+				c, ok := compare(base, v)
+				if !ok {
+					return nil, false
+				}
+				yes = c == 0
+			}
+		} else if yes, ok = truth(v); !ok {
+			return nil, false
+		}
+		if yes {
+			return e.thens[i].eval(p)
+		}
+	}
+	if e.els == nil {
+		return nil, true
+	}
+	return e.els.eval(p)
+}
+
+type castExpr struct {
+	toInt bool
+	x     sqlExpr
+}
+
+func (e *castExpr) eval(p map[string]any) (any, bool) {
+	v, ok := e.x.eval(p)
+	if !ok {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case int64:
+		if e.toInt {
+			return x, true
+		}
+		return strconv.FormatInt(x, 10), true
+	case string:
+		if !e.toInt {
+			return x, true
+		}
+		// Only plain decimal text: SQLite reads a prefix of anything
+		// else, through a real.
+		s := strings.Trim(x, " \t\n\r\f")
+		digits := strings.TrimLeft(s, "+-")
+		if len(s)-len(digits) > 1 || digits == "" || strings.Trim(digits, "0123456789") != "" || len(digits) > 18 {
+			return nil, false
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		return n, true
+	}
+	return nil, false
+}
+
+type subqueryExpr struct{ s *selectPlan }
+
+func (e *subqueryExpr) eval(p map[string]any) (any, bool) {
+	vals, found, ok := e.s.row(p)
+	if !ok {
+		return nil, false
+	}
+	if !found {
+		return nil, true
+	}
+	return vals[0], true
+}
+
+// Functions.
+
+// goCall is a call of one of the engine's Go SQL functions, looked up
+// when first called (a definition's hooks register when it compiles).
+type goCall struct {
+	name string
+	args []sqlExpr
+	fn   atomic.Pointer[Func]
+}
+
+func (e *goCall) eval(p map[string]any) (any, bool) {
+	f := e.fn.Load()
+	if f == nil {
+		g, ok := registeredFunc(e.name)
+		if !ok || g.Args >= 0 && g.Args != len(e.args) {
+			return nil, false // SQLite says what is wrong
+		}
+		f = &g
+		e.fn.Store(f)
+	}
+	vals := make([]driver.Value, len(e.args))
+	for i, a := range e.args {
+		v, ok := a.eval(p)
+		if !ok {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	out, err := f.Fn(vals)
+	if err != nil {
+		return nil, false // SQLite reports it, as it would have
+	}
+	switch o := out.(type) {
+	case nil, int64:
+		return o, true
+	case string:
+		if strings.IndexByte(o, 0) >= 0 {
+			return nil, false // SQLite would cut it at the NUL
+		}
+		return o, true
+	}
+	return nil, false
+}
+
+// coreCall is one of SQLite's own functions, written in Go.
+type coreCall struct {
+	name string
+	args []sqlExpr
+}
+
+// coreArity is the number of arguments each of SQLite's functions that Go
+// writes takes: exact, or (negative) at least that many.
+var coreArity = map[string][2]int{
+	"coalesce": {2, -1}, "ifnull": {2, 2}, "nullif": {2, 2}, "iif": {3, 3},
+	"lower": {1, 1}, "upper": {1, 1}, "length": {1, 1}, "typeof": {1, 1},
+	"instr": {2, 2}, "substr": {2, 3}, "trim": {1, 2}, "ltrim": {1, 2}, "rtrim": {1, 2},
+	"replace": {3, 3}, "char": {0, -1},
+}
+
+func newCall(name string, args []sqlExpr) (sqlExpr, bool) {
+	if _, builtin := Builtins[name]; builtin || strings.Contains(name, "_") && !strings.HasPrefix(name, "json") && !strings.HasPrefix(name, "sqlite") {
+		return &goCall{name: name, args: args}, true
+	}
+	a, ok := coreArity[name]
+	if !ok || len(args) < a[0] || a[1] >= 0 && len(args) > a[1] {
+		return nil, false
+	}
+	return &coreCall{name: name, args: args}, true
+}
+
+func (e *coreCall) eval(p map[string]any) (any, bool) {
+	switch e.name {
+	case "coalesce", "ifnull":
+		// Lazy, as SQLite's: the first value that is not NULL.
+		for _, a := range e.args {
+			v, ok := a.eval(p)
+			if !ok || v != nil {
+				return v, ok
+			}
+		}
+		return nil, true
+	case "iif":
+		c, ok := e.args[0].eval(p)
+		if !ok {
+			return nil, false
+		}
+		yes, ok := truth(c)
+		if !ok {
+			return nil, false
+		}
+		if yes {
+			return e.args[1].eval(p)
+		}
+		return e.args[2].eval(p)
+	}
+	vals := make([]any, len(e.args))
+	for i, a := range e.args {
+		v, ok := a.eval(p)
+		if !ok {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	switch e.name {
+	case "nullif":
+		a, b := vals[0], vals[1]
+		if a == nil || b == nil {
+			return a, true
+		}
+		c, ok := compare(a, b)
+		if !ok {
+			return nil, false
+		}
+		if c == 0 {
+			return nil, true
+		}
+		return a, true
+	case "typeof":
+		switch vals[0].(type) {
+		case nil:
+			return "null", true
+		case int64:
+			return "integer", true
+		}
+		return "text", true
+	case "char":
+		var b strings.Builder
+		for _, v := range vals {
+			n, ok := v.(int64)
+			if !ok || n <= 0 || n > utf8.MaxRune || n >= 0xD800 && n <= 0xDFFF {
+				return nil, false
+			}
+			b.WriteRune(rune(n))
+		}
+		return b.String(), true
+	}
+	if e.name == "replace" {
+		// NULL when X or Y is; X when Y is empty, whatever Z is.
+		switch {
+		case vals[0] == nil || vals[1] == nil:
+			return nil, true
+		case asText(vals[1]) == "":
+			return asText(vals[0]), true
+		case vals[2] == nil:
+			return nil, true
+		}
+		return strings.ReplaceAll(asText(vals[0]), asText(vals[1]), asText(vals[2])), true
+	}
+	// The rest are NULL when an argument is.
+	for _, v := range vals {
+		if v == nil {
+			return nil, true
+		}
+	}
+	switch e.name {
+	case "lower", "upper":
+		s := asText(vals[0])
+		if e.name == "lower" {
+			return asciiLower(s), true
+		}
+		return asciiUpper(s), true
+	case "length":
+		if n, ok := vals[0].(int64); ok {
+			return int64(len(strconv.FormatInt(n, 10))), true
+		}
+		if !utf8.ValidString(vals[0].(string)) {
+			return nil, false
+		}
+		return int64(utf8.RuneCountInString(vals[0].(string))), true
+	case "instr":
+		h, n := asText(vals[0]), asText(vals[1])
+		if !utf8.ValidString(h) || !utf8.ValidString(n) {
+			return nil, false
+		}
+		i := strings.Index(h, n)
+		if i < 0 {
+			return int64(0), true
+		}
+		return int64(utf8.RuneCountInString(h[:i]) + 1), true
+	case "substr":
+		return substr(vals)
+	case "trim", "ltrim", "rtrim":
+		s, set := asText(vals[0]), " "
+		if len(vals) == 2 {
+			set = asText(vals[1])
+		}
+		if !utf8.ValidString(s) || !utf8.ValidString(set) {
+			return nil, false
+		}
+		switch e.name {
+		case "ltrim":
+			return strings.TrimLeft(s, set), true
+		case "rtrim":
+			return strings.TrimRight(s, set), true
+		}
+		return strings.Trim(s, set), true
+	}
+	return nil, false
+}
+
+// substr is SQLite's substr(X, Y[, Z]) of text, in characters.
+func substr(vals []any) (any, bool) {
+	p1, ok := vals[1].(int64)
+	if !ok {
+		return nil, false
+	}
+	s := asText(vals[0])
+	if !utf8.ValidString(s) {
+		return nil, false
+	}
+	p2 := int64(math.MaxInt32) // beyond any text's length
+	neg := false
+	if len(vals) == 3 {
+		if p2, ok = vals[2].(int64); !ok {
+			return nil, false
+		}
+		if p2 < 0 {
+			neg, p2 = true, -p2
+		}
+	}
+	if p1 < -math.MaxInt32 || p1 > math.MaxInt32 || p2 > math.MaxInt32 {
+		return nil, false
+	}
+	n := int64(utf8.RuneCountInString(s))
+	switch {
+	case p1 < 0:
+		p1 += n
+		if p1 < 0 {
+			p2 += p1
+			if p2 < 0 {
+				p2 = 0
+			}
+			p1 = 0
+		}
+	case p1 > 0:
+		p1--
+	case p2 > 0:
+		p2--
+	}
+	if neg {
+		p1 -= p2
+		if p1 < 0 {
+			p2 += p1
+			p1 = 0
+		}
+	}
+	runes := []rune(s)
+	if p1 > n {
+		p1 = n
+	}
+	end := p1 + p2
+	if end > n {
+		end = n
+	}
+	return string(runes[p1:end]), true
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func asciiUpper(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'a' && b[j] <= 'z' {
+					b[j] -= 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
