@@ -529,7 +529,8 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 				}
 			}
 			var yes bool
-			if err := c.Q.QueryRowContext(c.Ctx, condition(st.If), args(st.If, c.Params)...).Scan(&yes); err != nil {
+			text, a := bind(condition(st.If), c.Params)
+			if err := c.Q.QueryRowContext(c.Ctx, text, a...).Scan(&yes); err != nil {
 				return nil, fmt.Errorf("%s step %d if: %w", c.Name, i, err)
 			}
 			if !yes {
@@ -577,7 +578,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 			}
 		}
 		var msg sql.NullString
-		err := q.QueryRowContext(ctx, st.Check, args(st.Check, p)...).Scan(&msg)
+		text, a := bind(st.Check, p)
+		err := q.QueryRowContext(ctx, text, a...).Scan(&msg)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return nil, nil
@@ -594,7 +596,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		if !ok && st.Missing != "" {
 			var msg sql.NullString
-			if err := q.QueryRowContext(ctx, st.Missing, args(st.Missing, p)...).Scan(&msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			text, a := bind(st.Missing, p)
+			if err := q.QueryRowContext(ctx, text, a...).Scan(&msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return nil, fmt.Errorf("missing: %w", err)
 			}
 			if !msg.Valid {
@@ -641,7 +644,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 					}
 				}
 				var next sql.NullString
-				if err := q.QueryRowContext(ctx, "SELECT ("+st.Next+")", args(st.Next, lp)...).Scan(&next); err != nil {
+				text, a := bind("SELECT ("+st.Next+")", lp)
+				if err := q.QueryRowContext(ctx, text, a...).Scan(&next); err != nil {
 					return nil, fmt.Errorf("page next: %w", err)
 				}
 				if next.Valid {
@@ -651,7 +655,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		return nil, nil
 	case st.Exec != "":
-		res, err := q.ExecContext(ctx, st.Exec, args(st.Exec, p)...)
+		text, a := bind(st.Exec, p)
+		res, err := q.ExecContext(ctx, text, a...)
 		if err != nil {
 			return nil, fmt.Errorf("exec: %w", err)
 		}
@@ -670,7 +675,8 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 			}
 		}
 		var v any
-		err := q.QueryRowContext(ctx, st.Result, args(st.Result, p)...).Scan(&v)
+		text, a := bind(st.Result, p)
+		err := q.QueryRowContext(ctx, text, a...).Scan(&v)
 		if err != nil {
 			return nil, fmt.Errorf("result: %w", err)
 		}
@@ -691,24 +697,99 @@ func overlay(p, extra map[string]any) map[string]any {
 	return out
 }
 
-// paramNames caches sqlParams by SQL text: a definition's statements are
-// few and fixed, and scanning one on every call is waste.
-var paramNames sync.Map // string -> []string
+// A statement's :name parameters are bound by position: the engine
+// prepares the statement with each :name written as ?, and binds the
+// values in the order the names occur. Bound by name, the driver asks
+// SQLite for every parameter's name on every call (a call into C and a
+// string each) and looks it up; by position it takes the next value.
 
-// args binds the parameters query uses, by name.
-func args(query string, p map[string]any) []any {
+// bound is a statement as the engine prepares it.
+type bound struct {
+	text  string   // the SQL, :name written as ?
+	names []string // the parameter of each ?, in order; nil: by name (byName)
+	// byName holds the parameters of a statement left as written (one the
+	// rewrite cannot be sure of), bound with sql.Named.
+	byName []string
+}
+
+var bounds sync.Map // SQL -> *bound
+
+// boundOf returns how query is prepared and bound.
+func boundOf(query string) *bound {
+	if v, ok := bounds.Load(query); ok {
+		return v.(*bound)
+	}
+	b := positional(query)
+	bounds.Store(query, b)
+	return b
+}
+
+// positional rewrites query's :name parameters as ?, reading them as
+// sqlParams does (outside quotes and -- comments); a statement with a
+// block comment, a bracketed identifier or a parameter name that SQLite
+// would read further (an upper-case letter, a $) is left as it is.
+func positional(query string) *bound {
+	var out strings.Builder
 	var names []string
-	if v, ok := paramNames.Load(query); ok {
-		names = v.([]string)
-	} else {
-		names = sqlParams(query)
-		paramNames.Store(query, names)
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := strings.IndexByte(query[i+1:], c)
+			if j < 0 {
+				return &bound{text: query, byName: sqlParams(query)}
+			}
+			out.WriteString(query[i : i+j+2])
+			i += j + 1
+			continue
+		case c == '-' && i+1 < len(query) && query[i+1] == '-':
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				j = len(query) - i - 1
+			}
+			out.WriteString(query[i : i+j+1])
+			i += j
+			continue
+		case c == '/' && i+1 < len(query) && query[i+1] == '*', c == '[', c == '?', c == '@', c == '$':
+			return &bound{text: query, byName: sqlParams(query)}
+		case c == ':' && i+1 < len(query) && (query[i+1] == '_' || query[i+1] >= 'a' && query[i+1] <= 'z'):
+			j := i + 1
+			for j < len(query) && (query[j] == '_' || query[j] >= 'a' && query[j] <= 'z' || query[j] >= '0' && query[j] <= '9') {
+				j++
+			}
+			if j < len(query) && (query[j] >= 'A' && query[j] <= 'Z' || query[j] == '$' || query[j] >= 0x80 || query[j] == ':') {
+				return &bound{text: query, byName: sqlParams(query)}
+			}
+			names = append(names, query[i+1:j])
+			out.WriteByte('?')
+			i = j - 1
+			continue
+		case c == ':':
+			return &bound{text: query, byName: sqlParams(query)}
+		}
+		out.WriteByte(c)
 	}
-	out := make([]any, len(names))
-	for i, n := range names {
-		out[i] = sql.Named(n, p[n])
+	if names == nil {
+		names = []string{}
 	}
-	return out
+	return &bound{text: out.String(), names: names}
+}
+
+// bind returns the SQL to run for query and its arguments from p.
+func bind(query string, p map[string]any) (string, []any) {
+	b := boundOf(query)
+	if b.names == nil {
+		out := make([]any, len(b.byName))
+		for i, n := range b.byName {
+			out[i] = sql.Named(n, p[n])
+		}
+		return b.text, out
+	}
+	out := make([]any, len(b.names))
+	for i, n := range b.names {
+		out[i] = p[n]
+	}
+	return b.text, out
 }
 
 // firstRowOf is firstRow, evaluated in Go when query reads no table and
@@ -729,7 +810,8 @@ func firstRowOf(ctx context.Context, q dbtool.Querier, query string, p map[strin
 
 // firstRow returns the columns and the first row of query.
 func firstRow(ctx context.Context, q dbtool.Querier, query string, p map[string]any) (cols []string, vals []any, ok bool, err error) {
-	rows, err := q.QueryContext(ctx, query, args(query, p)...)
+	text, a := bind(query, p)
+	rows, err := q.QueryContext(ctx, text, a...)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -762,7 +844,8 @@ func jsonRows(ctx context.Context, q dbtool.Querier, query string, p map[string]
 			return arr, last, more, err
 		}
 	}
-	rows, err := q.QueryContext(ctx, query, args(query, p)...)
+	text, a := bind(query, p)
+	rows, err := q.QueryContext(ctx, text, a...)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -854,7 +937,8 @@ func startsJSON(s string) bool {
 // run runs the plan's statement; ok is false when a value needs SQLite's
 // own statement.
 func (plan *objectRows) run(ctx context.Context, q dbtool.Querier, query string, p map[string]any, limit int) (arr string, last map[string]any, more, ok bool, err error) {
-	rows, err := q.QueryContext(ctx, plan.query, args(query, p)...)
+	text, a := bind(plan.query, p)
+	rows, err := q.QueryContext(ctx, text, a...)
 	if err != nil {
 		return "", nil, false, false, nil // the statement as written says what is wrong
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -258,6 +259,72 @@ func TestShapeStrings(t *testing.T) {
 		out, err := shape([]byte(in), map[string]any{"type": "object"})
 		if err != nil || string(out) != in {
 			t.Errorf("shape(%s) = %s, %v", in, out, err)
+		}
+	}
+}
+
+// args binds query's parameters by name, as written: the reference the
+// engine's positional binding (bind) is held to.
+func args(query string, p map[string]any) []any {
+	var out []any
+	for _, n := range sqlParams(query) {
+		out = append(out, sql.Named(n, p[n]))
+	}
+	return out
+}
+
+// TestBindPositional: a statement bound by position answers as the
+// statement as written bound by name; what the rewrite cannot be sure of
+// stays by name.
+func TestBindPositional(t *testing.T) {
+	db := sqliteMemory(t)
+	p := map[string]any{"a": int64(1), "b": "x:y", "a_2": "two", "c": nil}
+	for _, c := range []struct {
+		q, text string
+		names   []string
+	}{
+		{"SELECT :a, :b, :a", "SELECT ?, ?, ?", []string{"a", "b", "a"}},
+		{"SELECT ':a' || :b -- :c\n, :a_2", "SELECT ':a' || ? -- :c\n, ?", []string{"b", "a_2"}},
+		{`SELECT "x:a" FROM (SELECT 1 AS "x:a") WHERE :c IS NULL`, `SELECT "x:a" FROM (SELECT 1 AS "x:a") WHERE ? IS NULL`, []string{"c"}},
+		{"SELECT 1", "SELECT 1", []string{}},
+		{"SELECT :a /* :b */", "", nil},
+		{"SELECT :aB", "", nil},
+		{"SELECT :a, ?2", "", nil},
+	} {
+		b := boundOf(c.q)
+		if c.names == nil {
+			if b.names != nil || b.text != c.q {
+				t.Errorf("%q: rewritten as %q %v, want it left by name", c.q, b.text, b.names)
+			}
+			continue
+		}
+		if b.text != c.text || !slices.Equal(b.names, c.names) {
+			t.Errorf("%q: rewritten as %q %v, want %q %v", c.q, b.text, b.names, c.text, c.names)
+		}
+		text, a := bind(c.q, p)
+		rows, err := db.Query(text, a...)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		rows.Next()
+		rows.Scan(ptrs...)
+		rows.Close()
+		want := make([]any, len(cols))
+		wptrs := make([]any, len(cols))
+		for i := range want {
+			wptrs[i] = &want[i]
+		}
+		if err := db.QueryRow(c.q, args(c.q, p)...).Scan(wptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(vals) != fmt.Sprint(want) {
+			t.Errorf("%q: by position %v, by name %v", c.q, vals, want)
 		}
 	}
 }

@@ -62,7 +62,8 @@ func (c *Compiled) Op(name string, params map[string]any) ([]delta.Op, error) {
 	ctx := context.Background()
 	for j, st := range op.Checks {
 		var msg sql.NullString
-		err := db.QueryRowContext(ctx, st.Check, args(st.Check, vals)...).Scan(&msg)
+		text, a := bind(st.Check, vals)
+		err := db.QueryRowContext(ctx, text, a...).Scan(&msg)
 		switch {
 		case err == sql.ErrNoRows:
 		case err != nil:
@@ -96,7 +97,8 @@ func (c *Compiled) Op(name string, params map[string]any) ([]delta.Op, error) {
 			}
 			if e.If != "" {
 				var yes bool
-				if err := db.QueryRowContext(ctx, condition(e.If), args(e.If, v)...).Scan(&yes); err != nil {
+				text, a := bind(condition(e.If), v)
+				if err := db.QueryRowContext(ctx, text, a...).Scan(&yes); err != nil {
 					return nil, fmt.Errorf("%s op %s: emit[%d].if: %w", d.Name, name, j, err)
 				}
 				if !yes {
