@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -474,7 +475,9 @@ func sqlValue(raw json.RawMessage) any {
 		return int64(0)
 	case '"':
 		var s string
-		if json.Unmarshal(b, &s) != nil {
+		if in := b[1:max(len(b)-1, 1)]; len(b) >= 2 && b[len(b)-1] == '"' && bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+			s = string(in) // valid JSON (Args.Check) without escapes: the text as it is
+		} else if json.Unmarshal(b, &s) != nil {
 			return nil
 		}
 		if strings.IndexByte(s, 0) >= 0 {

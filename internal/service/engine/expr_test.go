@@ -2,6 +2,7 @@ package engine
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -213,5 +214,27 @@ func TestExprRefuses(t *testing.T) {
 		if s := selectPlanOf(q); s != nil {
 			t.Errorf("%s: planned in Go, want SQLite", q)
 		}
+	}
+}
+
+// TestSQLValueStrings: a string argument is the text json.Unmarshal reads,
+// with escapes or without.
+func TestSQLValueStrings(t *testing.T) {
+	for _, s := range []string{"", "plain", "ünï 😀", `quote " back \ slash`, "line\nbreak\ttab", "nul\x00byte", "<&>", "\u2028"} {
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sqlValue(raw)
+		want := any(s)
+		if strings.IndexByte(s, 0) >= 0 {
+			want = []byte(s)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("sqlValue(%s) = %#v, want %#v", raw, got, want)
+		}
+	}
+	if got := sqlValue(json.RawMessage(`"\ud83d\ude00 \u00fc"`)); got != "😀 ü" {
+		t.Errorf("escaped: %#v", got)
 	}
 }
