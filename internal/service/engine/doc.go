@@ -12,6 +12,11 @@
 //     functions and step hooks.
 //   - Compiled: a definition ready to serve, its tools' schemas built once.
 //   - Service: a compiled definition serving one world's db/NAME.sqlite.
+//   - The fast paths, which change how a call runs, never what it answers:
+//     SQL that reads no table evaluated in Go as SQLite would (expr.go),
+//     results and the objects of rows written in Go (fast.go), leading
+//     checks before the transaction (pure.go), parameters bound by
+//     position (bind).
 //
 // It imports internal/service/dbtool, internal/state, internal/world and
 // internal/delta.
