@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -123,14 +122,12 @@ func compilePredicate(e string) predicate {
 // A result step of the form SELECT json_object('k', <term>, ...) — what
 // most tools end with — and a row step of the form SELECT <term> AS a, ...
 // are run in Go when every term is one of: a parameter, json(:p), a text
-// or integer literal, CASE WHEN :p THEN 1 END, a nested json_object of
-// terms, coalesce or nullif of terms, or a call of one of the engine's Go
-// SQL functions (built-ins and hooks) on terms. Go runs the same functions
-// SQLite would call; the JSON parameters are spliced as they are instead
-// of being parsed again (a page of results is most of a call's bytes). Any
-// value a term cannot take as SQLite would (a real, a BLOB, text where a
-// condition wants a number, mixed types in nullif) sends the step to
-// SQLite. fast_test.go holds both to SQLite's answers.
+// or integer literal, CASE WHEN :p THEN 1 END, CAST(:p AS TEXT), a nested
+// json_object of terms, or any other expression Go evaluates (expr.go:
+// the engine's Go SQL functions among them). The JSON parameters are
+// spliced as they are instead of being parsed again (a page of results is
+// most of a call's bytes). Any value a term cannot take as SQLite would
+// sends the step to SQLite. fast_test.go holds both to SQLite's answers.
 
 // term is one expression of such a step.
 type term struct {
@@ -138,7 +135,6 @@ type term struct {
 	x     sqlExpr // 'x'
 	param string
 	lit   any // string or int64 for 'l'
-	fn    string
 	args  []term
 	keys  []string // 'o': JSON-quoted keys of args
 }
@@ -184,8 +180,9 @@ func parseBasicTerm(e string) (term, bool) {
 	case reText.MatchString(e):
 		return term{kind: 'l', lit: reText.FindStringSubmatch(e)[1]}, true
 	}
+	// A json_object of terms; any other call is an expression (expr.go).
 	m := reCall.FindStringSubmatch(e)
-	if m == nil {
+	if m == nil || m[1] != "json_object" {
 		return term{}, false
 	}
 	var args []term
@@ -198,34 +195,20 @@ func parseBasicTerm(e string) (term, bool) {
 			args = append(args, t)
 		}
 	}
-	switch m[1] {
-	case "json_object":
-		if len(args)%2 != 0 {
-			return term{}, false
-		}
-		o := term{kind: 'o'}
-		parts := splitTop(m[2], ',')
-		for i := 0; i < len(args); i += 2 {
-			k := reKey.FindStringSubmatch(strings.TrimSpace(parts[i]))
-			if k == nil {
-				return term{}, false
-			}
-			o.keys = append(o.keys, `"`+k[1]+`"`)
-			o.args = append(o.args, args[i+1])
-		}
-		return o, true
-	case "coalesce", "nullif":
-		if len(args) < 2 || m[1] == "nullif" && len(args) != 2 {
-			return term{}, false
-		}
-	default:
-		// Only the engine's Go functions; which exist is checked when the
-		// term runs (a definition's hooks register before it does).
-		if _, builtin := Builtins[m[1]]; !builtin && !strings.Contains(m[1], "_") {
-			return term{}, false
-		}
+	if len(args)%2 != 0 {
+		return term{}, false
 	}
-	return term{kind: 'f', fn: m[1], args: args}, true
+	o := term{kind: 'o'}
+	parts := splitTop(m[2], ',')
+	for i := 0; i < len(args); i += 2 {
+		k := reKey.FindStringSubmatch(strings.TrimSpace(parts[i]))
+		if k == nil {
+			return term{}, false
+		}
+		o.keys = append(o.keys, `"`+k[1]+`"`)
+		o.args = append(o.args, args[i+1])
+	}
+	return o, true
 }
 
 // eval returns the term's SQL value (nil, int64 or string), or false.
@@ -260,61 +243,6 @@ func (t *term) eval(p map[string]any) (any, bool) {
 				return int64(1), true
 			}
 			return nil, true
-		}
-		return nil, false
-	case 'f':
-		vals := make([]any, len(t.args))
-		for i := range t.args {
-			v, ok := t.args[i].eval(p)
-			if !ok {
-				return nil, false
-			}
-			vals[i] = v
-		}
-		switch t.fn {
-		case "coalesce":
-			for _, v := range vals {
-				if v != nil {
-					return v, true
-				}
-			}
-			return nil, true
-		case "nullif":
-			a, b := vals[0], vals[1]
-			switch {
-			case a == nil:
-				return nil, true
-			case b == nil:
-				return a, true
-			}
-			if fmt.Sprintf("%T", a) != fmt.Sprintf("%T", b) {
-				return nil, false // SQLite's comparison across types
-			}
-			if a == b {
-				return nil, true
-			}
-			return a, true
-		}
-		f, ok := registeredFunc(t.fn)
-		if !ok || f.Args >= 0 && f.Args != len(vals) {
-			return nil, false
-		}
-		dv := make([]driver.Value, len(vals))
-		for i, v := range vals {
-			dv[i] = v
-		}
-		out, err := f.Fn(dv)
-		if err != nil {
-			return nil, false // SQLite reports it, as it would have
-		}
-		switch o := out.(type) {
-		case nil, int64:
-			return o, true
-		case string:
-			if strings.IndexByte(o, 0) >= 0 {
-				return nil, false // SQLite would cut it at the NUL
-			}
-			return o, true
 		}
 		return nil, false
 	}
