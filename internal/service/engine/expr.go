@@ -701,11 +701,7 @@ type logicExpr struct {
 
 // eval evaluates both sides (SQLite may too): three-valued AND and OR.
 func (e *logicExpr) eval(p map[string]any) (any, bool) {
-	l, ok := e.l.eval(p)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(p)
+	l, r, ok := evalPair(e.l, e.r, p)
 	if !ok {
 		return nil, false
 	}
@@ -750,6 +746,17 @@ func (e *notExpr) eval(p map[string]any) (any, bool) {
 	return boolVal(!yes), true
 }
 
+// evalPair evaluates both operands of a binary operator.
+func evalPair(a, b sqlExpr, p map[string]any) (l, r any, ok bool) {
+	if l, ok = a.eval(p); !ok {
+		return nil, nil, false
+	}
+	if r, ok = b.eval(p); !ok {
+		return nil, nil, false
+	}
+	return l, r, true
+}
+
 // compare orders two values that are not NULL; ok is false across types
 // (SQLite's affinities decide those).
 func compare(a, b any) (int, bool) {
@@ -778,11 +785,7 @@ type cmpExpr struct {
 }
 
 func (e *cmpExpr) eval(p map[string]any) (any, bool) {
-	l, ok := e.l.eval(p)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(p)
+	l, r, ok := evalPair(e.l, e.r, p)
 	if !ok {
 		return nil, false
 	}
@@ -814,11 +817,7 @@ type isExpr struct {
 }
 
 func (e *isExpr) eval(p map[string]any) (any, bool) {
-	l, ok := e.l.eval(p)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(p)
+	l, r, ok := evalPair(e.l, e.r, p)
 	if !ok {
 		return nil, false
 	}
@@ -916,11 +915,7 @@ type arithExpr struct {
 }
 
 func (e *arithExpr) eval(p map[string]any) (any, bool) {
-	l, ok := e.l.eval(p)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(p)
+	l, r, ok := evalPair(e.l, e.r, p)
 	if !ok {
 		return nil, false
 	}
@@ -976,11 +971,7 @@ func (e *negExpr) eval(p map[string]any) (any, bool) {
 type concatExpr struct{ l, r sqlExpr }
 
 func (e *concatExpr) eval(p map[string]any) (any, bool) {
-	l, ok := e.l.eval(p)
-	if !ok {
-		return nil, false
-	}
-	r, ok := e.r.eval(p)
+	l, r, ok := evalPair(e.l, e.r, p)
 	if !ok {
 		return nil, false
 	}
