@@ -177,6 +177,9 @@ func tokenize(q string) []token {
 				}
 				break
 			}
+			if strings.IndexByte(b.String(), 0) >= 0 {
+				return nil // SQLite's text functions stop at a NUL
+			}
 			out = append(out, token{kind: tText, s: b.String()})
 			i = j
 		case c >= '0' && c <= '9':
@@ -274,6 +277,52 @@ var reserved = map[string]bool{
 	"ALL": true, "CAST": true, "RAISE": true,
 }
 
+// sqlKeywords are SQLite's keywords (and TRUE and FALSE): none is taken
+// as an alias in Go, since SQLite refuses most of them there.
+var sqlKeywords = map[string]bool{
+	"ABORT": true, "ACTION": true, "ADD": true, "AFTER": true, "ALL": true, "ALTER": true,
+	"ALWAYS": true, "ANALYZE": true, "AND": true, "AS": true, "ASC": true, "ATTACH": true,
+	"AUTOINCREMENT": true, "BEFORE": true, "BEGIN": true, "BETWEEN": true, "BY": true,
+	"CASCADE": true, "CASE": true, "CAST": true, "CHECK": true, "COLLATE": true, "COLUMN": true,
+	"COMMIT": true, "CONFLICT": true, "CONSTRAINT": true, "CREATE": true, "CROSS": true,
+	"CURRENT": true, "CURRENT_DATE": true, "CURRENT_TIME": true, "CURRENT_TIMESTAMP": true,
+	"DATABASE": true, "DEFAULT": true, "DEFERRABLE": true, "DEFERRED": true, "DELETE": true,
+	"DESC": true, "DETACH": true, "DISTINCT": true, "DO": true, "DROP": true, "EACH": true,
+	"ELSE": true, "END": true, "ESCAPE": true, "EXCEPT": true, "EXCLUDE": true, "EXCLUSIVE": true,
+	"EXISTS": true, "EXPLAIN": true, "FAIL": true, "FALSE": true, "FILTER": true, "FIRST": true,
+	"FOLLOWING": true, "FOR": true, "FOREIGN": true, "FROM": true, "FULL": true, "GENERATED": true,
+	"GLOB": true, "GROUP": true, "GROUPS": true, "HAVING": true, "IF": true, "IGNORE": true,
+	"IMMEDIATE": true, "IN": true, "INDEX": true, "INDEXED": true, "INITIALLY": true, "INNER": true,
+	"INSERT": true, "INSTEAD": true, "INTERSECT": true, "INTO": true, "IS": true, "ISNULL": true,
+	"JOIN": true, "KEY": true, "LAST": true, "LEFT": true, "LIKE": true, "LIMIT": true, "MATCH": true,
+	"MATERIALIZED": true, "NATURAL": true, "NO": true, "NOT": true, "NOTHING": true, "NOTNULL": true,
+	"NULL": true, "NULLS": true, "OF": true, "OFFSET": true, "ON": true, "OR": true, "ORDER": true,
+	"OTHERS": true, "OUTER": true, "OVER": true, "PARTITION": true, "PLAN": true, "PRAGMA": true,
+	"PRECEDING": true, "PRIMARY": true, "QUERY": true, "RAISE": true, "RANGE": true,
+	"RECURSIVE": true, "REFERENCES": true, "REGEXP": true, "REINDEX": true, "RELEASE": true,
+	"RENAME": true, "REPLACE": true, "RESTRICT": true, "RETURNING": true, "RIGHT": true,
+	"ROLLBACK": true, "ROW": true, "ROWS": true, "SAVEPOINT": true, "SELECT": true, "SET": true,
+	"TABLE": true, "TEMP": true, "TEMPORARY": true, "THEN": true, "TIES": true, "TO": true,
+	"TRANSACTION": true, "TRIGGER": true, "TRUE": true, "UNBOUNDED": true, "UNION": true,
+	"UNIQUE": true, "UPDATE": true, "USING": true, "VACUUM": true, "VALUES": true, "VIEW": true,
+	"VIRTUAL": true, "WHEN": true, "WHERE": true, "WINDOW": true, "WITH": true, "WITHOUT": true,
+}
+
+// alias reports whether a word written after AS is a column name Go can
+// bind as SQLite would: one the definitions' parameters use
+// ([a-z_][a-z0-9_]*, sqlParams) and not a keyword.
+func aliasName(w string) bool {
+	if w == "" || sqlKeywords[strings.ToUpper(w)] || w[0] >= '0' && w[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !(c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // selectBody parses what follows SELECT: columns and an optional WHERE.
 func (ps *exprParser) selectBody() (*selectPlan, bool) {
 	s := &selectPlan{}
@@ -285,7 +334,7 @@ func (ps *exprParser) selectBody() (*selectPlan, bool) {
 		name := ""
 		if ps.keyword("AS") {
 			t := ps.peek()
-			if t.kind != tWord || reserved[t.s] {
+			if t.kind != tWord || !aliasName(t.raw) {
 				return nil, false
 			}
 			// The alias as written: the column's name, which binds a
@@ -669,8 +718,11 @@ type param string
 
 func (n param) eval(p map[string]any) (any, bool) {
 	switch v := p[string(n)].(type) {
-	case nil, int64, string:
+	case nil, int64:
 		return v, true
+	case string:
+		// SQLite's text functions stop at a NUL; Go's would not.
+		return v, strings.IndexByte(v, 0) < 0
 	}
 	return nil, false // a real or a BLOB
 }

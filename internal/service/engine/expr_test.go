@@ -15,7 +15,7 @@ import (
 type exprGen struct{ r *rand.Rand }
 
 var (
-	genTexts = []string{"", " ", "a", "A", "abc", "Ab C", "0", "12", " 12 ", "-3", "héllo wörld", "x'y", "%d", "a_b", "ÅB"}
+	genTexts = []string{"", " ", "a", "A", "abc", "Ab C", "0", "12", " 12 ", "-3", "héllo wörld", "x'y", "%d", "a_b", "ÅB", "a\x00bc"}
 	genInts  = []int64{0, 1, -1, 2, 3, 42, -7, 1 << 40, 9223372036854775807}
 )
 
@@ -210,7 +210,7 @@ func TestExprRefuses(t *testing.T) {
 			t.Errorf("%s: parsed as %T, want SQLite", e, x)
 		}
 	}
-	for _, q := range []string{"SELECT 1 FROM t", "SELECT 1 LIMIT 1", "SELECT 1 UNION SELECT 2", "SELECT DISTINCT 1", "SELECT 1 ORDER BY 1"} {
+	for _, q := range []string{"SELECT 1 AS default", "SELECT :x AS null", "SELECT 1 AS into", "SELECT 1 AS Name", "SELECT 1 FROM t", "SELECT 1 LIMIT 1", "SELECT 1 UNION SELECT 2", "SELECT DISTINCT 1", "SELECT 1 ORDER BY 1"} {
 		if s := selectPlanOf(q); s != nil {
 			t.Errorf("%s: planned in Go, want SQLite", q)
 		}

@@ -217,11 +217,7 @@ func (t *term) eval(p map[string]any) (any, bool) {
 	case 'x':
 		return t.x.eval(p)
 	case 'p':
-		switch v := p[t.param].(type) {
-		case nil, int64, string:
-			return v, true
-		}
-		return nil, false
+		return param(t.param).eval(p)
 	case 'l':
 		return t.lit, true
 	case 't':
@@ -349,7 +345,7 @@ func rowTermOf(q string) *rowTerm {
 				break
 			}
 			t, ok := parseTerm(m[1])
-			if !ok || t.kind == 'j' || t.kind == 'o' || t.kind == 't' {
+			if !ok || !aliasName(m[2]) || t.kind == 'j' || t.kind == 'o' || t.kind == 't' {
 				r = nil
 				break
 			}

@@ -183,7 +183,7 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 			t.Errorf("%s: built in Go", q)
 		}
 	}
-	for _, q := range []string{"SELECT :a > 0.5 AS x", "SELECT 1.0 AS f", "SELECT id AS x FROM t", "SELECT :a", "SELECT json(:a) AS j"} {
+	for _, q := range []string{"SELECT :a > 0.5 AS x", "SELECT :a AS default", "SELECT 1.0 AS f", "SELECT id AS x FROM t", "SELECT :a", "SELECT json(:a) AS j"} {
 		if rowTermOf(q) != nil {
 			t.Errorf("%s: run in Go", q)
 		}
