@@ -36,14 +36,7 @@ func BenchmarkInProcess(b *testing.B) {
 		{"send_message", map[string]any{"thread": writeThread, "body": "Sounds good, see you at the station at seven."}},
 	} {
 		b.Run(c.tool, func(b *testing.B) {
-			dir := filepath.Join(b.TempDir(), "w")
-			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
-				b.Fatal(err)
-			}
-			svc, err := openMessages(dir, false)
-			if err != nil {
-				b.Fatal(err)
-			}
+			svc := benchService(b, false)
 			ct, st := mcp.NewInMemoryTransports()
 			ss, err := svc.Server().Connect(ctx, st, nil)
 			if err != nil {
@@ -181,14 +174,7 @@ func BenchmarkHTTPResponse(b *testing.B) {
 			name = "json"
 		}
 		b.Run(name, func(b *testing.B) {
-			dir := filepath.Join(b.TempDir(), "w")
-			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
-				b.Fatal(err)
-			}
-			svc, err := openMessages(dir, true)
-			if err != nil {
-				b.Fatal(err)
-			}
+			svc := benchService(b, true)
 			srv := svc.Server()
 			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
 			defer hs.Close()

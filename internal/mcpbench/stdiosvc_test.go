@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/dbtool"
 )
 
@@ -32,14 +33,7 @@ func BenchmarkStdioService(b *testing.B) {
 			name += "_5"
 		}
 		b.Run(name, func(b *testing.B) {
-			dir := filepath.Join(b.TempDir(), "w")
-			if _, err := writeWorld(ctx, dir, 50, 2000, 1); err != nil {
-				b.Fatal(err)
-			}
-			svc, err := openMessages(dir, true)
-			if err != nil {
-				b.Fatal(err)
-			}
+			svc := benchService(b, true)
 			srv := svc.Server()
 			inR, inW, err := os.Pipe()
 			if err != nil {
@@ -76,4 +70,18 @@ func BenchmarkStdioService(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchService opens the messages service on a new benchmark world (50
+// threads, 2000 messages).
+func benchService(b *testing.B, ephemeral bool) service.Service {
+	dir := filepath.Join(b.TempDir(), "w")
+	if _, err := writeWorld(context.Background(), dir, 50, 2000, 1); err != nil {
+		b.Fatal(err)
+	}
+	svc, err := openMessages(dir, ephemeral)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
 }
