@@ -28,8 +28,8 @@ a problem.`,
 				if err == nil {
 					// A built-in service's file is checked with its Go hooks.
 					hooks := engine.Hooks{}
-					if spec, lerr := service.Lookup(d.Name); lerr == nil && spec.Compiled != nil {
-						hooks = spec.Compiled.Hooks()
+					if spec, lerr := service.Lookup(d.Name); lerr == nil {
+						hooks = spec.Compiled().Hooks()
 					}
 					var c *engine.Compiled
 					if c, err = engine.Compile(d, hooks); err == nil {
@@ -58,11 +58,7 @@ a problem.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, s := range service.All() {
-				kind := "hand-written"
-				if s.Compiled != nil {
-					kind = fmt.Sprintf("definition: %d tools", len(s.Compiled.Def.Tools))
-				}
-				fmt.Fprintf(e.stdout, "%-10s %s\n", s.Name, kind)
+				fmt.Fprintf(e.stdout, "%-10s definition: %d tools\n", s.Name, len(s.Compiled().Def.Tools))
 			}
 			return nil
 		},

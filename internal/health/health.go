@@ -126,7 +126,7 @@ func serviceProbes(dir string, lib *service.Library) (map[string]serviceProbe, e
 	for _, spec := range specs {
 		out[spec.Name] = serviceProbe{
 			endpoint: func(inst *runtime.Instance) string { return inst.MCPURL + "/" + spec.Name },
-			readTool: spec.ReadTool,
+			readTool: spec.ReadTool(),
 			load: func(dir string, clock world.Clock, self string) error {
 				_, err := spec.Open(service.Options{WorldDir: dir, Clock: clock, Self: self})
 				return err

@@ -95,10 +95,10 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 		}
 	}()
 	for _, spec := range service.All() {
-		if spec.Compiled == nil || spec.Compiled.Def.Test == nil {
+		if spec.Compiled().Def.Test == nil {
 			continue
 		}
-		d := spec.Compiled.Def
+		d := spec.Compiled().Def
 		calls, err := readCalls(o.Scripts, spec.Name, d.Test.Calls)
 		if err != nil {
 			return nil, err
@@ -237,7 +237,7 @@ func pickReads(calls []readCall, readOnly map[string]bool, n int, health string)
 
 // writeServiceWorld writes spec's test world into dir.
 func writeServiceWorld(ctx context.Context, dir string, spec service.Spec) error {
-	return engine.WriteTestWorld(ctx, dir, spec.Compiled.Def)
+	return engine.WriteTestWorld(ctx, dir, spec.Compiled().Def)
 }
 
 // resultOf returns the result member of a JSON-RPC response.

@@ -34,7 +34,7 @@ func TestLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := specs[len(specs)-1]; last.Name != "habits" || last.Compiled == nil || last.ReadTool != last.Compiled.Def.HealthTool || last.ReadTool == "" || len(specs) != len(service.All())+1 {
+	if last := specs[len(specs)-1]; last.Name != "habits" || last.Compiled().Def.Name != "habits" || last.ReadTool() == "" || len(specs) != len(service.All())+1 {
 		t.Errorf("ForWorld = %d specs, last %+v", len(specs), last)
 	}
 	for _, tc := range []struct {
@@ -49,6 +49,16 @@ func TestLibrary(t *testing.T) {
 	} {
 		if _, err := service.ForWorld(&world.Manifest{Services: tc.refs}, tc.lib); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ForWorld(%+v) = %v, want %q", tc.refs, err, tc.want)
+		}
+	}
+}
+
+// TestRegistryNames holds the registry's names (known before a definition
+// is compiled) to the names its definitions give.
+func TestRegistryNames(t *testing.T) {
+	for _, spec := range service.All() {
+		if got := spec.Compiled().Def.Name; got != spec.Name {
+			t.Errorf("the registry names %q a service whose definition is named %q", spec.Name, got)
 		}
 	}
 }

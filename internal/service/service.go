@@ -84,40 +84,50 @@ func (o Options) selfAddress() string {
 	return local + "@mail.example"
 }
 
-// Spec describes one service.
+// Spec describes one service. A built-in service's definition is compiled
+// on first use (Compiled, Schema, ReadTool, Open), not by Lookup or All: a
+// process that serves one service holds one definition (a compiled
+// definition is a few hundred KiB of schemas and plans the garbage
+// collector scans on every cycle).
 type Spec struct {
-	Name   string
-	Schema func() []string
-	Open   func(Options) (Service, error)
-	// ReadTool is a read-only tool any world answers with no arguments (the
-	// live health check calls it).
-	ReadTool string
-	// Compiled is the service as data when the engine serves it (every
-	// service once ported; nil for a hand-written one).
-	Compiled *engine.Compiled
+	Name    string
+	compile func() *engine.Compiled
 }
 
 // FromDefinition is the Spec of a service the engine serves from a
 // compiled definition.
 func FromDefinition(c *engine.Compiled) Spec {
-	d := c.Def
-	return Spec{Name: d.Name, Schema: d.Schema, ReadTool: d.HealthTool, Compiled: c, Open: func(o Options) (Service, error) {
-		return engine.New(c, engine.Options{WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, SelfAddress: o.selfAddress(),
-			Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
-	}}
+	return Spec{Name: c.Def.Name, compile: func() *engine.Compiled { return c }}
 }
 
-// All returns every service, by name.
+// Compiled is the service's definition, compiled with its Go hooks.
+func (s Spec) Compiled() *engine.Compiled { return s.compile() }
+
+// Schema is the DDL of the service's database.
+func (s Spec) Schema() []string { return s.compile().Def.Schema() }
+
+// ReadTool is a read-only tool any world answers with no arguments (the
+// live health check calls it).
+func (s Spec) ReadTool() string { return s.compile().Def.HealthTool }
+
+// Open serves the service over the world o names.
+func (s Spec) Open(o Options) (Service, error) {
+	return engine.New(s.compile(), engine.Options{WorldDir: o.WorldDir, Clock: o.Clock, Self: o.Self, SelfAddress: o.selfAddress(),
+		Logger: o.Logger, SessionTimeout: o.SessionTimeout, Ephemeral: o.Ephemeral})
+}
+
+// All returns every built-in service, by name; their definitions are
+// compiled when first used.
 func All() []Spec {
 	return []Spec{
-		FromDefinition(messages.Compiled()),
-		FromDefinition(calendar.Compiled()),
-		FromDefinition(contacts.Compiled()),
-		FromDefinition(mail.Compiled()),
-		FromDefinition(notes.Compiled()),
-		FromDefinition(payments.Compiled()),
-		FromDefinition(support.Compiled()),
-		FromDefinition(tasks.Compiled()),
+		{"messages", messages.Compiled},
+		{"calendar", calendar.Compiled},
+		{"contacts", contacts.Compiled},
+		{"mail", mail.Compiled},
+		{"notes", notes.Compiled},
+		{"payments", payments.Compiled},
+		{"support", support.Compiled},
+		{"tasks", tasks.Compiled},
 	}
 }
 

@@ -15,15 +15,12 @@ import (
 // and for every definition in testdata/defs, which have no Go code.
 func TestSuite(t *testing.T) {
 	for _, spec := range service.All() {
-		if spec.Compiled == nil {
-			continue
-		}
 		t.Run(spec.Name, func(t *testing.T) {
 			opts := servicetest.SuiteOptions{}
 			if script := filepath.Join("testdata", "scripts", spec.Name+".json"); exists(script) {
 				opts = servicetest.SuiteOptions{Script: script, Golden: filepath.Join("testdata", "golden", spec.Name+".json")}
 			}
-			servicetest.Suite(t, spec.Compiled, opts)
+			servicetest.Suite(t, spec.Compiled(), opts)
 		})
 	}
 	defs, _ := filepath.Glob(filepath.Join("testdata", "defs", "*.yaml"))

@@ -101,3 +101,20 @@ func TestNewServerEncodesToolResults(t *testing.T) {
 type marshaler struct{}
 
 func (marshaler) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
+
+// TestResultTypeByReflection holds the reflective read of the SDK's
+// unexported resultType to what the SDK itself encodes.
+func TestResultTypeByReflection(t *testing.T) {
+	if resultTypeField < 0 {
+		t.Fatal("mcp.CallToolResult has no string field resultType: the SDK changed; resultTypeOf now encodes the result per call (slow but right): update resultTypeField")
+	}
+	for _, wire := range []string{`{"content":[]}`, `{"content":[],"resultType":"complete"}`, `{"content":[],"resultType":"input_required"}`} {
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(wire), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := (resultTypeOf{&r}).get(), encodedResultType(&r); got != want {
+			t.Errorf("%s: resultType by reflection %q, as the SDK encodes it %q", wire, got, want)
+		}
+	}
+}
