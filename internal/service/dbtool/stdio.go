@@ -181,8 +181,10 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
+		var msg jsonrpc.Message
+		if r := decodeRequest(line); r != nil {
+			msg = r
+		} else if msg, err = jsonrpc.DecodeMessage(line); err != nil {
 			if err := c.writeError(ctx, jsonrpc.CodeInvalidRequest, fmt.Sprintf("not a JSON-RPC message (%v): send one JSON-RPC object per line", err)); err != nil {
 				return nil, err
 			}
