@@ -90,8 +90,8 @@ type tool struct {
 	mcp   *mcp.Tool
 	args  *dbtool.Args
 	input map[string]any // the input schema, for checkDeep
-	out   map[string]any
-	steps []Step // as run (optimize)
+	out   *outSchema     // the output schema, for shape
+	steps []Step         // as run (optimize)
 	// pre are the leading steps of steps that read no table: they run
 	// before the transaction (pure.go), and steps[len(pre):] in it.
 	pre int
@@ -133,7 +133,7 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools[%s].input: %w", d.Name, t.Name, err)
 		}
-		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: t.Output, input: t.Input, steps: optimize(t.Steps)}
+		ct := &tool{def: t, args: dbtool.NewArgs(t.Name, in), out: compileOutput(t.Output), input: t.Input, steps: optimize(t.Steps)}
 		ct.pre = leadingPure(ct.steps)
 		pubIn, err := dbtool.Portable(in)
 		if err != nil {
@@ -433,7 +433,12 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 			return err
 		}
 		if c.Result != nil {
-			out, err = Shape(c.Result, t.out) // a hook's JSON is checked
+			// A hook's JSON is checked.
+			if !json.Valid(c.Result) {
+				err = fmt.Errorf("not JSON: %.120s", c.Result)
+			} else {
+				out, err = shape(c.Result, t.out)
+			}
 		} else {
 			// SQLite's JSON functions and the engine's own builder write
 			// valid JSON, so it is not validated again: a result step

@@ -372,32 +372,49 @@ func (r *rowTerm) eval(p map[string]any) ([]any, bool) {
 
 // appendSQLiteString writes s as a JSON string the way SQLite's
 // json_quote does: quotes and backslashes escaped, control characters as
-// \b \f \n \r \t or \u00XX, everything else as it is.
+// \b \f \n \r \t or \u00XX, everything else as it is. Runs of bytes that
+// need no escape are copied whole (message bodies are most of a result).
 func appendSQLiteString(out []byte, s string) []byte {
 	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && !needsEscape[s[j]] {
+			j++
+		}
+		out = append(out, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; c {
+		case '"', '\\':
 			out = append(out, '\\', c)
-		case c == '\b':
+		case '\b':
 			out = append(out, `\b`...)
-		case c == '\f':
+		case '\f':
 			out = append(out, `\f`...)
-		case c == '\n':
+		case '\n':
 			out = append(out, `\n`...)
-		case c == '\r':
+		case '\r':
 			out = append(out, `\r`...)
-		case c == '\t':
+		case '\t':
 			out = append(out, `\t`...)
-		case c < 0x20:
+		default:
 			out = append(out, `\u00`...)
 			out = append(out, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-		default:
-			out = append(out, c)
 		}
+		i = j + 1
 	}
 	return append(out, '"')
 }
+
+// needsEscape marks the bytes appendSQLiteString escapes.
+var needsEscape = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // A rows or page step whose first column is json_object('k', expr, ...)
 // is run with the objects' values as columns of their own, and the

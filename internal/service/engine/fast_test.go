@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -194,7 +195,7 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 // error, never a panic.
 func TestShapeOfBrokenJSON(t *testing.T) {
 	for _, bad := range []string{`{"a":`, `{"a" 1}`, `{oops`, `{"a":[1,`, `{"a":"x`, `{`, `{"a":{"b":`} {
-		if _, err := shape([]byte(bad), map[string]any{"type": "object"}); err == nil {
+		if _, err := shape([]byte(bad), compileOutput(map[string]any{"type": "object"})); err == nil {
 			t.Errorf("shape(%s): no error", bad)
 		}
 	}
@@ -256,7 +257,7 @@ break	tab', -7, '{"k":[1,2]}'), (4, 'ünï <&> 😀', 0, '[]'), (5, NULL, 12, 'n
 func TestShapeStrings(t *testing.T) {
 	for _, v := range []string{`""`, `"a"`, `"a\"b"`, `"a\\"`, `"a\\\"b"`, `"\\\\"`, `"x\\\\\"y"`, `"\u0022"`} {
 		in := `{"k":` + v + `,"n":1}`
-		out, err := shape([]byte(in), map[string]any{"type": "object"})
+		out, err := shape([]byte(in), compileOutput(map[string]any{"type": "object"}))
 		if err != nil || string(out) != in {
 			t.Errorf("shape(%s) = %s, %v", in, out, err)
 		}
@@ -325,6 +326,31 @@ func TestBindPositional(t *testing.T) {
 		}
 		if fmt.Sprint(vals) != fmt.Sprint(want) {
 			t.Errorf("%q: by position %v, by name %v", c.q, vals, want)
+		}
+	}
+}
+
+// TestAppendSQLiteStringAgreesWithJSONQuote holds appendSQLiteString to
+// SQLite's json_quote for every ASCII byte, alone and inside runs of
+// bytes that need no escape, and for multi-byte UTF-8.
+func TestAppendSQLiteStringAgreesWithJSONQuote(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var cases []string
+	for c := range 0x80 {
+		cases = append(cases, string(rune(c)), "ab"+string(rune(c))+"cd"+string(rune(c)), string(rune(c))+"tail")
+	}
+	cases = append(cases, "", "ünï <&> 😀 \"q\"\n", strings.Repeat("long body, no escapes ", 200)+"\"")
+	for _, s := range cases {
+		var want string
+		if err := db.QueryRow("SELECT json_quote(?)", s).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(appendSQLiteString(nil, s)); got != want {
+			t.Errorf("%q: Go %s, SQLite %s", s, got, want)
 		}
 	}
 }
