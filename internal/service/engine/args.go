@@ -20,11 +20,18 @@ import (
 // and what it must be.
 func checkDeep(tool string, fields map[string]json.RawMessage, schema map[string]any) error {
 	props, _ := schema["properties"].(map[string]any)
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		ps, _ := props[name].(map[string]any)
-		if ps == nil {
-			continue
+	// Only an object, an array or a value with an enum has anything left
+	// to check; the others are not decoded again (most arguments are
+	// strings and numbers).
+	var deep []string
+	for name, raw := range fields {
+		if ps, _ := props[name].(map[string]any); ps != nil && (ps["enum"] != nil || composite(raw)) {
+			deep = append(deep, name)
 		}
+	}
+	slices.Sort(deep)
+	for _, name := range deep {
+		ps, _ := props[name].(map[string]any)
 		dec := json.NewDecoder(bytes.NewReader(fields[name]))
 		dec.UseNumber()
 		var v any
@@ -49,6 +56,20 @@ func checkDeep(tool string, fields map[string]json.RawMessage, schema map[string
 		}
 	}
 	return nil
+}
+
+// composite reports whether the JSON value raw is an object or an array.
+func composite(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{', '[':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 func checkValue(tool, path string, v any, s map[string]any) error {
