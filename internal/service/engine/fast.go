@@ -570,3 +570,8 @@ func nextTermOf(expr string) *term {
 	nextTerms.Store(expr, out)
 	return out
 }
+
+// AppendJSONText appends s as a JSON string, as SQLite's json_quote (and
+// so json_object) writes text: for Go hooks that build JSON a definition's
+// SQL would otherwise build.
+func AppendJSONText(out []byte, s string) []byte { return appendSQLiteString(out, s) }
