@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -445,7 +446,13 @@ func (ps *exprParser) equality() (sqlExpr, bool) {
 		case t.kind == tWord && t.s == "BETWEEN":
 			ps.i++
 			l, ok = ps.between(l, false)
-		case t.kind == tWord && (t.s == "LIKE" || t.s == "GLOB" || t.s == "MATCH" || t.s == "REGEXP" || t.s == "COLLATE"):
+		case t.kind == tWord && t.s == "GLOB":
+			ps.i++
+			var r sqlExpr
+			if r, ok = ps.relational(); ok {
+				l = &globExpr{l: l, r: r}
+			}
+		case t.kind == tWord && (t.s == "LIKE" || t.s == "MATCH" || t.s == "REGEXP" || t.s == "COLLATE"):
 			return nil, false
 		default:
 			return l, true
@@ -1194,7 +1201,10 @@ var coreArity = map[string][2]int{
 	"coalesce": {2, -1}, "ifnull": {2, 2}, "nullif": {2, 2}, "iif": {3, 3},
 	"lower": {1, 1}, "upper": {1, 1}, "length": {1, 1}, "typeof": {1, 1},
 	"instr": {2, 2}, "substr": {2, 3}, "trim": {1, 2}, "ltrim": {1, 2}, "rtrim": {1, 2},
-	"replace": {3, 3}, "char": {0, -1},
+	"replace": {3, 3}, "char": {0, -1}, "date": {1, -1}, "datetime": {1, -1},
+	// Parsed so that a statement using it can run in Go where it does not
+	// reach it (a CASE's error branch); evaluated by SQLite (a real).
+	"julianday": {1, -1},
 }
 
 func newCall(name string, args []sqlExpr) (sqlExpr, bool) {
@@ -1319,6 +1329,10 @@ func (e *coreCall) eval(p map[string]any) (any, bool) {
 		return int64(utf8.RuneCountInString(h[:i]) + 1), true
 	case "substr":
 		return substr(vals)
+	case "date", "datetime":
+		return dateOf(e.name, vals)
+	case "julianday":
+		return nil, false
 	case "trim", "ltrim", "rtrim":
 		s, set := asText(vals[0]), " "
 		if len(vals) == 2 {
@@ -1423,4 +1437,165 @@ func asciiUpper(s string) string {
 		}
 	}
 	return s
+}
+
+// dateOf is SQLite's date(X, modifiers...) or datetime(X, modifiers...)
+// for the plain case: X a valid date YYYY-MM-DD or time YYYY-MM-DD
+// HH:MM:SS and each modifier "+N days" or "-N days" (or "day"). Anything
+// else (another form of time, a day past the month's end, which SQLite
+// carries into the next month, another modifier) goes to SQLite.
+func dateOf(name string, vals []any) (any, bool) {
+	x, ok := vals[0].(string)
+	if !ok {
+		return nil, false
+	}
+	layout := "2006-01-02"
+	if len(x) == 19 {
+		layout = "2006-01-02 15:04:05"
+	} else if len(x) != 10 {
+		return nil, false
+	}
+	t, err := time.Parse(layout, x)
+	if err != nil || t.Format(layout) != x {
+		return nil, false // time.Parse takes a few forms SQLite reads otherwise
+	}
+	for _, v := range vals[1:] {
+		m, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		n, ok := dayModifier(m)
+		if !ok {
+			return nil, false
+		}
+		t = t.AddDate(0, 0, n)
+	}
+	if t.Year() < 0 || t.Year() > 9999 {
+		return nil, false
+	}
+	if name == "date" {
+		return t.Format("2006-01-02"), true
+	}
+	return t.Format("2006-01-02 15:04:05"), true
+}
+
+// dayModifier reads "+N days", "-N days", "+N day" or "-N day" (N of 1 to
+// 6 digits).
+func dayModifier(m string) (int, bool) {
+	num, unit, ok := strings.Cut(m, " ")
+	if !ok || unit != "days" && unit != "day" || len(num) < 2 || len(num) > 7 || num[0] != '+' && num[0] != '-' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range num[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if num[0] == '-' {
+		n = -n
+	}
+	return n, true
+}
+
+// globExpr is X GLOB Y (Y the pattern) over ASCII text without NUL;
+// anything else goes to SQLite.
+type globExpr struct{ l, r sqlExpr }
+
+func (e *globExpr) eval(p map[string]any) (any, bool) {
+	l, r, ok := evalPair(e.l, e.r, p)
+	if !ok {
+		return nil, false
+	}
+	if l == nil || r == nil {
+		return nil, true
+	}
+	for _, v := range []any{l, r} {
+		switch v.(type) {
+		case int64, string:
+		default:
+			return nil, false
+		}
+	}
+	str, pat := asText(l), asText(r)
+	for _, s := range []string{str, pat} {
+		for i := 0; i < len(s); i++ {
+			if s[i] == 0 || s[i] >= 0x80 {
+				return nil, false
+			}
+		}
+	}
+	return boolInt(globMatch(pat, str)), true
+}
+
+// globMatch is SQLite's patternCompare for GLOB on ASCII: * any run, ?
+// one character, [...] a set (^ first inverts it, ] first is itself, a-z
+// a range); a set without its ] matches nothing.
+func globMatch(pat, s string) bool {
+	for len(pat) > 0 {
+		switch c := pat[0]; c {
+		case '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			if pat == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if globMatch(pat, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		case '[':
+			if s == "" {
+				return false
+			}
+			ch := s[0]
+			i := 1
+			invert, seen := false, false
+			if i < len(pat) && pat[i] == '^' {
+				invert = true
+				i++
+			}
+			if i < len(pat) && pat[i] == ']' {
+				seen = ch == ']'
+				i++
+			}
+			var prior byte
+			for i < len(pat) && pat[i] != ']' {
+				c2 := pat[i]
+				if c2 == '-' && i+1 < len(pat) && pat[i+1] != ']' && prior > 0 {
+					hi := pat[i+1]
+					if ch >= prior && ch <= hi {
+						seen = true
+					}
+					prior = 0
+					i += 2
+					continue
+				}
+				if ch == c2 {
+					seen = true
+				}
+				prior = c2
+				i++
+			}
+			if i >= len(pat) || seen == invert {
+				return false
+			}
+			pat, s = pat[i+1:], s[1:]
+		default:
+			if s == "" || s[0] != c {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		}
+	}
+	return s == ""
 }

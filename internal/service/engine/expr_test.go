@@ -15,8 +15,10 @@ import (
 type exprGen struct{ r *rand.Rand }
 
 var (
-	genTexts = []string{"", " ", "a", "A", "abc", "Ab C", "0", "12", " 12 ", "-3", "héllo wörld", "x'y", "%d", "a_b", "ÅB", "a\x00bc"}
-	genInts  = []int64{0, 1, -1, 2, 3, 42, -7, 1 << 40, 9223372036854775807}
+	genTexts = []string{"", " ", "a", "A", "abc", "Ab C", "0", "12", " 12 ", "-3", "héllo wörld", "x'y", "%d", "a_b", "ÅB", "a\x00bc",
+		"2026-03-01", "2024-02-29", "2026-02-29", "2026-12-31 23:59:59", "0000-01-01", "9999-12-31", "2026-3-1", "2026-03-01T10:00:00",
+		"+7 days", "-1 day", "+366 days", "+1 month", "7 days", "+3 DAYS", "*[^0-9]*", "a*", "?b*", "[a-c]*", "[]a]*", "[^]]", "[a-]", "1[2"}
+	genInts = []int64{0, 1, -1, 2, 3, 42, -7, 1 << 40, 9223372036854775807}
 )
 
 func (g *exprGen) lit() string {
@@ -49,7 +51,7 @@ func (g *exprGen) expr(depth int) string {
 	case 0:
 		return []string{"-", "NOT ", "+"}[g.r.IntN(3)] + e()
 	case 1, 2, 3:
-		ops := []string{"=", "==", "<>", "!=", "<", "<=", ">", ">=", "||", "+", "-", "*", "AND", "OR", "IS", "IS NOT", "/", "LIKE"}
+		ops := []string{"=", "==", "<>", "!=", "<", "<=", ">", ">=", "||", "+", "-", "*", "AND", "OR", "IS", "IS NOT", "/", "LIKE", "GLOB", "GLOB"}
 		return e() + " " + ops[g.r.IntN(len(ops))] + " " + e()
 	case 4:
 		post := []string{" IS NULL", " IS NOT NULL", " ISNULL", " NOTNULL", " NOT NULL"}
@@ -88,6 +90,7 @@ func (g *exprGen) expr(depth int) string {
 		{"length", 1}, {"typeof", 1}, {"instr", 2}, {"substr", 2}, {"substr", 3}, {"trim", 1}, {"trim", 2},
 		{"ltrim", 1}, {"rtrim", 2}, {"replace", 3}, {"char", 1}, {"char", 2}, {"trim_space", 1}, {"char_count", 1},
 		{"format", 2}, {"clip", 2}, {"abs", 1}, {"coalesce", 1}, {"printf", 2},
+		{"date", 1}, {"date", 2}, {"date", 3}, {"datetime", 1}, {"datetime", 2},
 	}
 	f := fns[g.r.IntN(len(fns))]
 	args := make([]string, f.args)
@@ -201,8 +204,8 @@ func TestSelectPlanAgreesWithSQLite(t *testing.T) {
 // TestExprRefuses: what the subset does not hold goes to SQLite.
 func TestExprRefuses(t *testing.T) {
 	for _, e := range []string{
-		"x = 1", ":x LIKE 'a%'", ":x GLOB 'a*'", "1.5", ":x COLLATE NOCASE = 'a'", "(SELECT 1 FROM t)",
-		":x IN (SELECT 1)", "json_extract(:x, '$.a')", ":x -> 'a'", "date(:x)", "printf('%d', :x)",
+		"x = 1", ":x LIKE 'a%'", ":x NOT GLOB 'a*'", "1.5", ":x COLLATE NOCASE = 'a'", "(SELECT 1 FROM t)",
+		":x IN (SELECT 1)", "json_extract(:x, '$.a')", ":x -> 'a'", "strftime('%Y', :x)", "printf('%d', :x)",
 		"\"x\" = 1", ":x = 1 -- c", "EXISTS (SELECT 1)", "random()", "CAST(:x AS BLOB)", ":x % 2", ":x / 2",
 		"(:x, :y) = (1, 2)", ":X", "?1", ":x;",
 	} {
@@ -237,4 +240,68 @@ func TestSQLValueStrings(t *testing.T) {
 	if got := sqlValue(json.RawMessage(`"\ud83d\ude00 \u00fc"`)); got != "😀 ü" {
 		t.Errorf("escaped: %#v", got)
 	}
+}
+
+// TestDatesAndGlobAgreeWithSQLite runs date, datetime and GLOB over every
+// combination of date-like texts, modifiers, strings and patterns: what Go
+// evaluates is what SQLite gives, and Go evaluates the plain cases.
+func TestDatesAndGlobAgreeWithSQLite(t *testing.T) {
+	db := sqliteMemory(t)
+	days := []any{"2026-03-01", "2024-02-29", "2026-02-29", "2026-12-31 23:59:59", "2026-01-31 00:00:00", "0000-01-01", "9999-12-31",
+		"2026-3-1", "2026-03-01T10:00:00", "2026-13-01", "2026-00-10", " 2026-03-01", "2026-03-01 24:00:00", "20260301", nil, int64(2460000), "now"}
+	mods := []any{"+7 days", "-1 day", "+366 days", "-400000 days", "+1000000 days", "+0 days", "+1 month", "7 days", "+3 DAYS", "+1.5 days", "+ 1 days", nil}
+	var exprs []string
+	for _, d := range days {
+		exprs = append(exprs, fmt.Sprintf("date(%s)", sqlLit(d)), fmt.Sprintf("datetime(%s)", sqlLit(d)), fmt.Sprintf("julianday(%s)", sqlLit(d)))
+		for _, m := range mods {
+			exprs = append(exprs, fmt.Sprintf("date(%s, %s)", sqlLit(d), sqlLit(m)), fmt.Sprintf("datetime(%s, %s)", sqlLit(d), sqlLit(m)))
+			exprs = append(exprs, fmt.Sprintf("date(%s, %s, '-1 day')", sqlLit(d), sqlLit(m)))
+		}
+	}
+	strs := []any{"", "a", "abc", "ABC", "123", "12a", "a]b", "-", "^", "x*y", "é", int64(42), nil}
+	pats := []any{"", "*", "?", "a*", "*c", "?b?", "[a-c]*", "[^0-9]*", "*[^0-9]*", "[]a]*", "[^]]*", "[a-]*", "[-a]", "[z-a]", "1[2", "[", "*?*", "[a-c][^a-c]?", "A*", "é*", int64(4), nil}
+	for _, s := range strs {
+		for _, p := range pats {
+			exprs = append(exprs, fmt.Sprintf("%s GLOB %s", sqlLit(s), sqlLit(p)))
+		}
+	}
+	decided := 0
+	for _, e := range exprs {
+		x, ok := parseExpr(e)
+		if !ok {
+			t.Fatalf("%s: not parsed", e)
+		}
+		got, ok := x.eval(nil)
+		if !ok {
+			continue
+		}
+		decided++
+		var want any
+		if err := db.QueryRow("SELECT " + e).Scan(&want); err != nil {
+			t.Errorf("%s: Go gives %#v, SQLite fails: %v", e, got, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Go gives %#v, SQLite %#v", e, got, want)
+		}
+	}
+	t.Logf("%d expressions, %d evaluated in Go", len(exprs), decided)
+	if decided < len(exprs)/3 {
+		t.Errorf("only %d of %d evaluated in Go", decided, len(exprs))
+	}
+}
+
+func sqlLit(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case int64:
+		return fmt.Sprint(x)
+	case string:
+		if strings.ContainsRune(x, 0) {
+			return "CAST(x'" + fmt.Sprintf("%x", x) + "' AS TEXT)"
+		}
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	}
+	panic(fmt.Sprintf("sqlLit %T", v))
 }
