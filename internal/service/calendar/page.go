@@ -159,3 +159,62 @@ func appendItem(b []byte, o *occurrence) []byte {
 	b = str(b, `,"my_response":`, o.response.String, !o.response.Valid)
 	return append(b, '}')
 }
+
+// freeTime is find_free_time's walk over the day's window (:win_from to
+// :win_to, TimeFormat): the occurrences you have not declined, in order,
+// and the gaps between the latest end so far and each next start, from
+// :first_free to :last_free (Unix seconds), as the JSON array :free of
+// {starts_at, ends_at}; then the first gap of at least :slot seconds as
+// :slot_start and :slot_end (NULL when none).
+func freeTime(c *engine.Call) error {
+	occs, err := occurrencesIn(c, c.Text("win_from"), c.Text("win_to"), c.Text("self"))
+	if err != nil {
+		return err
+	}
+	firstFree, lastFree, slot := c.Int("first_free"), c.Int("last_free"), c.Int("slot")
+	type gap struct{ a, b int64 }
+	var gaps []gap
+	latest, seen := int64(0), false // the latest end so far
+	for _, o := range occs {
+		if o.response.Valid && o.response.String == "declined" {
+			continue
+		}
+		s, _ := parseTime(o.start)
+		e, _ := parseTime(o.end)
+		a := firstFree
+		if seen {
+			a = max(firstFree, latest)
+		}
+		gaps = append(gaps, gap{a, min(s.Unix(), lastFree)})
+		if !seen || e.Unix() > latest {
+			latest, seen = e.Unix(), true
+		}
+	}
+	a := firstFree
+	if seen {
+		a = max(firstFree, latest)
+	}
+	gaps = append(gaps, gap{a, lastFree})
+	b := []byte{'['}
+	c.Params["slot_start"], c.Params["slot_end"] = nil, nil
+	n := 0
+	for _, g := range gaps {
+		if g.b <= g.a {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"starts_at":`...)
+		b = engine.AppendJSONText(b, unixText(g.a))
+		b = append(b, `,"ends_at":`...)
+		b = engine.AppendJSONText(b, unixText(g.b))
+		b = append(b, '}')
+		if c.Params["slot_start"] == nil && g.b-g.a >= slot {
+			c.Params["slot_start"], c.Params["slot_end"] = unixText(g.a), unixText(g.a+slot)
+		}
+	}
+	c.Params["free"] = string(append(b, ']'))
+	return nil
+}

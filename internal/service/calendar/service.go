@@ -52,7 +52,7 @@ const (
 // Hooks are what the definition needs in Go: the recurrence rules and the
 // times they run on (recurrence.go), and the guest list's checks, whose
 // names compare with Unicode case folding, which SQLite's lower() lacks.
-var Hooks = engine.Hooks{Steps: map[string]engine.StepFunc{"occurrence_page": occurrencePage}, Funcs: map[string]engine.Func{
+var Hooks = engine.Hooks{Steps: map[string]engine.StepFunc{"occurrence_page": occurrencePage, "free_time": freeTime}, Funcs: map[string]engine.Func{
 	// calendar_time(s): s as a stored time (TimeFormat, UTC), or NULL
 	// when it is not a time parseTime reads.
 	"calendar_time": {Args: 1, Fn: func(a []driver.Value) (driver.Value, error) {
