@@ -16,6 +16,7 @@ import (
 // occurrence is one occurrence of a confirmed event.
 type occurrence struct {
 	start, end string // TimeFormat
+	from, to   int64  // start and end, Unix seconds
 	index      int
 	event      string // ext_id
 	title      string
@@ -58,7 +59,7 @@ FROM events e WHERE e.status = 'confirmed' AND e.starts_at < ? ORDER BY e.id`, s
 			return nil, fmt.Errorf("unreadable event times %q-%q or recurrence %q", startsAt, endsAt, o.recurrence.String)
 		}
 		for _, sp := range rule.expand(start.Unix(), end.Unix(), f.Unix(), t.Unix()) {
-			o.start, o.end, o.index = unixText(sp.Start), unixText(sp.End), sp.Index
+			o.start, o.end, o.from, o.to, o.index = unixText(sp.Start), unixText(sp.End), sp.Start, sp.End, sp.Index
 			out = append(out, o)
 		}
 	}
@@ -174,27 +175,15 @@ func freeTime(c *engine.Call) error {
 	firstFree, lastFree, slot := c.Int("first_free"), c.Int("last_free"), c.Int("slot")
 	type gap struct{ a, b int64 }
 	var gaps []gap
-	latest, seen := int64(0), false // the latest end so far
+	latest := firstFree // the latest end so far, and never before first_free
 	for _, o := range occs {
 		if o.response.Valid && o.response.String == "declined" {
 			continue
 		}
-		s, _ := parseTime(o.start)
-		e, _ := parseTime(o.end)
-		a := firstFree
-		if seen {
-			a = max(firstFree, latest)
-		}
-		gaps = append(gaps, gap{a, min(s.Unix(), lastFree)})
-		if !seen || e.Unix() > latest {
-			latest, seen = e.Unix(), true
-		}
+		gaps = append(gaps, gap{latest, min(o.from, lastFree)})
+		latest = max(latest, o.to)
 	}
-	a := firstFree
-	if seen {
-		a = max(firstFree, latest)
-	}
-	gaps = append(gaps, gap{a, lastFree})
+	gaps = append(gaps, gap{latest, lastFree})
 	b := []byte{'['}
 	c.Params["slot_start"], c.Params["slot_end"] = nil, nil
 	n := 0
