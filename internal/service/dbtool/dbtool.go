@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/wildawm/wildawm/internal/state"
+	"modernc.org/sqlite"
 )
 
 // Log attribute keys.
@@ -84,6 +85,12 @@ type handle struct {
 	conn  *sql.Conn
 	file  fileID // the file conn holds
 	stmts map[string]*sql.Stmt
+	// changes counts the rows the connection's statements inserted,
+	// updated or deleted (triggers' included), from SQLite's pre-update
+	// hook: what Read compares before and after a call without asking
+	// SQLite for total_changes() twice. nil when the driver offers no such
+	// hook, and Read asks.
+	changes *atomic.Int64
 }
 
 // fileID identifies a file while it exists.
@@ -143,8 +150,32 @@ func (d *DB) open(ctx context.Context) error {
 		db.Close()
 		return fmt.Errorf("%s database: %w", d.Service, err)
 	}
-	*h = handle{db: db, conn: conn, file: id, stmts: map[string]*sql.Stmt{}}
+	*h = handle{db: db, conn: conn, file: id, stmts: map[string]*sql.Stmt{}, changes: countChanges(conn)}
 	return nil
+}
+
+// preUpdateHooker is the part of modernc.org/sqlite's connection that
+// registers a pre-update hook.
+type preUpdateHooker interface {
+	RegisterPreUpdateHook(sqlite.PreUpdateHookFn)
+}
+
+// countChanges registers a pre-update hook on conn that counts every row
+// changed, or returns nil if the driver's connection has none.
+func countChanges(conn *sql.Conn) *atomic.Int64 {
+	n := new(atomic.Int64)
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(preUpdateHooker)
+		if !ok {
+			return errors.ErrUnsupported
+		}
+		c.RegisterPreUpdateHook(func(sqlite.SQLitePreUpdateData) { n.Add(1) })
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	return n
 }
 
 // closeStmts closes h's prepared statements.

@@ -537,3 +537,68 @@ func TestAfterRunsPreFirst(t *testing.T) {
 		t.Fatalf("pre then fn: ran %s, rows %d -> %d", got, before, count())
 	}
 }
+
+// TestChangeCountSeesEveryWrite: Read's check counts changed rows with a
+// pre-update hook instead of total_changes(); over writes of every kind
+// (a WITHOUT ROWID table, a trigger's, an upsert, a REPLACE, a DELETE of
+// all rows) the hook's count moves exactly when SQLite's does, and a Read
+// that makes any of them fails and changes nothing.
+func TestChangeCountSeesEveryWrite(t *testing.T) {
+	d, _ := testDB(t)
+	ctx := context.Background()
+	if err := d.Write(ctx, func(q Querier) error {
+		_, err := q.ExecContext(ctx, `CREATE TABLE w(k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID;
+			CREATE TABLE log(n INTEGER);
+			CREATE TRIGGER tl AFTER UPDATE ON t BEGIN INSERT INTO log VALUES (new.n); END;
+			INSERT INTO w VALUES ('a', 1)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d.h.changes == nil {
+		t.Fatal("the connection has no pre-update hook: Read falls back to total_changes()")
+	}
+	writes := []string{
+		"UPDATE w SET v = v + 1 WHERE k = 'a'",
+		"INSERT INTO w VALUES ('b', 2) ON CONFLICT(k) DO UPDATE SET v = excluded.v",
+		"INSERT INTO w VALUES ('b', 3) ON CONFLICT(k) DO UPDATE SET v = excluded.v",
+		"REPLACE INTO w VALUES ('a', 9)",
+		"UPDATE t SET n = n", // the trigger's insert too
+		"DELETE FROM log",
+		"DELETE FROM w",
+	}
+	for _, w := range writes {
+		if err := d.Write(ctx, func(q Querier) error {
+			sq := q.(*stmtQuerier)
+			var before, after int64
+			if err := sq.h.conn.QueryRowContext(ctx, "SELECT total_changes()").Scan(&before); err != nil {
+				return err
+			}
+			hook := sq.h.changes.Load()
+			if _, err := q.ExecContext(ctx, w); err != nil {
+				return err
+			}
+			if err := sq.h.conn.QueryRowContext(ctx, "SELECT total_changes()").Scan(&after); err != nil {
+				return err
+			}
+			if moved := sq.h.changes.Load() != hook; moved != (after != before) {
+				t.Errorf("%s: the hook's count moved %v, total_changes() %d to %d", w, moved, before, after)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		if err := d.Read(ctx, func(q Querier) error {
+			_, err := q.ExecContext(ctx, "INSERT INTO w VALUES ('r', 1)")
+			return err
+		}); err == nil || !strings.Contains(err.Error(), "must use Write") {
+			t.Fatalf("after %s: a Read that inserts = %v, want the read-only error", w, err)
+		}
+	}
+	var n int
+	if err := d.Read(ctx, func(q Querier) error {
+		return q.QueryRowContext(ctx, "SELECT count(*) FROM w WHERE k = 'r'").Scan(&n)
+	}); err != nil || n != 0 {
+		t.Fatalf("rows the failed reads inserted: %d (%v), want 0", n, err)
+	}
+}

@@ -51,8 +51,11 @@ func (q *stmtQuerier) stmt(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // totalChanges is the number of rows the connection has changed since it
-// opened.
+// opened: the pre-update hook's count, else SQLite's total_changes().
 func (q *stmtQuerier) totalChanges(ctx context.Context) (int64, error) {
+	if q.h.changes != nil {
+		return q.h.changes.Load(), nil
+	}
 	var n int64
 	if err := q.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n); err != nil {
 		return 0, fmt.Errorf("total_changes: %w", err)

@@ -413,16 +413,17 @@ func (ps *exprParser) equality() (sqlExpr, bool) {
 			if ps.keyword("DISTINCT") {
 				return nil, false
 			}
-			// Only a plain value on the right: IS TRUE and IS FALSE are
-			// truth tests, which SQLite also makes of a right side it
-			// folds to a constant.
-			switch t := ps.peek(); {
-			case t.kind == tParam || t.kind == tInt || t.kind == tText || t.kind == tWord && t.s == "NULL":
-			default:
-				return nil, false
-			}
+			// IS TRUE and IS FALSE are truth tests, which SQLite also
+			// makes of a right side it folds to TRUE or FALSE: a right
+			// side with either word in it goes to SQLite.
+			from := ps.i
 			var r sqlExpr
-			if r, ok = ps.primary(); ok {
+			if r, ok = ps.relational(); ok {
+				for _, t := range ps.toks[from:ps.i] {
+					if t.kind == tWord && (t.s == "TRUE" || t.s == "FALSE") {
+						return nil, false
+					}
+				}
 				l = &isExpr{not: not, l: l, r: r}
 			}
 		case t.kind == tWord && (t.s == "ISNULL" || t.s == "NOTNULL"):
@@ -838,6 +839,18 @@ func compare(a, b any) (int, bool) {
 	return 0, false
 }
 
+// orderOf compares two values that are each an int64 or a string in
+// SQLite's order: every integer before every text.
+func orderOf(a, b any) int {
+	if c, ok := compare(a, b); ok {
+		return c
+	}
+	if _, ok := a.(int64); ok {
+		return -1
+	}
+	return 1
+}
+
 type cmpExpr struct {
 	op   string // = <> < <= > >=
 	l, r sqlExpr
@@ -1202,6 +1215,8 @@ var coreArity = map[string][2]int{
 	"lower": {1, 1}, "upper": {1, 1}, "length": {1, 1}, "typeof": {1, 1},
 	"instr": {2, 2}, "substr": {2, 3}, "trim": {1, 2}, "ltrim": {1, 2}, "rtrim": {1, 2},
 	"replace": {3, 3}, "char": {0, -1}, "date": {1, -1}, "datetime": {1, -1},
+	// With one argument max and min are aggregates, which SQLite runs.
+	"max": {2, -1}, "min": {2, -1}, "abs": {1, 1},
 	// Parsed so that a statement using it can run in Go where it does not
 	// reach it (a CASE's error branch); evaluated by SQLite (a real).
 	"julianday": {1, -1},
@@ -1252,6 +1267,50 @@ func (e *coreCall) eval(p map[string]any) (any, bool) {
 		vals[i] = v
 	}
 	switch e.name {
+	case "max", "min":
+		// The greatest or least argument by SQLite's order (integers
+		// before text, text by bytes), NULL if any is NULL.
+		var best any
+		for i, a := range e.args {
+			v, ok := a.eval(p)
+			if !ok {
+				return nil, false
+			}
+			switch v.(type) {
+			case nil:
+				return nil, true
+			case int64, string:
+			default:
+				return nil, false
+			}
+			if i == 0 {
+				best = v
+				continue
+			}
+			c := orderOf(v, best)
+			if e.name == "max" && c > 0 || e.name == "min" && c < 0 {
+				best = v
+			}
+		}
+		return best, true
+	case "abs":
+		v, ok := e.args[0].eval(p)
+		if !ok {
+			return nil, false
+		}
+		switch x := v.(type) {
+		case nil:
+			return nil, true
+		case int64:
+			if x == math.MinInt64 {
+				return nil, false // SQLite's integer overflow error
+			}
+			if x < 0 {
+				x = -x
+			}
+			return x, true
+		}
+		return nil, false // text is converted to a number: SQLite
 	case "nullif":
 		a, b := vals[0], vals[1]
 		if a == nil || b == nil {
@@ -1441,9 +1500,9 @@ func asciiUpper(s string) string {
 
 // dateOf is SQLite's date(X, modifiers...) or datetime(X, modifiers...)
 // for the plain case: X a valid date YYYY-MM-DD or time YYYY-MM-DD
-// HH:MM:SS and each modifier "+N days" or "-N days" (or "day"). Anything
-// else (another form of time, a day past the month's end, which SQLite
-// carries into the next month, another modifier) goes to SQLite.
+// HH:MM:SS and each modifier "+N days", "-N months" or "+N years" (or
+// "day", "month", "year"). Anything else (another form of time, another
+// modifier) goes to SQLite.
 func dateOf(name string, vals []any) (any, bool) {
 	x, ok := vals[0].(string)
 	if !ok {
@@ -1464,11 +1523,18 @@ func dateOf(name string, vals []any) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		n, ok := dayModifier(m)
+		n, unit, ok := dateModifier(m)
 		if !ok {
 			return nil, false
 		}
-		t = t.AddDate(0, 0, n)
+		switch unit {
+		case 'd':
+			t = t.AddDate(0, 0, n)
+		case 'm':
+			t = t.AddDate(0, n, 0) // a day past the month's end carries over, as in SQLite
+		default:
+			t = t.AddDate(n, 0, 0)
+		}
 	}
 	if t.Year() < 0 || t.Year() > 9999 {
 		return nil, false
@@ -1479,24 +1545,33 @@ func dateOf(name string, vals []any) (any, bool) {
 	return t.Format("2006-01-02 15:04:05"), true
 }
 
-// dayModifier reads "+N days", "-N days", "+N day" or "-N day" (N of 1 to
-// 6 digits).
-func dayModifier(m string) (int, bool) {
-	num, unit, ok := strings.Cut(m, " ")
-	if !ok || unit != "days" && unit != "day" || len(num) < 2 || len(num) > 7 || num[0] != '+' && num[0] != '-' {
-		return 0, false
+// dateModifier reads "+N days", "-N months", "+N year" and so on (N of 1
+// to 6 digits, the unit singular or plural); unit is 'd', 'm' or 'y'.
+func dateModifier(m string) (n int, unit byte, ok bool) {
+	num, u, ok := strings.Cut(m, " ")
+	switch strings.TrimSuffix(u, "s") {
+	case "day":
+		unit = 'd'
+	case "month":
+		unit = 'm'
+	case "year":
+		unit = 'y'
+	default:
+		return 0, 0, false
 	}
-	n := 0
+	if !ok || len(num) < 2 || len(num) > 7 || num[0] != '+' && num[0] != '-' {
+		return 0, 0, false
+	}
 	for _, c := range num[1:] {
 		if c < '0' || c > '9' {
-			return 0, false
+			return 0, 0, false
 		}
 		n = n*10 + int(c-'0')
 	}
 	if num[0] == '-' {
 		n = -n
 	}
-	return n, true
+	return n, unit, true
 }
 
 // globExpr is X GLOB Y (Y the pattern) over ASCII text without NUL;

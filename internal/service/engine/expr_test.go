@@ -90,6 +90,7 @@ func (g *exprGen) expr(depth int) string {
 		{"length", 1}, {"typeof", 1}, {"instr", 2}, {"substr", 2}, {"substr", 3}, {"trim", 1}, {"trim", 2},
 		{"ltrim", 1}, {"rtrim", 2}, {"replace", 3}, {"char", 1}, {"char", 2}, {"trim_space", 1}, {"char_count", 1},
 		{"format", 2}, {"clip", 2}, {"abs", 1}, {"coalesce", 1}, {"printf", 2},
+		{"max", 2}, {"min", 2}, {"max", 3}, {"min", 3}, {"max", 1},
 		{"date", 1}, {"date", 2}, {"date", 3}, {"datetime", 1}, {"datetime", 2},
 	}
 	f := fns[g.r.IntN(len(fns))]
@@ -249,7 +250,8 @@ func TestDatesAndGlobAgreeWithSQLite(t *testing.T) {
 	db := sqliteMemory(t)
 	days := []any{"2026-03-01", "2024-02-29", "2026-02-29", "2026-12-31 23:59:59", "2026-01-31 00:00:00", "0000-01-01", "9999-12-31",
 		"2026-3-1", "2026-03-01T10:00:00", "2026-13-01", "2026-00-10", " 2026-03-01", "2026-03-01 24:00:00", "20260301", nil, int64(2460000), "now"}
-	mods := []any{"+7 days", "-1 day", "+366 days", "-400000 days", "+1000000 days", "+0 days", "+1 month", "7 days", "+3 DAYS", "+1.5 days", "+ 1 days", nil}
+	mods := []any{"+7 days", "-1 day", "+366 days", "-400000 days", "+1000000 days", "+0 days", "+1 month", "7 days", "+3 DAYS", "+1.5 days", "+ 1 days",
+		"+1 months", "-1 month", "+13 months", "-25 months", "+1 year", "-3 years", "+1.5 months", "+1 MONTH", "+1 monthss", nil}
 	var exprs []string
 	for _, d := range days {
 		exprs = append(exprs, fmt.Sprintf("date(%s)", sqlLit(d)), fmt.Sprintf("datetime(%s)", sqlLit(d)), fmt.Sprintf("julianday(%s)", sqlLit(d)))
