@@ -987,7 +987,7 @@ func (plan *objectRows) run(ctx context.Context, q dbtool.Querier, query string,
 	}
 	b = append(b, ']')
 	if n > 0 {
-		nk := len(plan.keys)
+		nk := plan.width
 		last = make(map[string]any, len(cols)-nk+1)
 		last[plan.name] = string(lastObject)
 		for i, c := range cols[nk:] {

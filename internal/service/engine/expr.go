@@ -2,6 +2,8 @@ package engine
 
 import (
 	"database/sql/driver"
+	"encoding/json"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -218,14 +220,14 @@ func tokenize(q string) []token {
 			return nil // a comment
 		default:
 			op := ""
-			for _, o := range []string{"||", "<=", ">=", "<>", "!=", "==", "(", ")", ",", "=", "<", ">", "+", "-", "*"} {
+			for _, o := range []string{"->>", "->", "||", "<=", ">=", "<>", "!=", "==", "(", ")", ",", "=", "<", ">", "+", "-", "*", "/"} {
 				if strings.HasPrefix(q[i:], o) {
 					op = o
 					break
 				}
 			}
 			if op == "" {
-				return nil // ; -- /* / % & | ~ " ` [ ? @ $ .
+				return nil // ; -- /* % & | ~ " ` [ ? @ $ .
 			}
 			out = append(out, token{kind: tOp, s: op})
 			i += len(op)
@@ -239,7 +241,7 @@ func isWordByte(c byte) bool {
 }
 
 // The parser: SQLite's precedence, from the loosest: OR; AND; NOT; = ==
-// != <> IS IN BETWEEN ISNULL NOTNULL; < <= > >=; + -; *; ||; unary - +.
+// != <> IS IN BETWEEN ISNULL NOTNULL; < <= > >=; + -; * /; ||; unary - +.
 
 type exprParser struct {
 	toks []token
@@ -438,8 +440,13 @@ func (ps *exprParser) equality() (sqlExpr, bool) {
 				l, ok = ps.in(l, true)
 			case ps.keyword("BETWEEN"):
 				l, ok = ps.between(l, true)
+			case ps.keyword("GLOB"):
+				var r sqlExpr
+				if r, ok = ps.relational(); ok {
+					l = &globExpr{l: l, r: r, not: true}
+				}
 			default:
-				return nil, false // NOT LIKE, NOT GLOB ...
+				return nil, false // NOT LIKE, NOT MATCH ...
 			}
 		case t.kind == tWord && t.s == "IN":
 			ps.i++
@@ -537,10 +544,19 @@ func (ps *exprParser) additive() (sqlExpr, bool) {
 
 func (ps *exprParser) multiplicative() (sqlExpr, bool) {
 	l, ok := ps.concat()
-	for ok && ps.op("*") {
+	for ok {
+		var op byte
+		switch {
+		case ps.op("*"):
+			op = '*'
+		case ps.op("/"):
+			op = '/'
+		default:
+			return l, true
+		}
 		var r sqlExpr
 		if r, ok = ps.concat(); ok {
-			l = &arithExpr{op: '*', l: l, r: r}
+			l = &arithExpr{op: op, l: l, r: r}
 		}
 	}
 	return l, ok
@@ -548,10 +564,20 @@ func (ps *exprParser) multiplicative() (sqlExpr, bool) {
 
 func (ps *exprParser) concat() (sqlExpr, bool) {
 	l, ok := ps.unary()
-	for ok && ps.op("||") {
-		var r sqlExpr
-		if r, ok = ps.unary(); ok {
-			l = &concatExpr{l: l, r: r}
+	for ok {
+		switch {
+		case ps.op("||"):
+			var r sqlExpr
+			if r, ok = ps.unary(); ok {
+				l = &concatExpr{l: l, r: r}
+			}
+		case ps.op("->>"):
+			var r sqlExpr
+			if r, ok = ps.unary(); ok {
+				l = &extractExpr{l: l, r: r}
+			}
+		default:
+			return l, true // -> (JSON, not a value) is not parsed: SQLite
 		}
 	}
 	return l, ok
@@ -982,7 +1008,7 @@ func (e *betweenExpr) eval(p map[string]any) (any, bool) {
 }
 
 type arithExpr struct {
-	op   byte // + - *
+	op   byte // + - * /
 	l, r sqlExpr
 }
 
@@ -1011,6 +1037,14 @@ func (e *arithExpr) eval(p map[string]any) (any, bool) {
 		if (out < a) != (b > 0) {
 			return nil, false
 		}
+	case '/':
+		switch {
+		case b == 0:
+			return nil, true // SQLite's NULL
+		case a == math.MinInt64 && b == -1:
+			return nil, false // SQLite goes to a real
+		}
+		out = a / b // toward zero, as SQLite's
 	default:
 		if a != 0 && b != 0 {
 			out = a * b
@@ -1051,6 +1085,64 @@ func (e *concatExpr) eval(p map[string]any) (any, bool) {
 		return nil, true
 	}
 	return asText(l) + asText(r), true
+}
+
+// extractExpr is X ->> N for the plain case: X text that is a JSON array
+// and N a non-negative integer, the element an integer, a string, true,
+// false or null (what SQLite gives: NULL past the end). Anything else
+// (a path or a key, a real, a nested value, JSON5) goes to SQLite.
+type extractExpr struct{ l, r sqlExpr }
+
+func (e *extractExpr) eval(p map[string]any) (any, bool) {
+	l, r, ok := evalPair(e.l, e.r, p)
+	if !ok {
+		return nil, false
+	}
+	if l == nil {
+		return nil, true
+	}
+	x, isText := l.(string)
+	if !isText {
+		return nil, false
+	}
+	// SQLite reads X first: malformed JSON is an error whatever N is.
+	dec := json.NewDecoder(strings.NewReader(x))
+	dec.UseNumber()
+	var arr []any
+	if err := dec.Decode(&arr); err != nil || arr == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	if r == nil {
+		return nil, true
+	}
+	n, isInt := r.(int64)
+	if !isInt || n < 0 {
+		return nil, false
+	}
+	if n >= int64(len(arr)) {
+		return nil, true
+	}
+	switch v := arr[n].(type) {
+	case nil:
+		return nil, true
+	case bool:
+		return boolInt(v), true
+	case string:
+		if strings.IndexByte(v, 0) >= 0 || !utf8.ValidString(v) {
+			return nil, false
+		}
+		return v, true
+	case json.Number:
+		i, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return nil, false // a real, or beyond 64 bits
+		}
+		return i, true
+	}
+	return nil, false
 }
 
 // asText is an integer or text value as SQLite's text of it.
@@ -1214,7 +1306,7 @@ var coreArity = map[string][2]int{
 	"coalesce": {2, -1}, "ifnull": {2, 2}, "nullif": {2, 2}, "iif": {3, 3},
 	"lower": {1, 1}, "upper": {1, 1}, "length": {1, 1}, "typeof": {1, 1},
 	"instr": {2, 2}, "substr": {2, 3}, "trim": {1, 2}, "ltrim": {1, 2}, "rtrim": {1, 2},
-	"replace": {3, 3}, "char": {0, -1}, "date": {1, -1}, "datetime": {1, -1},
+	"replace": {3, 3}, "char": {0, -1}, "date": {1, -1}, "datetime": {1, -1}, "unixepoch": {1, -1},
 	// With one argument max and min are aggregates, which SQLite runs.
 	"max": {2, -1}, "min": {2, -1}, "abs": {1, 1},
 	// Parsed so that a statement using it can run in Go where it does not
@@ -1388,7 +1480,7 @@ func (e *coreCall) eval(p map[string]any) (any, bool) {
 		return int64(utf8.RuneCountInString(h[:i]) + 1), true
 	case "substr":
 		return substr(vals)
-	case "date", "datetime":
+	case "date", "datetime", "unixepoch":
 		return dateOf(e.name, vals)
 	case "julianday":
 		return nil, false
@@ -1500,9 +1592,10 @@ func asciiUpper(s string) string {
 
 // dateOf is SQLite's date(X, modifiers...) or datetime(X, modifiers...)
 // for the plain case: X a valid date YYYY-MM-DD or time YYYY-MM-DD
-// HH:MM:SS and each modifier "+N days", "-N months" or "+N years" (or
-// "day", "month", "year"). Anything else (another form of time, another
-// modifier) goes to SQLite.
+// HH:MM:SS and each modifier "+N days", "-N months", "+N minutes" and so
+// on (seconds, minutes, hours, days, months, years; singular too); also
+// unixepoch(X, modifiers...). Anything else (another form of time,
+// another modifier) goes to SQLite.
 func dateOf(name string, vals []any) (any, bool) {
 	x, ok := vals[0].(string)
 	if !ok {
@@ -1528,6 +1621,12 @@ func dateOf(name string, vals []any) (any, bool) {
 			return nil, false
 		}
 		switch unit {
+		case 's':
+			t = t.Add(time.Duration(n) * time.Second)
+		case 'M':
+			t = t.Add(time.Duration(n) * time.Minute)
+		case 'h':
+			t = t.Add(time.Duration(n) * time.Hour)
 		case 'd':
 			t = t.AddDate(0, 0, n)
 		case 'm':
@@ -1539,17 +1638,27 @@ func dateOf(name string, vals []any) (any, bool) {
 	if t.Year() < 0 || t.Year() > 9999 {
 		return nil, false
 	}
-	if name == "date" {
+	switch name {
+	case "date":
 		return t.Format("2006-01-02"), true
+	case "unixepoch":
+		return t.Unix(), true
 	}
 	return t.Format("2006-01-02 15:04:05"), true
 }
 
-// dateModifier reads "+N days", "-N months", "+N year" and so on (N of 1
-// to 6 digits, the unit singular or plural); unit is 'd', 'm' or 'y'.
+// dateModifier reads "+N days", "-N months", "+N minute" and so on (N of
+// 1 to 6 digits, the unit singular or plural); unit is 's', 'M', 'h',
+// 'd', 'm' or 'y'.
 func dateModifier(m string) (n int, unit byte, ok bool) {
 	num, u, ok := strings.Cut(m, " ")
 	switch strings.TrimSuffix(u, "s") {
+	case "second":
+		unit = 's'
+	case "minute":
+		unit = 'M'
+	case "hour":
+		unit = 'h'
 	case "day":
 		unit = 'd'
 	case "month":
@@ -1576,7 +1685,10 @@ func dateModifier(m string) (n int, unit byte, ok bool) {
 
 // globExpr is X GLOB Y (Y the pattern) over ASCII text without NUL;
 // anything else goes to SQLite.
-type globExpr struct{ l, r sqlExpr }
+type globExpr struct {
+	l, r sqlExpr
+	not  bool // X NOT GLOB Y
+}
 
 func (e *globExpr) eval(p map[string]any) (any, bool) {
 	l, r, ok := evalPair(e.l, e.r, p)
@@ -1601,7 +1713,7 @@ func (e *globExpr) eval(p map[string]any) (any, bool) {
 			}
 		}
 	}
-	return boolInt(globMatch(pat, str)), true
+	return boolInt(globMatch(pat, str) != e.not), true
 }
 
 // globMatch is SQLite's patternCompare for GLOB on ASCII: * any run, ?

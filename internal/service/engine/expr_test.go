@@ -17,7 +17,8 @@ type exprGen struct{ r *rand.Rand }
 var (
 	genTexts = []string{"", " ", "a", "A", "abc", "Ab C", "0", "12", " 12 ", "-3", "héllo wörld", "x'y", "%d", "a_b", "ÅB", "a\x00bc",
 		"2026-03-01", "2024-02-29", "2026-02-29", "2026-12-31 23:59:59", "0000-01-01", "9999-12-31", "2026-3-1", "2026-03-01T10:00:00",
-		"+7 days", "-1 day", "+366 days", "+1 month", "7 days", "+3 DAYS", "*[^0-9]*", "a*", "?b*", "[a-c]*", "[]a]*", "[^]]", "[a-]", "1[2"}
+		"+7 days", "-1 day", "+366 days", "+1 month", "7 days", "+3 DAYS", "+90 minutes", "-2 hours", "+30 seconds", "+1 minute",
+		"[540,1020]", ` ["a", null, true, false, 1.5, -3] `, "[1,[2],{}]", `{"a":1}`, "[1,]", "[9223372036854775808]", "[]", `["x\u0000y", "\ud800"]`, "*[^0-9]*", "a*", "?b*", "[a-c]*", "[]a]*", "[^]]", "[a-]", "1[2"}
 	genInts = []int64{0, 1, -1, 2, 3, 42, -7, 1 << 40, 9223372036854775807}
 )
 
@@ -51,7 +52,7 @@ func (g *exprGen) expr(depth int) string {
 	case 0:
 		return []string{"-", "NOT ", "+"}[g.r.IntN(3)] + e()
 	case 1, 2, 3:
-		ops := []string{"=", "==", "<>", "!=", "<", "<=", ">", ">=", "||", "+", "-", "*", "AND", "OR", "IS", "IS NOT", "/", "LIKE", "GLOB", "GLOB"}
+		ops := []string{"=", "==", "<>", "!=", "<", "<=", ">", ">=", "||", "+", "-", "*", "AND", "OR", "IS", "IS NOT", "/", "LIKE", "GLOB", "GLOB", "->>", "->>", "->", "NOT GLOB"}
 		return e() + " " + ops[g.r.IntN(len(ops))] + " " + e()
 	case 4:
 		post := []string{" IS NULL", " IS NOT NULL", " ISNULL", " NOTNULL", " NOT NULL"}
@@ -91,7 +92,7 @@ func (g *exprGen) expr(depth int) string {
 		{"ltrim", 1}, {"rtrim", 2}, {"replace", 3}, {"char", 1}, {"char", 2}, {"trim_space", 1}, {"char_count", 1},
 		{"format", 2}, {"clip", 2}, {"abs", 1}, {"coalesce", 1}, {"printf", 2},
 		{"max", 2}, {"min", 2}, {"max", 3}, {"min", 3}, {"max", 1},
-		{"date", 1}, {"date", 2}, {"date", 3}, {"datetime", 1}, {"datetime", 2},
+		{"date", 1}, {"date", 2}, {"date", 3}, {"datetime", 1}, {"datetime", 2}, {"unixepoch", 1}, {"unixepoch", 2},
 	}
 	f := fns[g.r.IntN(len(fns))]
 	args := make([]string, f.args)
@@ -205,9 +206,9 @@ func TestSelectPlanAgreesWithSQLite(t *testing.T) {
 // TestExprRefuses: what the subset does not hold goes to SQLite.
 func TestExprRefuses(t *testing.T) {
 	for _, e := range []string{
-		"x = 1", ":x LIKE 'a%'", ":x NOT GLOB 'a*'", "1.5", ":x COLLATE NOCASE = 'a'", "(SELECT 1 FROM t)",
+		"x = 1", ":x LIKE 'a%'", ":x NOT LIKE 'a%'", "1.5", ":x COLLATE NOCASE = 'a'", "(SELECT 1 FROM t)",
 		":x IN (SELECT 1)", "json_extract(:x, '$.a')", ":x -> 'a'", "strftime('%Y', :x)", "printf('%d', :x)",
-		"\"x\" = 1", ":x = 1 -- c", "EXISTS (SELECT 1)", "random()", "CAST(:x AS BLOB)", ":x % 2", ":x / 2",
+		"\"x\" = 1", ":x = 1 -- c", "EXISTS (SELECT 1)", "random()", "CAST(:x AS BLOB)", ":x % 2",
 		"(:x, :y) = (1, 2)", ":X", "?1", ":x;",
 	} {
 		if x, ok := parseExpr(e); ok {
@@ -251,20 +252,27 @@ func TestDatesAndGlobAgreeWithSQLite(t *testing.T) {
 	days := []any{"2026-03-01", "2024-02-29", "2026-02-29", "2026-12-31 23:59:59", "2026-01-31 00:00:00", "0000-01-01", "9999-12-31",
 		"2026-3-1", "2026-03-01T10:00:00", "2026-13-01", "2026-00-10", " 2026-03-01", "2026-03-01 24:00:00", "20260301", nil, int64(2460000), "now"}
 	mods := []any{"+7 days", "-1 day", "+366 days", "-400000 days", "+1000000 days", "+0 days", "+1 month", "7 days", "+3 DAYS", "+1.5 days", "+ 1 days",
+		"+90 minutes", "-2 hours", "+30 seconds", "+1 minute", "+1.5 minutes", "+1 minutes", "-1000000 seconds",
 		"+1 months", "-1 month", "+13 months", "-25 months", "+1 year", "-3 years", "+1.5 months", "+1 MONTH", "+1 monthss", nil}
 	var exprs []string
 	for _, d := range days {
-		exprs = append(exprs, fmt.Sprintf("date(%s)", sqlLit(d)), fmt.Sprintf("datetime(%s)", sqlLit(d)), fmt.Sprintf("julianday(%s)", sqlLit(d)))
+		exprs = append(exprs, fmt.Sprintf("date(%s)", sqlLit(d)), fmt.Sprintf("datetime(%s)", sqlLit(d)), fmt.Sprintf("julianday(%s)", sqlLit(d)), fmt.Sprintf("unixepoch(%s)", sqlLit(d)))
 		for _, m := range mods {
 			exprs = append(exprs, fmt.Sprintf("date(%s, %s)", sqlLit(d), sqlLit(m)), fmt.Sprintf("datetime(%s, %s)", sqlLit(d), sqlLit(m)))
 			exprs = append(exprs, fmt.Sprintf("date(%s, %s, '-1 day')", sqlLit(d), sqlLit(m)))
+			exprs = append(exprs, fmt.Sprintf("unixepoch(%s, %s)", sqlLit(d), sqlLit(m)))
 		}
 	}
 	strs := []any{"", "a", "abc", "ABC", "123", "12a", "a]b", "-", "^", "x*y", "é", int64(42), nil}
 	pats := []any{"", "*", "?", "a*", "*c", "?b?", "[a-c]*", "[^0-9]*", "*[^0-9]*", "[]a]*", "[^]]*", "[a-]*", "[-a]", "[z-a]", "1[2", "[", "*?*", "[a-c][^a-c]?", "A*", "é*", int64(4), nil}
 	for _, s := range strs {
 		for _, p := range pats {
-			exprs = append(exprs, fmt.Sprintf("%s GLOB %s", sqlLit(s), sqlLit(p)))
+			exprs = append(exprs, fmt.Sprintf("%s GLOB %s", sqlLit(s), sqlLit(p)), fmt.Sprintf("%s NOT GLOB %s", sqlLit(s), sqlLit(p)))
+		}
+	}
+	for _, j := range []string{"[540,1020]", ` ["a", null, true, false, 1.5, -3, "é"] `, "[1,]", `{"a":1}`, "[[1],2]", "[9223372036854775808]", "[1e2]"} {
+		for _, k := range []string{"0", "1", "2", "3", "4", "5", "6", "7", "-1", "'$[0]'", "NULL"} {
+			exprs = append(exprs, fmt.Sprintf("%s ->> %s", sqlLit(j), k), fmt.Sprintf("(%s ->> %s) - 1", sqlLit(j), k))
 		}
 	}
 	decided := 0

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -432,6 +433,12 @@ type objectRows struct {
 	name  string   // the first column's name (its alias, else its text)
 	keys  []string // JSON-quoted keys
 	raw   []bool   // the value is json(X): spliced
+	// fns[i], when set, is the Go SQL function of key i's value f(a, b,
+	// ...), called in Go on the columns of its arguments (nargs[i] of
+	// them) rather than by SQLite once a row through the driver.
+	fns   []*Func
+	nargs []int
+	width int // the columns of the values: len(keys) plus the functions' extra arguments
 }
 
 var objectPlans sync.Map // SQL -> *objectRows (nil: none)
@@ -481,8 +488,21 @@ func compileObjectRows(q string) *objectRows {
 			return nil
 		}
 		p.keys, p.raw = append(p.keys, `"`+k[1]+`"`), append(p.raw, raw)
-		cols = append(cols, fmt.Sprintf("%s AS __v%d", v, len(cols)))
+		var fn *Func
+		args := []string{v}
+		if c := reCall.FindStringSubmatch(v); c != nil && balanced(c[2]) {
+			if f, ok := registeredFunc(c[1]); ok {
+				if a := splitTop(c[2], ','); strings.TrimSpace(c[2]) != "" && (f.Args < 0 || f.Args == len(a)) {
+					fn, args = &f, a
+				}
+			}
+		}
+		p.fns, p.nargs = append(p.fns, fn), append(p.nargs, len(args))
+		for _, a := range args {
+			cols = append(cols, fmt.Sprintf("%s AS __v%d", strings.TrimSpace(a), len(cols)))
+		}
 	}
+	p.width = len(cols)
 	p.query = q[:start] + " " + strings.Join(append(cols, items[1:]...), ", ") + " " + q[end:]
 	return p
 }
@@ -527,13 +547,30 @@ func selectListBounds(q string) (start, end int, ok bool) {
 // appendObject writes one row's object; false when a value needs SQLite.
 func (p *objectRows) appendObject(b []byte, vals []any) ([]byte, bool) {
 	b = append(b, '{')
+	col := 0
 	for i, k := range p.keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, k...)
 		b = append(b, ':')
-		switch v := vals[i].(type) {
+		v := vals[col]
+		if f := p.fns[i]; f != nil {
+			args := make([]driver.Value, p.nargs[i])
+			for j := range args {
+				args[j] = vals[col+j]
+			}
+			out, err := f.Fn(args)
+			if err != nil {
+				return nil, false // SQLite reports it, as it would have
+			}
+			if s, ok := out.(string); ok && strings.IndexByte(s, 0) >= 0 {
+				return nil, false // SQLite would cut it at the NUL
+			}
+			v = out
+		}
+		col += p.nargs[i]
+		switch v := v.(type) {
 		case nil:
 			b = append(b, "null"...)
 		case int64:

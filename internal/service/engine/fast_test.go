@@ -205,6 +205,9 @@ func TestShapeOfBrokenJSON(t *testing.T) {
 // bytes SQLite's json_object writes, and the rows Go cannot write (a
 // real, a BLOB) come from SQLite as written.
 func TestObjectRowsAgreeWithSQLite(t *testing.T) {
+	if err := register("builtin", Builtins); err != nil {
+		t.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
@@ -229,9 +232,19 @@ break	tab', -7, '{"k":[1,2]}'), (4, 'ünï <&> 😀', 0, '[]'), (5, NULL, 12, 'n
 		{"SELECT json_object('id', id, 'half', n / 2.0) FROM t WHERE id <= :max ORDER BY id", true}, // reals: SQLite writes them
 		{"SELECT json_object('id', id, 'all', json_group_array(name)) FROM t WHERE id <= :max GROUP BY id", false},
 		{"SELECT json_quote(name) FROM t WHERE id <= :max", false},
+		// Go SQL functions of columns, called in Go: one argument, two,
+		// one the function refuses (clip of a negative count is an error
+		// in SQLite too), and one inside another expression (SQLite's).
+		{"SELECT json_object('line', one_line(name), 'short', clip(name, 4), 'id', id) AS item, id AS k FROM t WHERE id <= :max ORDER BY id", true},
+		{"SELECT json_object('short', clip(name, n)) AS item FROM t WHERE id <= :max AND id <> 3 ORDER BY id", true},
+		{"SELECT json_object('x', upper(one_line(name)), 'len', char_count(name) + 1) AS item FROM t WHERE id <= :max ORDER BY id", true},
+		{"SELECT json_object('tags', json(coalesce(tags, '[]')), 'q', json(clip(coalesce(tags, 'null'), 100))) AS item FROM t WHERE id <= :max ORDER BY id", true},
 	} {
 		if got := objectRowsOf(tc.query) != nil; got != tc.plan {
 			t.Errorf("%s: planned %v, want %v", tc.query, got, tc.plan)
+		}
+		if plan := objectRowsOf(tc.query); plan != nil && strings.Contains(tc.query, "'line', one_line(") && (plan.fns[0] == nil || plan.fns[1] == nil || plan.fns[2] != nil) {
+			t.Errorf("%s: one_line and clip are not called in Go: %+v", tc.query, plan)
 		}
 		for _, max := range []int64{0, 2, 5} {
 			p := map[string]any{"max": max}
