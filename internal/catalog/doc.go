@@ -12,7 +12,11 @@
 //   - Rank: the case study's ranking of rack protectors (1U, >= 8 outlets,
 //     >= 2000 J; then joules descending, price ascending).
 //   - Catalog: an open, read-only catalog (lookups and search) for websites.
+//   - Build: Write's case study, then the generated domains of the fifteen
+//     sites (docs/catalog.md), drawn from a seed; each domain has its own
+//     generator (the seed and its name), its tables and its search pages.
 //
-// Write is deterministic: the same bytes of images and the same content hash
-// on every run. The package imports internal/world and internal/state only.
+// Write and Build are deterministic: the same bytes of images and the same
+// content hash on every run (of the same seed). The package imports
+// internal/world and internal/state only.
 package catalog

@@ -122,3 +122,34 @@ func TestBenchWorldSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogBuild: catalog build writes a catalog the store can hash,
+// and refuses a missing --out or a directory that holds something,
+// leaving it as it was.
+func TestCatalogBuild(t *testing.T) {
+	tmp := t.TempDir()
+	st := filepath.Join(tmp, "store")
+	if _, _, err := run(t, st, "catalog", "build"); err == nil || !strings.Contains(err.Error(), "--out is required") {
+		t.Errorf("catalog build without --out: %v", err)
+	}
+	full := filepath.Join(tmp, "full")
+	os.MkdirAll(full, 0o755)
+	os.WriteFile(filepath.Join(full, "keep.txt"), []byte("mine"), 0o644)
+	if _, _, err := run(t, st, "catalog", "build", "--out", full); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("catalog build into a full directory: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(full, "keep.txt")); err != nil || string(b) != "mine" {
+		t.Errorf("the refused build touched the directory: %q, %v", b, err)
+	}
+	out := filepath.Join(tmp, "catalog")
+	stdout := mustRun(t, st, "catalog", "build", "--out", out, "--seed", "3")
+	if !strings.Contains(stdout, "records in") || !strings.Contains(stdout, "room_rates") {
+		t.Errorf("catalog build printed:\n%s", stdout)
+	}
+	if _, err := os.Stat(out + ".new"); !os.IsNotExist(err) {
+		t.Errorf("catalog build left %s.new: %v", out, err)
+	}
+	if _, _, err := run(t, st, "world", "hash", out); err != nil {
+		t.Errorf("world hash of the built catalog: %v", err)
+	}
+}
