@@ -22,7 +22,7 @@ var (
 	colours   = []string{"red", "blue", "green", "yellow", "black", "white", "grey", "orange", "purple", "teal"}
 	colourHex = map[string]string{"red": "#c0392b", "blue": "#2a4d8f", "green": "#2e8b57", "yellow": "#e0b020", "black": "#1e1e1e",
 		"white": "#f4f4f4", "grey": "#8a8f94", "orange": "#e67e22", "purple": "#7d3c98", "teal": "#138d90"}
-	shapes   = []string{"round", "square", "rectangular", "oval", "triangular"}
+	shapes   = []string{"round", "square", "rectangular", "pill"}
 	patterns = []string{"plain", "striped", "dotted", "checked"}
 
 	firstNames = []string{"Ada", "Bram", "Cleo", "Dario", "Elin", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kaia", "Lior",

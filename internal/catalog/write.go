@@ -171,6 +171,10 @@ func Open(dir string) (*Catalog, error) {
 	return &Catalog{dir: dir, db: db}, nil
 }
 
+// FromDB is a Catalog over an open catalog database (one a site opened
+// read-only); Close closes db.
+func FromDB(db *sql.DB) *Catalog { return &Catalog{db: db} }
+
 // Close closes the database.
 func (c *Catalog) Close() error { return c.db.Close() }
 

@@ -85,6 +85,8 @@ type Instance struct {
 	// for the browser: every site has a loopback port of its own, as its
 	// pages link by absolute paths. Empty with NoListen.
 	SiteURLs map[string]string
+	// siteURLs is SiteURLs for the sites' links, set once all are served.
+	siteURLs atomic.Pointer[map[string]string]
 	// MCPURL is where the MCP services are (streamable HTTP): service NAME
 	// at MCPURL/NAME. Empty with NoListen.
 	MCPURL string
@@ -148,6 +150,8 @@ func (in *Instance) listen() error {
 		}
 		in.SiteURLs[name] = u
 	}
+	urls := maps.Clone(in.SiteURLs)
+	in.siteURLs.Store(&urls)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp/", http.HandlerFunc(in.serveMCP))
 	u, err := serve(mux)
@@ -235,7 +239,13 @@ func (in *Instance) open() (err error) {
 		}
 	}()
 	for _, spec := range site.All() {
-		s, err := spec.Open(site.Options{WorldDir: in.inst.Dir(), CatalogDir: in.opts.CatalogDir, Clock: in.clock, Logger: in.opts.Logger})
+		s, err := spec.Open(site.Options{WorldDir: in.inst.Dir(), CatalogDir: in.opts.CatalogDir, Clock: in.clock, Logger: in.opts.Logger,
+			SiteURL: func(name string) string {
+				if m := in.siteURLs.Load(); m != nil {
+					return (*m)[name]
+				}
+				return ""
+			}})
 		if err != nil {
 			return fmt.Errorf("site %s: %w", spec.Name, err)
 		}

@@ -19,7 +19,22 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wildawm/wildawm/internal/site/kit"
 	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/site/devices"
+	"github.com/wildawm/wildawm/internal/site/recipes"
+	"github.com/wildawm/wildawm/internal/site/archive"
+	"github.com/wildawm/wildawm/internal/site/news"
+	"github.com/wildawm/wildawm/internal/site/stays"
+	"github.com/wildawm/wildawm/internal/site/flights"
+	"github.com/wildawm/wildawm/internal/site/dictionary"
+	"github.com/wildawm/wildawm/internal/site/courses"
+	"github.com/wildawm/wildawm/internal/site/sports"
+	"github.com/wildawm/wildawm/internal/site/code"
+	"github.com/wildawm/wildawm/internal/site/models"
+	"github.com/wildawm/wildawm/internal/site/maps"
+	"github.com/wildawm/wildawm/internal/site/search"
+	"github.com/wildawm/wildawm/internal/site/calc"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -48,6 +63,9 @@ type Options struct {
 	// Clock stamps the rows the site writes.
 	Clock  world.Clock
 	Logger *slog.Logger
+	// SiteURL returns another site's base URL in the same instance (links
+	// between sites, the web search's results); nil links by path only.
+	SiteURL func(name string) string
 }
 
 // Spec describes one site.
@@ -59,13 +77,22 @@ type Spec struct {
 	Open   func(Options) (Site, error)
 }
 
-// All returns every site, by name.
+// All returns every site: the shop, then the kit sites (internal/site/kit)
+// in the catalog's order (catalog.Sites).
 func All() []Spec {
-	return []Spec{
+	all := []Spec{
 		{Name: shop.DBName, Schema: shop.Schema, Open: func(o Options) (Site, error) {
 			return shop.New(shop.Options{CatalogDir: o.CatalogDir, WorldDir: o.WorldDir, Clock: o.Clock, Logger: o.Logger})
 		}},
 	}
+	for _, spec := range []func() *kit.Spec{devices.Spec, recipes.Spec, archive.Spec, news.Spec, stays.Spec, flights.Spec,
+		dictionary.Spec, courses.Spec, sports.Spec, code.Spec, models.Spec, maps.Spec, search.Spec, calc.Spec} {
+		sp := spec()
+		all = append(all, Spec{Name: sp.Name, Schema: func() []string { return spec().Schema }, Open: func(o Options) (Site, error) {
+			return kit.New(spec(), kit.Options{WorldDir: o.WorldDir, CatalogDir: o.CatalogDir, Clock: o.Clock, Logger: o.Logger, SiteURL: o.SiteURL})
+		}})
+	}
+	return all
 }
 
 // Lookup returns the site named name.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -27,7 +26,7 @@ func TestRegistry(t *testing.T) {
 	if len(all) == 0 {
 		t.Fatal("site.All is empty")
 	}
-	cat := catalog.WriteTest(t)
+	cat := builtCatalog(t)
 	seen := map[string]bool{}
 	for _, spec := range all {
 		if !label.MatchString(spec.Name) {
