@@ -562,7 +562,22 @@ func (s *Site) act(w http.ResponseWriter, r *http.Request, a *Action) error {
 	if ss.User == "" {
 		return web.Errorf(http.StatusUnauthorized, "log in to %s", strings.ToLower(a.Label))
 	}
-	key := r.PostForm.Get("key")
+	now, err := s.now()
+	if err != nil {
+		return err
+	}
+	if err := s.do(r.Context(), a, ss.User, r.PostForm.Get("key"), r.PostForm, now); err != nil {
+		return err
+	}
+	s.sessions.SetFlash(ss.Token, a.Done)
+	return web.Redirect(w, r, cmpOr(a.Then, "/"))
+}
+
+// do runs action a for user on record key with the form's inputs at now:
+// the record must exist, the inputs pass their checks, then Check and
+// Exec run in one BEGIN IMMEDIATE transaction. Anything refused changes
+// nothing. The GUI's POSTs and Do (synthesis) both run it.
+func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Values, now string) error {
 	if a.On != "" && !keyRE.MatchString(key) {
 		return web.Errorf(http.StatusBadRequest, "the form names no record (key %q)", clip(key))
 	}
@@ -571,7 +586,7 @@ func (s *Site) act(w http.ResponseWriter, r *http.Request, a *Action) error {
 		if err != nil {
 			return err
 		}
-		rs, err := rows(r.Context(), db, l.Detail.SQL, map[string]any{"key": key})
+		rs, err := rows(ctx, db, l.Detail.SQL, map[string]any{"key": key})
 		if err != nil {
 			return web.Internal(err)
 		}
@@ -579,24 +594,18 @@ func (s *Site) act(w http.ResponseWriter, r *http.Request, a *Action) error {
 			return web.Errorf(http.StatusNotFound, "no %s %q", strings.TrimSuffix(strings.ToLower(l.Title), "s"), clip(key))
 		}
 	}
-	p := map[string]any{"user": ss.User, "key": key}
-	if err := s.checkInputs(r.Context(), a, r.PostForm, key, p); err != nil {
+	p := map[string]any{"user": user, "key": key, "now": now}
+	if err := s.checkInputs(ctx, a, form, key, p); err != nil {
 		return err
 	}
-	now, err := s.now()
-	if err != nil {
-		return err
-	}
-	p["now"] = now
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	db, c, err := s.openWorld(r.Context(), false)
+	db, c, err := s.openWorld(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	defer c.Close()
-	ctx := r.Context()
 	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return web.Internal(err)
 	}
@@ -627,6 +636,32 @@ func (s *Site) act(w http.ResponseWriter, r *http.Request, a *Action) error {
 		c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return web.Internal(err)
 	}
-	s.sessions.SetFlash(ss.Token, a.Done)
-	return web.Redirect(w, r, cmpOr(a.Then, "/"))
+	return nil
+}
+
+// Do is the synthesis API: it writes the persona's web history, the rows
+// of action name for user on record key at now (YYYY-MM-DD HH:MM:SS), the
+// way the site's own form does, without a browser or a session: the
+// same checks, the same statements. A refused action changes nothing and
+// its error says why (a *web.Error with the visitor's message).
+func (s *Site) Do(ctx context.Context, name, user, key string, inputs map[string]string, now string) error {
+	i := slices.IndexFunc(s.spec.Actions, func(a Action) bool { return a.Name == name })
+	if i < 0 {
+		names := make([]string, len(s.spec.Actions))
+		for j, a := range s.spec.Actions {
+			names[j] = a.Name
+		}
+		return fmt.Errorf("%s: no action %q; the actions are %s", s.spec.Name, name, strings.Join(names, ", "))
+	}
+	if _, err := time.Parse(TimeFormat, now); err != nil {
+		return fmt.Errorf("%s %s: now %q is not a time YYYY-MM-DD HH:MM:SS", s.spec.Name, name, now)
+	}
+	if user == "" {
+		return fmt.Errorf("%s %s: user is empty", s.spec.Name, name)
+	}
+	form := url.Values{}
+	for k, v := range inputs {
+		form.Set(k, v)
+	}
+	return s.do(ctx, &s.spec.Actions[i], user, key, form, now)
 }
