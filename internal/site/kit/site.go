@@ -39,7 +39,7 @@ const (
 	IDLoginSubmit   = "login-submit"
 	IDLogout        = "logout"
 	IDFlash         = "flash"
-	IDResults       = "results"     // the table of a list or history
+	IDResults       = "results"      // the table of a list or history
 	IDRecordTitle   = "record-title" // a detail page's heading
 	IDRecordImage   = "record-image"
 	IDNextPage      = "next-page"
@@ -98,7 +98,7 @@ func New(spec *Spec, opts Options) (*Site, error) {
 	}
 	s := &Site{spec: spec, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		sessions: web.NewSessions(spec.Name + "_session"),
-		lists: map[string]*List{}, histOf: map[string]*History{}, images: map[string][]byte{}}
+		lists:    map[string]*List{}, histOf: map[string]*History{}, images: map[string][]byte{}}
 	pages, err := parsedPages()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.Name, err)

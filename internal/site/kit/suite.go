@@ -54,7 +54,10 @@ func MakeTestWorld(tb testing.TB, dir string, specs ...*Spec) string {
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b))); return len(b), nil }
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
 
 // client is a browser without JavaScript: cookies, no redirects followed.
 type client struct {

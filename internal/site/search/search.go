@@ -70,10 +70,10 @@ type result struct{ Href, Title, Site, Snippet string }
 func results(s *kit.Site, q *kit.Request) error {
 	v := q.R.URL.Query()
 	data := struct {
-		Q                 string
+		Q                  string
 		Total, Page, Pages int
-		Rows              []result
-		Prev, Next        string
+		Rows               []result
+		Prev, Next         string
 	}{Q: strings.TrimSpace(v.Get("q")), Page: 1}
 	if len(data.Q) > kit.MaxQueryBytes {
 		return web.Errorf(http.StatusBadRequest, "the search is too long: at most %d characters", kit.MaxQueryBytes)
