@@ -40,8 +40,8 @@ const (
 	GenPapers         = 3000
 	GenArticles       = 2000
 	GenHotels         = 1000
-	GenRateNights     = 60 // nights from day 0 with a price per room
-	GenFlightDays     = 60
+	GenRateNights     = 60 // nights from ScheduleStart with a price per room
+	GenFlightDays     = 60 // days from ScheduleStart with flights
 	GenWords          = 5000
 	GenCourses        = 500
 	GenRepositories   = 500
@@ -49,6 +49,12 @@ const (
 	GenDatasets       = 500
 	GenPlaces         = 3000
 )
+
+// ScheduleStart is the first night with hotel rates and the first day
+// with flights (the worlds' month), as a day of the catalog's calendar
+// (day 0 is 2026-01-01): 2026-03-01. Sports fixtures before it have
+// results.
+const ScheduleStart = 59
 
 func domains() []domain {
 	return []domain{
@@ -385,14 +391,14 @@ func genStays(g *gen) error {
 				return err
 			}
 			for n := range GenRateNights {
-				weekend := (n+3)%7 >= 5 // day 0, 2026-01-01, is a Thursday
+				weekend := (ScheduleStart+n+3)%7 >= 5 // day 0, 2026-01-01, is a Thursday
 				p := base * rk.multiplier
 				if weekend {
 					p *= 1.25
 				}
 				p *= 0.9 + 0.2*g.r.Float64()
 				if err := g.insert("room_rates", []string{"room_id", "night", "price_cents", "available"},
-					roomID, date(n), int64(math.Round(p/100))*100, g.between(0, 6)); err != nil {
+					roomID, date(ScheduleStart+n), int64(math.Round(p/100))*100, g.between(0, 6)); err != nil {
 					return err
 				}
 			}
@@ -427,9 +433,9 @@ func genFlights(g *gen) error {
 			number := fmt.Sprintf("%s%d", []string{"NA", "VX", "BL", "OR"}[o%4], 100+n%900)
 			for day := range GenFlightDays {
 				at := dep + g.between(-20, 20)
-				departs := fmt.Sprintf("%s %02d:%02d:00", date(day), at/60%24, at%60)
+				departs := fmt.Sprintf("%s %02d:%02d:00", date(ScheduleStart+day), at/60%24, at%60)
 				end := at + minutes
-				arrives := fmt.Sprintf("%s %02d:%02d:00", date(day+end/(24*60)), end/60%24, end%60)
+				arrives := fmt.Sprintf("%s %02d:%02d:00", date(ScheduleStart+day+end/(24*60)), end/60%24, end%60)
 				if err := g.insert("flights", []string{"number", "origin", "dest", "departs_at", "arrives_at", "price_cents", "seats"},
 					number, codes[o], codes[d], departs, arrives, int64(base+g.between(0, base/2))/100*100+99, g.between(0, 180)); err != nil {
 					return err
@@ -568,9 +574,9 @@ func genSports(g *gen) error {
 				if round >= n-1 {
 					a, b = b, a
 				}
-				day := -140 + round*7
+				day := ScheduleStart - 140 + round*7
 				var hs, as any
-				if day < 0 {
+				if day < ScheduleStart {
 					hs, as = g.between(0, 5), g.between(0, 4)
 				}
 				if err := g.insert("fixtures", []string{"league", "home_id", "away_id", "starts_at", "home_score", "away_score"},

@@ -13,6 +13,7 @@ import (
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -137,7 +138,13 @@ func serviceProbes(dir string, lib *service.Library) (map[string]serviceProbe, e
 }
 
 // siteDBs lists the database names of the sites an instance serves.
-func siteDBs() []string { return []string{shop.DBName} }
+func siteDBs() []string {
+	var names []string
+	for _, s := range site.All() {
+		names = append(names, s.Name)
+	}
+	return names
+}
 
 // checker holds one Check's state.
 type checker struct {
@@ -269,7 +276,8 @@ func (c *checker) checkAccount(ctx context.Context, inst *runtime.Instance, a wo
 	if err != nil {
 		return err
 	}
-	served := a.Site == shop.SiteName
+	_, isKit := site.Kit(a.Site)
+	served := a.Site == shop.SiteName || isKit
 	noLogin := ""
 	if served {
 		noLogin = ", so the account cannot log in"
@@ -288,6 +296,9 @@ func (c *checker) checkAccount(ctx context.Context, inst *runtime.Instance, a wo
 	}
 	if !cred.found() {
 		return nil
+	}
+	if spec, ok := site.Kit(a.Site); ok {
+		return c.checkKit(ctx, inst, spec, a.Username, cred.password, ra)
 	}
 	return c.checkShop(ctx, inst, a.Username, cred.password, ra)
 }

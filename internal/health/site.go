@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/site/kit"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -213,4 +214,79 @@ func statusNote(f *fetched) string {
 		return ""
 	}
 	return fmt.Sprintf(" (status %d)", f.status)
+}
+
+var (
+	kitUserRE = regexp.MustCompile(`Signed in as <strong>([^<]*)</strong>`)
+	kitRowRE  = regexp.MustCompile(`(?s)<tbody>(.*?)</tbody>`)
+)
+
+// checkKit logs in on a kit site of the instance as user and renders each
+// of its history pages, which must list as many rows as the world's
+// database holds for the user. Failures are problems of ra; the error is
+// only ctx's.
+func (c *checker) checkKit(ctx context.Context, inst *runtime.Instance, spec *kit.Spec, user, pass string, ra *Account) error {
+	b := newBrowser(inst.SiteURL(spec.Name))
+	fail := func(err error, format string, args ...any) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			args = append(args, err)
+			format += ": %v"
+		}
+		c.accountProblem(ra, format, args...)
+		return nil
+	}
+	form, err := b.do(ctx, http.MethodGet, "/login", nil)
+	if err != nil || form.status != http.StatusOK {
+		return fail(err, "GET /login on %s failed%s", spec.Name, statusNote(form))
+	}
+	csrf := ""
+	for _, e := range elements(form.body) {
+		if e["name"] == "csrf_token" {
+			csrf = e["value"]
+			break
+		}
+	}
+	if csrf == "" {
+		return fail(nil, "the login form of %s has no csrf_token", spec.Name)
+	}
+	home, err := b.do(ctx, http.MethodPost, "/login", url.Values{"username": {user}, "password": {pass}, "csrf_token": {csrf}})
+	if err != nil || home.status != http.StatusOK {
+		return fail(err, "%s refused the login with the password from %s%s; fix the account in accounts.json or the note", spec.Name, ra.CredentialsFoundIn, statusNote(home))
+	}
+	if u := kitUserRE.FindStringSubmatch(home.body); u == nil || html.UnescapeString(u[1]) != user {
+		return fail(nil, "after logging in %s does not show %s signed in", spec.Name, user)
+	}
+	ra.LoggedIn = true
+	historyOK := true
+	for _, h := range spec.Histories {
+		want, err := kit.HistoryRows(ctx, spec, inst.Dir(), c.env.CatalogDir, h.Name, user)
+		if err != nil {
+			historyOK = false
+			if err := fail(err, "cannot read the %s history of %s in db/%s%s", h.Name, user, spec.Name, world.DBExt); err != nil {
+				return err
+			}
+			continue
+		}
+		page, err := b.do(ctx, http.MethodGet, h.Path, nil)
+		if err != nil || page.status != http.StatusOK || page.path != h.Path {
+			historyOK = false
+			if err := fail(err, "GET %s on %s failed%s", h.Path, spec.Name, statusNote(page)); err != nil {
+				return err
+			}
+			continue
+		}
+		got := 0
+		if tb := kitRowRE.FindStringSubmatch(page.body); tb != nil {
+			got = strings.Count(tb[1], "<tr>")
+		}
+		if got != want {
+			historyOK = false
+			c.accountProblem(ra, "GET %s on %s lists %d rows; db/%s%s holds %d for %s", h.Path, spec.Name, got, spec.Name, world.DBExt, want, user)
+		}
+	}
+	ra.HistoryOK = historyOK
+	return nil
 }

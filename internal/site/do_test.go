@@ -41,10 +41,10 @@ func TestDoWritesHistory(t *testing.T) {
 	db, _ := h.Catalog()
 	var hotel, room string
 	if err := db.QueryRow(`SELECT h.slug, r.id || ' ' || r.kind || ' (up to ' || r.max_guests || ' guests)' FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id
-		WHERE NOT EXISTS (SELECT 1 FROM room_rates x WHERE x.room_id = r.id AND x.night BETWEEN '2026-01-10' AND '2026-01-11' AND x.available = 0) ORDER BY r.id LIMIT 1`).Scan(&hotel, &room); err != nil {
+		WHERE NOT EXISTS (SELECT 1 FROM room_rates x WHERE x.room_id = r.id AND x.night BETWEEN '2026-03-10' AND '2026-03-11' AND x.available = 0) ORDER BY r.id LIMIT 1`).Scan(&hotel, &room); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Do(ctx, "book", kit.TestUser, hotel, map[string]string{"room": room, "check_in": "2026-01-10", "nights": "2", "guests": "1"}, "2026-01-03 08:15:00"); err != nil {
+	if err := h.Do(ctx, "book", kit.TestUser, hotel, map[string]string{"room": room, "check_in": "2026-03-10", "nights": "2", "guests": "1"}, "2026-01-03 08:15:00"); err != nil {
 		t.Fatal(err)
 	}
 	wdb, err := state.OpenDB(world.DBPath(w, stays.Name), true)
@@ -66,8 +66,8 @@ func TestDoWritesHistory(t *testing.T) {
 		in        map[string]string
 		want      string
 	}{
-		{"book", hotel, map[string]string{"room": room, "check_in": "2026-01-10", "nights": "99", "guests": "1"}, "Nights must be"},
-		{"book", hotel, map[string]string{"room": "1 Penthouse", "check_in": "2026-01-10", "nights": "1", "guests": "1"}, "not one of the choices"},
+		{"book", hotel, map[string]string{"room": room, "check_in": "2026-03-10", "nights": "99", "guests": "1"}, "Nights must be"},
+		{"book", hotel, map[string]string{"room": "1 Penthouse", "check_in": "2026-03-10", "nights": "1", "guests": "1"}, "not one of the choices"},
 		{"book", hotel, map[string]string{"room": room, "check_in": "2027-06-01", "nights": "1", "guests": "1"}, "not free every night"},
 		{"book", "no-such-hotel", map[string]string{}, "no hotel"},
 		{"fly", hotel, nil, `no action "fly"`},

@@ -85,14 +85,29 @@ func All() []Spec {
 			return shop.New(shop.Options{CatalogDir: o.CatalogDir, WorldDir: o.WorldDir, Clock: o.Clock, Logger: o.Logger})
 		}},
 	}
-	for _, spec := range []func() *kit.Spec{devices.Spec, recipes.Spec, archive.Spec, news.Spec, stays.Spec, flights.Spec,
-		dictionary.Spec, courses.Spec, sports.Spec, code.Spec, models.Spec, maps.Spec, search.Spec, calc.Spec} {
+	for _, spec := range kitSpecs() {
 		sp := spec()
 		all = append(all, Spec{Name: sp.Name, Schema: func() []string { return spec().Schema }, Open: func(o Options) (Site, error) {
 			return kit.New(spec(), kit.Options{WorldDir: o.WorldDir, CatalogDir: o.CatalogDir, Clock: o.Clock, Logger: o.Logger, SiteURL: o.SiteURL})
 		}})
 	}
 	return all
+}
+
+func kitSpecs() []func() *kit.Spec {
+	return []func() *kit.Spec{devices.Spec, recipes.Spec, archive.Spec, news.Spec, stays.Spec, flights.Spec,
+		dictionary.Spec, courses.Spec, sports.Spec, code.Spec, models.Spec, maps.Spec, search.Spec, calc.Spec}
+}
+
+// Kit returns the spec of the kit site named name; false for the shop or
+// an unknown name.
+func Kit(name string) (*kit.Spec, bool) {
+	for _, f := range kitSpecs() {
+		if sp := f(); sp.Name == name {
+			return sp, true
+		}
+	}
+	return nil, false
 }
 
 // Lookup returns the site named name.

@@ -665,3 +665,22 @@ func (s *Site) Do(ctx context.Context, name, user, key string, inputs map[string
 	}
 	return s.do(ctx, &s.spec.Actions[i], user, key, form, now)
 }
+
+// HistoryRows is how many rows history name of spec lists for user in the
+// world at worldDir (over the catalog at catalogDir): what its page must
+// show. The health check compares the two.
+func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, user string) (int, error) {
+	i := slices.IndexFunc(spec.Histories, func(h History) bool { return h.Name == name })
+	if i < 0 {
+		return 0, fmt.Errorf("%s: no history %q", spec.Name, name)
+	}
+	s := &Site{spec: spec, opts: Options{WorldDir: worldDir, CatalogDir: catalogDir}}
+	db, c, err := s.openWorld(ctx, true)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	defer c.Close()
+	rs, err := rows(ctx, c, spec.Histories[i].SQL, map[string]any{"user": user})
+	return len(rs), err
+}

@@ -35,20 +35,20 @@ func Spec() *kit.Spec {
 				Sections: []kit.Section{{Title: "Rooms and prices for the first week",
 					SQL: `SELECT r.id || ' ' || r.kind AS room, r.beds, r.max_guests, rr.night, rr.price_cents, rr.available
 					      FROM hotel_rooms r JOIN hotels h ON h.id = r.hotel_id JOIN room_rates rr ON rr.room_id = r.id
-					      WHERE h.slug = :key AND rr.night < '2026-01-08' ORDER BY r.id, rr.night`,
+					      WHERE h.slug = :key AND rr.night < '2026-03-08' ORDER BY r.id, rr.night`,
 					Columns: []kit.Column{{Key: "room", Label: "Room"}, {Key: "beds", Label: "Beds"}, {Key: "max_guests", Label: "Guests"}, {Key: "night", Label: "Night"}, {Key: "price_cents", Label: "Price", Kind: "cents"}, {Key: "available", Label: "Rooms left"}}}},
 			},
 		}},
 		Actions: []kit.Action{
 			{Name: "book", Label: "Book", On: "hotels", Inputs: []kit.Input{
 				{Name: "room", Label: "Room", Kind: "select", OptionsSQL: rooms},
-				{Name: "check_in", Label: "Check-in", Kind: "date", Default: "2026-01-10"},
+				{Name: "check_in", Label: "Check-in", Kind: "date", Default: "2026-03-10"},
 				{Name: "nights", Label: "Nights", Kind: "int", Min: 1, Max: 14, Default: "2"},
 				{Name: "guests", Label: "Guests", Kind: "int", Min: 1, Max: 6, Default: "1"}},
 				Check: `SELECT CASE
 				  WHEN :guests > r.max_guests THEN 'the ' || r.kind || ' takes at most ' || r.max_guests || ' guests'
 				  WHEN (SELECT count(*) FROM cat.room_rates WHERE room_id = r.id AND night >= :check_in AND night < date(:check_in, '+' || :nights || ' days') AND available > 0) < :nights
-				    THEN 'the ' || r.kind || ' is not free every night from ' || :check_in || ' for ' || :nights || ' nights; prices and rooms are listed for 2026-01-01 to 2026-03-01'
+				    THEN 'the ' || r.kind || ' is not free every night from ' || :check_in || ' for ' || :nights || ' nights; prices and rooms are listed for the nights of 2026-03-01 to 2026-04-29'
 				  END FROM cat.hotel_rooms r WHERE r.id = CAST(:room AS INTEGER)`,
 				Exec: []string{`INSERT INTO bookings (code, username, hotel, room_id, check_in, nights, guests, total_cents, status, booked_at)
 				  SELECT 'NS-' || (500001 + coalesce((SELECT max(id) FROM bookings), 0)), :user, :key, CAST(:room AS INTEGER), :check_in, :nights, :guests,
