@@ -49,12 +49,18 @@ func TestCheck(t *testing.T) {
 	if !rep.OK || len(rep.Problems) != 0 {
 		t.Fatalf("W0 is not healthy:\n%s", encode(t, rep))
 	}
-	if len(rep.Accounts) != 1 {
-		t.Fatalf("accounts %+v, want the persona's one shop account", rep.Accounts)
+	// The persona's accounts: the shop's and three kit sites' (recipes,
+	// stays, maps), each logged in with the note's password and its
+	// history pages listing what the world holds.
+	sites := []string{}
+	for _, a := range rep.Accounts {
+		sites = append(sites, a.Site)
+		if !strings.HasPrefix(a.CredentialsFoundIn, logins+":") || !a.LoggedIn || !a.HistoryOK {
+			t.Errorf("%s account: %+v", a.Site, a)
+		}
 	}
-	a := rep.Accounts[0]
-	if a.Site != "shop" || a.CredentialsFoundIn != logins+":1" || !a.LoggedIn || !a.HistoryOK {
-		t.Errorf("shop account: %+v", a)
+	if !slices.Equal(sites, []string{"maps", "recipes", "shop", "stays"}) {
+		t.Fatalf("accounts %+v, want the persona's shop, recipes, stays and maps accounts", rep.Accounts)
 	}
 	// The case study uses all eight MCP services; each loads and answers.
 	if len(rep.Services) != 8 {
@@ -68,7 +74,7 @@ func TestCheck(t *testing.T) {
 	if i := slices.IndexFunc(rep.Services, func(s health.Service) bool { return s.Name == "messages" }); i < 0 || !slices.Contains(rep.Services[i].Tools, "list_threads") {
 		t.Errorf("messages: %+v", rep.Services)
 	}
-	user := a.Username
+	user := rep.Accounts[slices.IndexFunc(rep.Accounts, func(a health.Account) bool { return a.Site == "shop" })].Username
 	var text strings.Builder
 	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "healthy") {
 		t.Errorf("text report %q, %v", text.String(), err)
@@ -213,22 +219,43 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			accts = append(accts, world.Account{Site: "recipes", Username: "alex.cooks", PasswordHash: world.HashPassword("recipes", "alex.cooks", "test", "basil-77")})
+			accts = append(accts, world.Account{Site: "bakery", Username: "alex.cooks", PasswordHash: world.HashPassword("bakery", "alex.cooks", "test", "basil-77")})
 			if err := world.WriteAccounts(dir, accts); err != nil {
 				t.Fatal(err)
 			}
-			editNote(t, dir, func(s string) string { return s + "- recipes: user `alex.cooks`, password `basil-77`\n" })
+			editNote(t, dir, func(s string) string { return s + "- bakery: user `alex.cooks`, password `basil-77`\n" })
 		})
-		r := account(t, rep, "recipes")
-		if r.CredentialsFoundIn != logins+":2" || r.LoggedIn {
-			t.Errorf("recipes account: %+v", r)
+		r := account(t, rep, "bakery")
+		if !strings.HasPrefix(r.CredentialsFoundIn, logins+":") || r.LoggedIn {
+			t.Errorf("bakery account: %+v", r)
 		}
-		hasProblem(t, rep, "account recipes/alex.cooks", "no site server for recipes")
+		hasProblem(t, rep, "account bakery/alex.cooks", "no site server for bakery")
 		if s := account(t, rep, "shop"); !s.OK() {
 			t.Errorf("the shop account broke too: %+v", s)
 		}
 		if len(rep.Problems) != 1 {
-			t.Errorf("problems %q, want only the recipes one", rep.Problems)
+			t.Errorf("problems %q, want only the bakery one", rep.Problems)
+		}
+	})
+	t.Run("kit site history that does not render", func(t *testing.T) {
+		rep := broken(t, func(dir string) {
+			db, err := state.OpenDB(world.DBPath(dir, "stays"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`DROP TABLE bookings`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if a := account(t, rep, "stays"); !a.LoggedIn || a.HistoryOK {
+			t.Errorf("stays account: %+v, want logged in and the history failing", a)
+		}
+		hasProblem(t, rep, "account stays/", "bookings")
+		if s := account(t, rep, "recipes"); !s.OK() {
+			t.Errorf("the recipes account broke too: %+v", s)
 		}
 	})
 }

@@ -179,7 +179,15 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	persona := synth.CaseStudyPersona()
 	rows, filler := specRows(catalog.Products())
 	candidates := [2]string{catalog.CandidateWhite, catalog.CandidateBlack}
-	deltas, err := synth.Deltas(persona, synth.CaseStudyPlan(persona, rows, candidates, filler), synth.Skills(), catSum.Hash)
+	picks, err := webPicks(ctx, catDir)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	plan, err := synth.AddWebHistory(synth.CaseStudyPlan(persona, rows, candidates, filler), persona, picks)
+	if err != nil {
+		return nil, err
+	}
+	deltas, err := synth.Deltas(persona, plan, synth.Skills(), catSum.Hash)
 	if err != nil {
 		return nil, err
 	}
@@ -327,4 +335,29 @@ func (p *Prepared) ReplayJudge(ctx context.Context, ref world.ID) (*judge.Replay
 		return nil, err
 	}
 	return &judge.ReplayJudge{W0: w0, Ref: r}, nil
+}
+
+// webPicks chooses the case study persona's web history from the built
+// catalog: a recipe, a hotel room free for the two install nights (with
+// their price), and the venue on the map.
+func webPicks(ctx context.Context, catDir string) (synth.WebPicks, error) {
+	w := synth.WebPicks{CheckIn: "2026-03-09", Nights: 2}
+	db, err := state.OpenDB(world.DBPath(catDir, catalog.DBName), true)
+	if err != nil {
+		return w, err
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, `SELECT slug FROM recipes WHERE cuisine = 'Italian' ORDER BY rating_x10 DESC, id LIMIT 1`).Scan(&w.RecipeSlug); err != nil {
+		return w, fmt.Errorf("a recipe for the web history: %w", err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT h.slug, r.id, sum(rr.price_cents) FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id
+		JOIN room_rates rr ON rr.room_id = r.id AND rr.night >= ? AND rr.night < date(?, '+' || ? || ' days')
+		GROUP BY r.id HAVING count(*) = ? AND min(rr.available) > 0 ORDER BY h.rating_x10 DESC, r.id LIMIT 1`, w.CheckIn, w.CheckIn, w.Nights, w.Nights).
+		Scan(&w.HotelSlug, &w.RoomID, &w.TotalCents); err != nil {
+		return w, fmt.Errorf("a hotel room for the web history: %w", err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT id FROM places WHERE kind = 'cinema' ORDER BY id LIMIT 1`).Scan(&w.PlaceID); err != nil {
+		return w, fmt.Errorf("a place for the web history: %w", err)
+	}
+	return w, nil
 }

@@ -50,7 +50,10 @@ func CaseStudyPersona() Persona {
 			{Name: "Priya Mehta", Role: "install assistant"},
 			{Name: "Jonas Lindqvist", Role: "equipment supplier"},
 		},
-		Accounts: []Account{{Site: "shop", Username: "alex.rivera", Password: "rack-it-up-42"}},
+		Accounts: []Account{{Site: "shop", Username: "alex.rivera", Password: "rack-it-up-42"},
+			{Site: "recipes", Username: "alex.rivera", Password: "slow-cooked-7"},
+			{Site: "stays", Username: "alex.rivera", Password: "on-the-road-19"},
+			{Site: "maps", Username: "alex.rivera", Password: "find-the-venue-3"}},
 		Services: []string{"messages"},
 		Arcs: []string{
 			"Venue rack fit-out: draft the bill of materials, collect spec sheets, get the client's approval, order the surge protection (image-decisive: the approved unit is identified by its look).",

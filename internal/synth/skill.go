@@ -87,7 +87,7 @@ func rawJSON(v any) json.RawMessage {
 func Skills() map[string]Skill {
 	list := []Skill{
 		skillProvision(), skillAccount(), skillConversation(), skillPurchase(),
-		skillInventory(), skillBOM(), skillSpecSheet(), skillNote(), skillServiceEvent(),
+		skillInventory(), skillBOM(), skillSpecSheet(), skillNote(), skillServiceEvent(), skillSiteHistory(),
 	}
 	m := make(map[string]Skill, len(list))
 	for _, s := range list {

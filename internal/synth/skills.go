@@ -7,6 +7,7 @@ import (
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/mail"
+	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/site/shop"
 )
 
@@ -26,6 +27,10 @@ func skillProvision() Skill {
 				b.d.Ops = append(b.d.Ops, mail.CreateOps()...)
 				return nil
 			default:
+				if st, err := site.Lookup(db); err == nil && st.Schema != nil {
+					ddl = st.Schema() // a website of the registry
+					break
+				}
 				spec, err := service.Lookup(db)
 				if err != nil {
 					return fmt.Errorf("provision_service: %w", err)
@@ -230,6 +235,42 @@ func skillNote() Skill {
 			b.op(delta.Op{Op: delta.OpFileWrite, Path: path, Generator: &delta.GeneratorRef{Name: "markdown", Params: rawJSON(map[string]any{
 				"title": p.str("title"), "sections": []map[string]any{{"paragraphs": []string{p.str("body")}}}})}})
 			b.producesFile(path)
+			return nil
+		},
+	}
+}
+
+// skillSiteHistory writes rows of a website's history (a saved recipe, a
+// booking) by natural key. The rows are the ones the site's own form
+// writes for the persona; the plan computes them from the catalog.
+func skillSiteHistory() Skill {
+	return Skill{
+		Name:        "site_history",
+		Interfaces:  []string{"gui"},
+		Description: "Use a website as the persona: save, book, follow; the rows land in the site's per-persona database and show on its history pages.",
+		Constraints: []string{"the site's database was provisioned earlier", "each row's key is the table's natural key", "values reference real catalog records"},
+		Emit: func(b *Builder, p Params) error {
+			db, table := p.str("site"), p.str("table")
+			if db == "" || table == "" {
+				return fmt.Errorf("site_history: params site and table are required")
+			}
+			if _, err := site.Lookup(db); err != nil {
+				return fmt.Errorf("site_history: %w", err)
+			}
+			key, ok1 := p["key"].(map[string]any)
+			values, ok2 := p["values"].(map[string]any)
+			if !ok1 || len(key) == 0 || !ok2 && p["values"] != nil {
+				return fmt.Errorf("site_history %s.%s: key must be a non-empty object of column values and values an object", db, table)
+			}
+			op := delta.Op{Op: delta.OpDBInsert, DB: db, Table: table, Key: map[string]delta.Value{}, Values: map[string]delta.Value{}}
+			for k, v := range key {
+				op.Key[k] = lit(v)
+			}
+			for k, v := range values {
+				op.Values[k] = lit(v)
+			}
+			b.op(op)
+			b.producesRow(db, table, key)
 			return nil
 		},
 	}
