@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ImageAttrs is what a generated image shows (a row of image_attrs): for
@@ -33,8 +34,8 @@ func (c *Catalog) ImageAttrs(ctx context.Context, path string) (ImageAttrs, erro
 	var panel int
 	err := c.db.QueryRowContext(ctx, `SELECT kind, colour, panel, shape, pattern, count FROM image_attrs WHERE image = ?`, path).
 		Scan(&a.Kind, &a.Colour, &panel, &a.Shape, &a.Pattern, &a.Count)
-	if errors.Is(err, sql.ErrNoRows) {
-		return a, ErrNotFound
+	if errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table: image_attrs") {
+		return a, ErrNotFound // a catalog of Write alone has no generated images
 	}
 	if err != nil {
 		return a, fmt.Errorf("image %s: %w", path, err)

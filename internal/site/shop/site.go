@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/site/web"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -269,7 +270,7 @@ func (s *Site) image(w http.ResponseWriter, r *http.Request) error {
 	}
 	f, err := os.OpenInRoot(s.cat.ImagesDir(), name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return web.Errorf(http.StatusNotFound, "no such image")
+		return s.drawnImage(w, r, name)
 	}
 	if err != nil {
 		return web.Internal(err)
@@ -283,6 +284,27 @@ func (s *Site) image(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "private, max-age=300")
 	http.ServeContent(w, r, "", time.Time{}, f)
 	return nil
+}
+
+// drawnImage serves the photo of a generated product, which is no file:
+// it is drawn from the catalog's image_attrs (docs/catalog.md).
+func (s *Site) drawnImage(w http.ResponseWriter, r *http.Request, name string) error {
+	a, err := s.cat.ImageAttrs(r.Context(), catalog.ImagesDir+"/products/"+name)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return web.Errorf(http.StatusNotFound, "no such image")
+	}
+	if err != nil {
+		return web.Internal(err)
+	}
+	b, err := generator.PNG().Generate(a.PNGParams())
+	if err != nil {
+		return web.Internal(err)
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "private, max-age=300")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, err = w.Write(b)
+	return err
 }
 
 func (s *Site) staticFile(w http.ResponseWriter, r *http.Request) error {
