@@ -207,19 +207,29 @@ const MaxSearchTerms = 8
 // or category contains every word of q (case-insensitive), ordered by
 // category, title and SKU. An empty q matches every product.
 func (c *Catalog) Search(ctx context.Context, site, q string, limit int) ([]Product, error) {
-	query := selectProducts + ` WHERE site = ?`
+	ps, _, err := c.SearchPage(ctx, site, q, limit, 0)
+	return ps, err
+}
+
+// SearchPage is Search from the offset-th match, with the number of all
+// matches.
+func (c *Catalog) SearchPage(ctx context.Context, site, q string, limit, offset int) ([]Product, int, error) {
+	where := ` WHERE site = ?`
 	args := []any{site}
 	for i, w := range fields(q) {
 		if i == MaxSearchTerms {
 			break
 		}
 		pat := "%" + likeEscape(w) + "%"
-		query += ` AND (title LIKE ? ESCAPE '\' OR description LIKE ? ESCAPE '\' OR sku LIKE ? ESCAPE '\' OR category LIKE ? ESCAPE '\')`
+		where += ` AND (title LIKE ? ESCAPE '\' OR description LIKE ? ESCAPE '\' OR sku LIKE ? ESCAPE '\' OR category LIKE ? ESCAPE '\')`
 		args = append(args, pat, pat, pat, pat)
 	}
-	query += ` ORDER BY category, title, sku LIMIT ?`
-	args = append(args, limit)
-	return c.query(ctx, query, args...)
+	var total int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	ps, err := c.query(ctx, selectProducts+where+` ORDER BY category, title, sku LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+	return ps, total, err
 }
 
 func (c *Catalog) query(ctx context.Context, q string, args ...any) ([]Product, error) {

@@ -13,7 +13,8 @@ import (
 )
 
 // TestShopDrawsGeneratedPhotos: over the generated catalog the shop sells
-// the generated products too, and draws their photos, which are no files.
+// the generated products too (5,051 over 51 pages of 100), and draws their
+// photos, which are no files.
 func TestShopDrawsGeneratedPhotos(t *testing.T) {
 	cat := builtCatalog(t)
 	w := shop.MakeTestWorld(t, filepath.Join(t.TempDir(), "world"))
@@ -22,7 +23,8 @@ func TestShopDrawsGeneratedPhotos(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for path, want := range map[string]int{"/p/G00017": http.StatusOK, "/images/G00017.png": http.StatusOK, "/images/G99999.png": http.StatusNotFound} {
+	for path, want := range map[string]int{"/search?q=&page=2": http.StatusOK, "/search?q=&page=51": http.StatusOK, "/search?q=&page=52": http.StatusNotFound,
+		"/search?q=&page=0": http.StatusBadRequest, "/p/G00017": http.StatusOK, "/images/G00017.png": http.StatusOK, "/images/G99999.png": http.StatusNotFound} {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != want {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -147,11 +148,14 @@ type page struct {
 
 	Categories []string
 	Next       string
-	Products   []catalog.Product
-	Product    catalog.Product
-	Items      []cartView
-	Total      string
-	Orders     []orderView
+	// A search's pages: Matches in all, page PageNo of Pages.
+	Matches, PageNo, Pages int
+	PrevPage, NextPage     string
+	Products               []catalog.Product
+	Product                catalog.Product
+	Items                  []cartView
+	Total                  string
+	Orders                 []orderView
 
 	Status     int
 	StatusText string
@@ -245,11 +249,30 @@ func (s *Site) search(w http.ResponseWriter, r *http.Request) error {
 	if len(q) > MaxQueryBytes {
 		return web.Errorf(http.StatusBadRequest, "the search is too long: at most %d characters", MaxQueryBytes)
 	}
-	ps, err := s.cat.Search(r.Context(), catalog.Site, q, MaxResults)
+	n := 1
+	if ps := r.URL.Query().Get("page"); ps != "" {
+		var err error
+		if n, err = strconv.Atoi(ps); err != nil || n < 1 || n > 10000 {
+			return web.Errorf(http.StatusBadRequest, "page must be a whole number from 1 to 10000, got %q", ps)
+		}
+	}
+	ps, total, err := s.cat.SearchPage(r.Context(), catalog.Site, q, MaxResults, (n-1)*MaxResults)
 	if err != nil {
 		return web.Internal(err)
 	}
-	return s.render(w, r, http.StatusOK, "search", &page{Title: "Search", Query: q, Products: ps})
+	pages := max(1, (total+MaxResults-1)/MaxResults)
+	if n > pages {
+		return web.Errorf(http.StatusNotFound, "page %d does not exist: the search has %d pages", n, pages)
+	}
+	p := &page{Title: "Search", Query: q, Products: ps, Matches: total, PageNo: n, Pages: pages}
+	link := func(k int) string { return "/search?" + url.Values{"q": {q}, "page": {strconv.Itoa(k)}}.Encode() }
+	if n > 1 {
+		p.PrevPage = link(n - 1)
+	}
+	if n < pages {
+		p.NextPage = link(n + 1)
+	}
+	return s.render(w, r, http.StatusOK, "search", p)
 }
 
 func (s *Site) product(w http.ResponseWriter, r *http.Request) error {
