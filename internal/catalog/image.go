@@ -150,3 +150,34 @@ func darken(hex string) string {
 	}
 	return fmt.Sprintf("#%02x%02x%02x", r/2, g/2, b/2)
 }
+
+// Review is one shopper's review of a generated product.
+type Review struct {
+	Author   string
+	Rating   int // 1 to 5
+	Title    string
+	Body     string
+	PostedOn string
+}
+
+// Reviews returns up to limit reviews of product id, newest first; none
+// for a catalog without reviews (Write's alone).
+func (c *Catalog) Reviews(ctx context.Context, id int64, limit int) ([]Review, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT author, rating, title, body, posted_on FROM reviews WHERE product_id = ? ORDER BY posted_on DESC, id LIMIT ?`, id, limit)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table: reviews") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reviews of product %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Review
+	for rows.Next() {
+		var r Review
+		if err := rows.Scan(&r.Author, &r.Rating, &r.Title, &r.Body, &r.PostedOn); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,14 +1,17 @@
 package site_test
 
 import (
+	"html"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -23,6 +26,22 @@ func TestShopDrawsGeneratedPhotos(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// A product with reviews shows them.
+	db, err := state.OpenDB(world.DBPath(cat, "catalog"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sku, title string
+	err = db.QueryRow(`SELECT p.sku, r.title FROM reviews r JOIN products p ON p.id = r.product_id ORDER BY r.posted_on DESC, r.id LIMIT 1`).Scan(&sku, &title)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/p/"+sku, nil))
+	if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, `<section id="reviews">`) || !strings.Contains(body, html.EscapeString(title)) {
+		t.Errorf("GET /p/%s: %d, no review %q", sku, rec.Code, title)
+	}
 	for path, want := range map[string]int{"/search?q=&page=2": http.StatusOK, "/search?q=&page=51": http.StatusOK, "/search?q=&page=52": http.StatusNotFound,
 		"/search?q=&page=0": http.StatusBadRequest, "/p/G00017": http.StatusOK, "/images/G00017.png": http.StatusOK, "/images/G99999.png": http.StatusNotFound} {
 		rec := httptest.NewRecorder()

@@ -152,6 +152,7 @@ type page struct {
 	Matches, PageNo, Pages int
 	PrevPage, NextPage     string
 	Products               []catalog.Product
+	Reviews                []catalog.Review
 	Product                catalog.Product
 	Items                  []cartView
 	Total                  string
@@ -283,7 +284,11 @@ func (s *Site) product(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return web.Internal(err)
 	}
-	return s.render(w, r, http.StatusOK, "product", &page{Title: p.Title, Product: p})
+	reviews, err := s.cat.Reviews(r.Context(), p.ID, 10)
+	if err != nil {
+		return web.Internal(err)
+	}
+	return s.render(w, r, http.StatusOK, "product", &page{Title: p.Title, Product: p, Reviews: reviews})
 }
 
 func (s *Site) image(w http.ResponseWriter, r *http.Request) error {
