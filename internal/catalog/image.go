@@ -181,3 +181,21 @@ func (c *Catalog) Reviews(ctx context.Context, id int64, limit int) ([]Review, e
 	}
 	return out, rows.Err()
 }
+
+// Categories returns the categories of site's products, by name.
+func (c *Catalog) Categories(ctx context.Context, site string) ([]string, error) {
+	rows, err := c.db.QueryContext(ctx, `SELECT DISTINCT category FROM products WHERE site = ? ORDER BY category`, site)
+	if err != nil {
+		return nil, fmt.Errorf("categories of %s: %w", site, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -26,6 +26,12 @@ func TestShopDrawsGeneratedPhotos(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// The start page lists every category, the generated ones too.
+	home := httptest.NewRecorder()
+	s.ServeHTTP(home, httptest.NewRequest(http.MethodGet, "/", nil))
+	if n := strings.Count(home.Body.String(), `href="/search?q=`); n < 26 {
+		t.Errorf("the start page lists %d categories, want the case study's 6 and the generated 24", n)
+	}
 	// A product with reviews shows them.
 	db, err := state.OpenDB(world.DBPath(cat, "catalog"), true)
 	if err != nil {

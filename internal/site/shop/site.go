@@ -206,8 +206,11 @@ func (s *Site) errorPage(w http.ResponseWriter, r *http.Request, e *web.Error) {
 }
 
 func (s *Site) home(w http.ResponseWriter, r *http.Request) error {
-	return s.render(w, r, http.StatusOK, "home", &page{Title: "Home",
-		Categories: []string{"surge-protectors", "cables", "audio-mixers", "stage-lights", "speaker-stands", "adapters"}})
+	cats, err := s.cat.Categories(r.Context(), catalog.Site)
+	if err != nil {
+		return web.Internal(err)
+	}
+	return s.render(w, r, http.StatusOK, "home", &page{Title: "Home", Categories: cats})
 }
 
 func (s *Site) loginForm(w http.ResponseWriter, r *http.Request) error {
