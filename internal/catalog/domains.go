@@ -71,20 +71,24 @@ func domains() []domain {
 		}, gen: genShop},
 		{name: "recipes", schema: []string{
 			`CREATE TABLE recipes (id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, title TEXT NOT NULL, cuisine TEXT NOT NULL, course TEXT NOT NULL, minutes INTEGER NOT NULL, servings INTEGER NOT NULL, rating_x10 INTEGER NOT NULL, ratings INTEGER NOT NULL, image TEXT NOT NULL, summary TEXT NOT NULL)`,
+			`CREATE INDEX recipes_rating ON recipes(rating_x10 DESC, ratings DESC, slug)`,
 			`CREATE TABLE recipe_ingredients (recipe_id INTEGER NOT NULL REFERENCES recipes(id), pos INTEGER NOT NULL, quantity TEXT NOT NULL, unit TEXT NOT NULL, ingredient TEXT NOT NULL, PRIMARY KEY (recipe_id, pos)) WITHOUT ROWID`,
 			`CREATE TABLE recipe_steps (recipe_id INTEGER NOT NULL REFERENCES recipes(id), pos INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (recipe_id, pos)) WITHOUT ROWID`,
 		}, gen: genRecipes},
 		{name: "archive", schema: []string{
 			`CREATE TABLE papers (id INTEGER PRIMARY KEY, ext_id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, authors TEXT NOT NULL, category TEXT NOT NULL, submitted_on TEXT NOT NULL, abstract TEXT NOT NULL)`,
 			`CREATE INDEX papers_category ON papers(category, submitted_on)`,
+			`CREATE INDEX papers_submitted ON papers(submitted_on DESC, ext_id)`,
 		}, gen: genPapers},
 		{name: "news", schema: []string{
 			`CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, section TEXT NOT NULL, title TEXT NOT NULL, byline TEXT NOT NULL, published_at TEXT NOT NULL, summary TEXT NOT NULL, body TEXT NOT NULL)`,
 			`CREATE INDEX articles_section ON articles(section, published_at)`,
+			`CREATE INDEX articles_published ON articles(published_at DESC, slug)`,
 		}, gen: genNews},
 		{name: "stays", schema: []string{
-			`CREATE TABLE hotels (id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, city_id INTEGER NOT NULL REFERENCES cities(id), stars INTEGER NOT NULL, address TEXT NOT NULL, rating_x10 INTEGER NOT NULL, image TEXT NOT NULL, summary TEXT NOT NULL)`,
+			`CREATE TABLE hotels (id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, city_id INTEGER NOT NULL REFERENCES cities(id), stars INTEGER NOT NULL, address TEXT NOT NULL, rating_x10 INTEGER NOT NULL, image TEXT NOT NULL, summary TEXT NOT NULL, from_cents INTEGER)`,
 			`CREATE INDEX hotels_city ON hotels(city_id)`,
+			`CREATE INDEX hotels_rating ON hotels(rating_x10 DESC, slug)`,
 			`CREATE TABLE hotel_rooms (id INTEGER PRIMARY KEY, hotel_id INTEGER NOT NULL REFERENCES hotels(id), kind TEXT NOT NULL, beds INTEGER NOT NULL, max_guests INTEGER NOT NULL)`,
 			`CREATE TABLE room_rates (room_id INTEGER NOT NULL REFERENCES hotel_rooms(id), night TEXT NOT NULL, price_cents INTEGER NOT NULL, available INTEGER NOT NULL, PRIMARY KEY (room_id, night)) WITHOUT ROWID`,
 		}, gen: genStays},
@@ -92,6 +96,7 @@ func domains() []domain {
 			`CREATE TABLE airports (code TEXT PRIMARY KEY, name TEXT NOT NULL, city_id INTEGER NOT NULL REFERENCES cities(id)) WITHOUT ROWID`,
 			`CREATE TABLE flights (id INTEGER PRIMARY KEY, number TEXT NOT NULL, origin TEXT NOT NULL REFERENCES airports(code), dest TEXT NOT NULL REFERENCES airports(code), departs_at TEXT NOT NULL, arrives_at TEXT NOT NULL, price_cents INTEGER NOT NULL, seats INTEGER NOT NULL)`,
 			`CREATE INDEX flights_route ON flights(origin, dest, departs_at)`,
+			`CREATE INDEX flights_departs ON flights(departs_at, id)`,
 		}, gen: genFlights},
 		{name: "dictionary", schema: []string{
 			`CREATE TABLE words (id INTEGER PRIMARY KEY, headword TEXT NOT NULL UNIQUE, pos TEXT NOT NULL, pronunciation TEXT NOT NULL, definition TEXT NOT NULL, example TEXT NOT NULL)`,
@@ -112,6 +117,7 @@ func domains() []domain {
 		}, gen: genCode},
 		{name: "models", schema: []string{
 			`CREATE TABLE models (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, task TEXT NOT NULL, params_m INTEGER NOT NULL, license TEXT NOT NULL, downloads INTEGER NOT NULL, likes INTEGER NOT NULL, updated_on TEXT NOT NULL, card TEXT NOT NULL, UNIQUE (owner, name))`,
+			`CREATE INDEX models_downloads ON models(downloads DESC, id)`,
 			`CREATE TABLE datasets (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, task TEXT NOT NULL, rows INTEGER NOT NULL, license TEXT NOT NULL, downloads INTEGER NOT NULL, updated_on TEXT NOT NULL, card TEXT NOT NULL, UNIQUE (owner, name))`,
 		}, gen: genModels},
 		{name: "maps", schema: []string{
@@ -402,6 +408,10 @@ func genStays(g *gen) error {
 					return err
 				}
 			}
+		}
+		// The lowest nightly price of the hotel, which its list shows.
+		if _, err := g.tx.ExecContext(g.ctx, `UPDATE hotels SET from_cents = (SELECT min(rr.price_cents) FROM hotel_rooms r JOIN room_rates rr ON rr.room_id = r.id WHERE r.hotel_id = ?) WHERE id = ?`, i+1, i+1); err != nil {
+			return err
 		}
 		if err := g.page(SiteStays, "/h/"+s, name, summary); err != nil {
 			return err

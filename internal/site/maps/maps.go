@@ -36,7 +36,7 @@ func Spec() *kit.Spec {
 			Select:  `SELECT p.id AS key, p.name AS title, p.kind, c.name AS city, p.address, p.rating_x10 FROM places p JOIN cities c ON c.id = p.city_id`,
 			Search:  []string{"title", "address", "kind"},
 			Filters: []kit.Filter{{Name: "city", Label: "City", Column: "city", OptionsSQL: `SELECT name FROM cities ORDER BY name`}, {Name: "kind", Label: "Kind", Column: "kind", OptionsSQL: `SELECT DISTINCT kind FROM places ORDER BY 1`}},
-			Order:   "city, title, key",
+			Order:   "key",
 			Columns: []kit.Column{{Key: "title", Label: "Place"}, {Key: "kind", Label: "Kind"}, {Key: "city", Label: "City"}, {Key: "address", Label: "Address"}, {Key: "rating_x10", Label: "Rating", Kind: "rating10"}},
 			Detail: kit.Detail{
 				SQL:    `SELECT p.name AS title, p.kind, p.address, c.name AS city, p.lat, p.lon, p.rating_x10, p.phone, p.id FROM places p JOIN cities c ON c.id = p.city_id WHERE p.id = CAST(:key AS INTEGER)`,
