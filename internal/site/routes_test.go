@@ -3,9 +3,11 @@ package site_test
 import (
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,41 @@ func TestDistance(t *testing.T) {
 		if code, _ := get(t, srv.URL+"/distance?"+q); code < 400 || code > 499 {
 			t.Errorf("distance?%s: %d, want 4xx", q, code)
 		}
+	}
+}
+
+// TestSavedSearchLinks: a saved search links back to its results with its
+// words intact (& and + in a query are escaped as a query's value).
+func TestSavedSearchLinks(t *testing.T) {
+	cat := builtCatalog(t)
+	spec := search.Spec()
+	w := kit.MakeTestWorld(t, filepath.Join(t.TempDir(), "world"), spec)
+	s, err := kit.New(spec, kit.Options{WorldDir: w, CatalogDir: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Do(t.Context(), "save-search", kit.TestUser, "", map[string]string{"query": "salt & pepper c++"}, "2026-03-02 10:00:00"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(srv.URL + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tok := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(string(b))[1]
+	resp, err = c.PostForm(srv.URL+"/login", url.Values{"csrf_token": {tok}, "username": {kit.TestUser}, "password": {kit.TestPassword}, "next": {"/saved"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `href="/?q=salt&#43;%26&#43;pepper&#43;c%2B%2B"`; !strings.Contains(string(b), want) && !strings.Contains(string(b), `href="/?q=salt+%26+pepper+c%2B%2B"`) {
+		t.Errorf("saved searches page: no link %s\n%.1500s", want, b)
 	}
 }

@@ -408,7 +408,7 @@ func (s *Site) detail(w http.ResponseWriter, r *http.Request, l *List) error {
 		}
 		d.Sections = append(d.Sections, sv)
 	}
-	ss := s.sessions.Ensure(w, r)
+	ss, _ := s.sessions.Get(r) // render starts a visitor's session
 	for i := range s.spec.Actions {
 		if a := &s.spec.Actions[i]; a.On == l.Name && ss.User != "" {
 			f, err := s.form(r.Context(), a, key)
@@ -475,7 +475,11 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, h *History) error
 	for _, hr := range rs {
 		row := rowView{}
 		if h.Link != "" {
-			row.Link = h.Link + url.PathEscape(text(hr["link"]))
+			esc := url.PathEscape
+			if strings.HasSuffix(h.Link, "=") {
+				esc = url.QueryEscape // the link is a query's value
+			}
+			row.Link = h.Link + esc(text(hr["link"]))
 		}
 		for _, col := range h.Columns {
 			row.Cells = append(row.Cells, format(col, hr[col.Key]))
@@ -594,6 +598,17 @@ func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Val
 			return web.Errorf(http.StatusNotFound, "no %s %q", strings.TrimSuffix(strings.ToLower(l.Title), "s"), clip(key))
 		}
 	}
+	if h, ok := s.histOf[a.On]; ok {
+		// An action on a history's row acts only on a row of the user's
+		// own history.
+		n, err := HistoryRows(ctx, s.spec, s.opts.WorldDir, s.opts.CatalogDir, h.Name, user, key)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return web.Errorf(http.StatusNotFound, "%s has no %q", strings.ToLower(h.Title), clip(key))
+		}
+	}
 	p := map[string]any{"user": user, "key": key, "now": now}
 	if err := s.checkInputs(ctx, a, form, key, p); err != nil {
 		return err
@@ -668,8 +683,10 @@ func (s *Site) Do(ctx context.Context, name, user, key string, inputs map[string
 
 // HistoryRows is how many rows history name of spec lists for user in the
 // world at worldDir (over the catalog at catalogDir): what its page must
-// show. The health check compares the two.
-func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, user string) (int, error) {
+// show; with a key, how many of them have that key. The health check
+// compares the first with the page, and an action on a history's row
+// needs the second to be at least one.
+func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, user string, key ...string) (int, error) {
 	i := slices.IndexFunc(spec.Histories, func(h History) bool { return h.Name == name })
 	if i < 0 {
 		return 0, fmt.Errorf("%s: no history %q", spec.Name, name)
@@ -682,5 +699,17 @@ func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, us
 	defer db.Close()
 	defer c.Close()
 	rs, err := rows(ctx, c, spec.Histories[i].SQL, map[string]any{"user": user})
-	return len(rs), err
+	if err != nil {
+		return 0, err
+	}
+	if len(key) == 0 {
+		return len(rs), nil
+	}
+	n := 0 // the rows whose key column is key[0]
+	for _, r := range rs {
+		if text(r["key"]) == key[0] {
+			n++
+		}
+	}
+	return n, nil
 }

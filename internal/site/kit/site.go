@@ -78,9 +78,10 @@ type Site struct {
 	histOf   map[string]*History
 	writeMu  sync.Mutex
 
-	catOnce sync.Once
-	cat     *sql.DB
-	catErr  error
+	catOnce   sync.Once
+	closeOnce sync.Once
+	cat       *sql.DB // set once by catOnce, released (not cleared) by Close
+	catErr    error
 
 	imgMu  sync.Mutex
 	images map[string][]byte
@@ -175,11 +176,14 @@ func (s *Site) ClearSessions() { s.sessions.Clear() }
 
 // Close closes the catalog.
 func (s *Site) Close() error {
-	if s.cat != nil {
-		s.cat = nil
-		return catalogs.release(world.DBPath(s.opts.CatalogDir, catalog.DBName))
-	}
-	return nil
+	var err error
+	s.closeOnce.Do(func() {
+		s.catOnce.Do(func() { s.catErr = errors.New("the site is closed") }) // a later request opens nothing
+		if s.cat != nil {
+			err = catalogs.release(world.DBPath(s.opts.CatalogDir, catalog.DBName))
+		}
+	})
+	return err
 }
 
 // Catalog returns the catalog database, read-only.
@@ -389,7 +393,7 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.List = v
 	}
-	ss := s.sessions.Ensure(w, r)
+	ss, _ := s.sessions.Get(r) // render starts a visitor's session
 	for i := range s.spec.Actions {
 		if a := &s.spec.Actions[i]; a.On == "" && ss.User != "" {
 			f, err := s.form(r.Context(), a, "")

@@ -188,8 +188,8 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 		return h
 	}
 	c := newClient(t, srv.URL)
-	if code, body, _ := c.get("/"); code != http.StatusOK || !strings.Contains(body, spec.Title) {
-		t.Fatalf("GET /: %d\n%.400s", code, body)
+	if code, body, hdr := c.get("/"); code != http.StatusOK || !strings.Contains(body, spec.Title) || len(hdr.Values("Set-Cookie")) != 1 {
+		t.Fatalf("GET /: %d, %d cookies set, want 200 and one\n%.400s", code, len(hdr.Values("Set-Cookie")), body)
 	}
 
 	details := map[string]string{} // list -> one record's path
@@ -377,6 +377,8 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 	if len(spec.Actions) > 0 && acted == 0 {
 		t.Error("no action was tried")
 	}
+	o := newClient(t, srv.URL)
+	o.login(OtherUser, OtherPassword)
 	for _, h := range spec.Histories {
 		code, body, _ := c.get(h.Path)
 		if code != http.StatusOK {
@@ -397,6 +399,16 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 				continue
 			}
 			before := hash()
+			// Another persona cannot act on this persona's row.
+			_, obody, _ := o.get(h.Path)
+			oform := s.validForm(ctx, a, keys[0])
+			oform.Set("csrf_token", csrfRE.FindStringSubmatch(obody)[1])
+			if code, _ := o.post("/do/"+a.Name, oform); code != http.StatusNotFound {
+				t.Errorf("%s by %s on %s's row %s: %d, want 404", a.Name, OtherUser, TestUser, keys[0], code)
+			}
+			if hash() != before {
+				t.Fatalf("%s by %s on %s's row changed the world", a.Name, OtherUser, TestUser)
+			}
 			tok := csrfRE.FindStringSubmatch(body)[1]
 			form := s.validForm(ctx, a, keys[0])
 			form.Set("csrf_token", tok)
@@ -411,8 +423,6 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 	t.Logf("%d lists, %d of %d actions on records or the home page, %d histories", len(spec.Lists), acted, len(spec.Actions), len(spec.Histories))
 
 	// Another persona sees none of it.
-	o := newClient(t, srv.URL)
-	o.login(OtherUser, OtherPassword)
 	for _, h := range spec.Histories {
 		_, mine, _ := c.get(h.Path)
 		code, theirs, _ := o.get(h.Path)

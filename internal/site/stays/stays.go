@@ -44,6 +44,10 @@ func Spec() *kit.Spec {
 				{Name: "nights", Label: "Nights", Kind: "int", Min: 1, Max: 14, Default: "2"},
 				{Name: "guests", Label: "Guests", Kind: "int", Min: 1, Max: 6, Default: "1"}},
 				Check: `SELECT CASE
+				  WHEN :check_in < date(:now) THEN 'check-in ' || :check_in || ' is in the past; today is ' || date(:now)
+				  WHEN EXISTS (SELECT 1 FROM bookings b WHERE b.username = :user AND b.room_id = r.id AND b.status = 'confirmed'
+				                 AND b.check_in < date(:check_in, '+' || :nights || ' days') AND date(b.check_in, '+' || b.nights || ' days') > :check_in)
+				    THEN 'you have booked the ' || r.kind || ' for some of those nights already'
 				  WHEN :guests > r.max_guests THEN 'the ' || r.kind || ' takes at most ' || r.max_guests || ' guests'
 				  WHEN (SELECT count(*) FROM cat.room_rates WHERE room_id = r.id AND night >= :check_in AND night < date(:check_in, '+' || :nights || ' days') AND available > 0) < :nights
 				    THEN 'the ' || r.kind || ' is not free every night from ' || :check_in || ' for ' || :nights || ' nights; prices and rooms are listed for the nights of 2026-03-01 to 2026-04-29'

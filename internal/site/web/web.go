@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // MaxBody is the largest request body a site reads.
@@ -172,7 +173,9 @@ func Redirect(w http.ResponseWriter, r *http.Request, to string) error {
 
 // LocalPath returns p if it is a path on this site ("/cart"), else "/".
 func LocalPath(p string) string {
-	if len(p) == 0 || p[0] != '/' || len(p) > 1 && (p[1] == '/' || p[1] == '\\') {
+	// A backslash anywhere is refused: http.Redirect cleans the path, and
+	// "/./\host" would become "/\host", which browsers read as "//host".
+	if len(p) == 0 || p[0] != '/' || len(p) > 1 && p[1] == '/' || strings.ContainsRune(p, '\\') {
 		return "/"
 	}
 	for _, c := range p {

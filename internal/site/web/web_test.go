@@ -12,7 +12,7 @@ import (
 
 func TestLocalPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"/cart": "/cart", "": "/", "//evil.example/x": "/", `/\evil`: "/", "https://x": "/", "/a\nb": "/", "/orders?x=1": "/orders?x=1",
+		"/cart": "/cart", "": "/", "//evil.example/x": "/", `/\evil`: "/", `/./\evil.example`: "/", `/a/..\\x`: "/", "https://x": "/", "/a\nb": "/", "/orders?x=1": "/orders?x=1",
 	} {
 		if got := web.LocalPath(in); got != want {
 			t.Errorf("LocalPath(%q) = %q, want %q", in, got, want)
