@@ -436,7 +436,7 @@ func genFlights(g *gen) error {
 			if d == o {
 				continue
 			}
-			dist := haversineKm(cities[o].lat, cities[o].lon, cities[d].lat, cities[d].lon)
+			dist := HaversineKm(cities[o].lat, cities[o].lon, cities[d].lat, cities[d].lon)
 			minutes := int(dist/780*60) + 35
 			base := 3900 + int(dist*9)
 			dep := g.between(6, 20)*60 + 5*g.r.IntN(12)
@@ -457,8 +457,9 @@ func genFlights(g *gen) error {
 	return nil
 }
 
-// haversineKm is the great-circle distance between two points.
-func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
+// HaversineKm is the great-circle distance in km between two points
+// given in degrees (the maps site's distances).
+func HaversineKm(lat1, lon1, lat2, lon2 float64) float64 {
 	const r = 6371
 	rad := math.Pi / 180
 	dlat, dlon := (lat2-lat1)*rad, (lon2-lon1)*rad

@@ -92,12 +92,10 @@ func (b *browser) do(ctx context.Context, method, path string, form url.Values) 
 	return &fetched{status: resp.StatusCode, path: resp.Request.URL.Path, body: string(page)}, nil
 }
 
-// checkShop logs in on the instance's shop as user and renders the order
-// history and the cart. Failures are problems of ra; the error is only
-// ctx's.
-func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, pass string, ra *Account) error {
-	b := newBrowser(inst.SiteURL(shop.SiteName))
-	fail := func(err error, format string, args ...any) error {
+// problemFunc returns a func that records a problem of ra and returns
+// nil, or returns ctx's error once ctx has ended.
+func (c *checker) problemFunc(ctx context.Context, ra *Account) func(err error, format string, args ...any) error {
+	return func(err error, format string, args ...any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -108,9 +106,15 @@ func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, p
 		c.accountProblem(ra, format, args...)
 		return nil
 	}
+}
+
+// login posts the login form of the site b browses (named name in
+// problems) and returns the page it leads to; nil after fail recorded why
+// not, with fail's error.
+func login(ctx context.Context, b *browser, name, user, pass string, ra *Account, fail func(error, string, ...any) error) (*fetched, error) {
 	form, err := b.do(ctx, http.MethodGet, "/login", nil)
 	if err != nil || form.status != http.StatusOK {
-		return fail(err, "GET /login on the shop failed%s", statusNote(form))
+		return nil, fail(err, "GET /login on %s failed%s", name, statusNote(form))
 	}
 	csrf := ""
 	for _, e := range elements(form.body) {
@@ -120,11 +124,24 @@ func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, p
 		}
 	}
 	if csrf == "" {
-		return fail(nil, "the shop's login form has no csrf_token; fix the shop's login template")
+		return nil, fail(nil, "the login form of %s has no csrf_token; fix its login template", name)
 	}
 	home, err := b.do(ctx, http.MethodPost, "/login", url.Values{"username": {user}, "password": {pass}, "csrf_token": {csrf}})
 	if err != nil || home.status != http.StatusOK {
-		return fail(err, "the shop refused the login with the password from %s%s; fix the account in accounts.json or the note", ra.CredentialsFoundIn, statusNote(home))
+		return nil, fail(err, "%s refused the login with the password from %s%s; fix the account in accounts.json or the note", name, ra.CredentialsFoundIn, statusNote(home))
+	}
+	return home, nil
+}
+
+// checkShop logs in on the instance's shop as user and renders the order
+// history and the cart. Failures are problems of ra; the error is only
+// ctx's.
+func (c *checker) checkShop(ctx context.Context, inst *runtime.Instance, user, pass string, ra *Account) error {
+	b := newBrowser(inst.SiteURL(shop.SiteName))
+	fail := c.problemFunc(ctx, ra)
+	home, err := login(ctx, b, "the shop", user, pass, ra, fail)
+	if home == nil {
+		return err
 	}
 	m := userRE.FindStringSubmatch(home.body)
 	if m == nil || html.UnescapeString(m[1]) != "Signed in as "+user {
@@ -227,34 +244,10 @@ var (
 // only ctx's.
 func (c *checker) checkKit(ctx context.Context, inst *runtime.Instance, spec *kit.Spec, user, pass string, ra *Account) error {
 	b := newBrowser(inst.SiteURL(spec.Name))
-	fail := func(err error, format string, args ...any) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			args = append(args, err)
-			format += ": %v"
-		}
-		c.accountProblem(ra, format, args...)
-		return nil
-	}
-	form, err := b.do(ctx, http.MethodGet, "/login", nil)
-	if err != nil || form.status != http.StatusOK {
-		return fail(err, "GET /login on %s failed%s", spec.Name, statusNote(form))
-	}
-	csrf := ""
-	for _, e := range elements(form.body) {
-		if e["name"] == "csrf_token" {
-			csrf = e["value"]
-			break
-		}
-	}
-	if csrf == "" {
-		return fail(nil, "the login form of %s has no csrf_token", spec.Name)
-	}
-	home, err := b.do(ctx, http.MethodPost, "/login", url.Values{"username": {user}, "password": {pass}, "csrf_token": {csrf}})
-	if err != nil || home.status != http.StatusOK {
-		return fail(err, "%s refused the login with the password from %s%s; fix the account in accounts.json or the note", spec.Name, ra.CredentialsFoundIn, statusNote(home))
+	fail := c.problemFunc(ctx, ra)
+	home, err := login(ctx, b, spec.Name, user, pass, ra, fail)
+	if home == nil {
+		return err
 	}
 	if u := kitUserRE.FindStringSubmatch(home.body); u == nil || html.UnescapeString(u[1]) != user {
 		return fail(nil, "after logging in %s does not show %s signed in", spec.Name, user)

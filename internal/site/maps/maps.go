@@ -2,7 +2,7 @@
 // and coordinates in forty-four cities, and the distance between any two;
 // the persona saves places under a label.
 //
-// It imports internal/site/kit and internal/site/web.
+// It imports internal/catalog, internal/site/kit and internal/site/web.
 package maps
 
 import (
@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/site/kit"
 	"github.com/wildawm/wildawm/internal/site/web"
 )
@@ -102,7 +103,7 @@ func distance(s *kit.Site, q *kit.Request) error {
 		if err != nil {
 			return err
 		}
-		km := haversineKm(a.lat, a.lon, b.lat, b.lon)
+		km := catalog.HaversineKm(a.lat, a.lon, b.lat, b.lon)
 		data.A, data.B = a.name, b.name
 		data.Km = strconv.FormatFloat(math.Round(km*100)/100, 'f', 2, 64)
 		data.Walk = fmt.Sprint(int(math.Ceil(km / WalkKmh * 60)))
@@ -113,12 +114,4 @@ func distance(s *kit.Site, q *kit.Request) error {
 		return web.Internal(err)
 	}
 	return q.Render("Distance", template.HTML(b.String()))
-}
-
-func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371
-	rad := math.Pi / 180
-	dlat, dlon := (lat2-lat1)*rad, (lon2-lon1)*rad
-	x := math.Sin(dlat/2)*math.Sin(dlat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dlon/2)*math.Sin(dlon/2)
-	return 2 * r * math.Asin(math.Sqrt(x))
 }
