@@ -132,7 +132,7 @@ func compilePredicate(e string) predicate {
 
 // term is one expression of such a step.
 type term struct {
-	kind  byte    // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 't' CAST(:p AS TEXT), 'o' json_object, 'f' function, 'x' another expression
+	kind  byte    // 'p' :p, 'j' json(:p), 'l' literal, 'c' CASE WHEN :p THEN 1 END, 'k' CASE WHEN cond THEN json(:p) END, 't' CAST(:p AS TEXT), 'o' json_object, 'f' function, 'x' another expression
 	x     sqlExpr // 'x'
 	param string
 	lit   any // string or int64 for 'l'
@@ -144,6 +144,7 @@ var (
 	reParam      = regexp.MustCompile(`^:([a-z_][a-z0-9_]*)$`)
 	reJSONParam  = regexp.MustCompile(`^json\(:([a-z_][a-z0-9_]*)\)$`)
 	reCaseParam  = regexp.MustCompile(`^CASE WHEN :([a-z_][a-z0-9_]*) THEN 1 END$`)
+	reCaseJSON   = regexp.MustCompile(`(?s)^CASE WHEN (.+) THEN json\(:([a-z_][a-z0-9_]*)\) END$`)
 	reCastText   = regexp.MustCompile(`^CAST\(:([a-z_][a-z0-9_]*) AS TEXT\)$`)
 	reIntLiteral = regexp.MustCompile(`^-?[0-9]{1,15}$`)
 	reText       = regexp.MustCompile(`^'([^']*)'$`)
@@ -173,6 +174,14 @@ func parseBasicTerm(e string) (term, bool) {
 		return term{kind: 'j', param: reJSONParam.FindStringSubmatch(e)[1]}, true
 	case reCaseParam.MatchString(e):
 		return term{kind: 'c', param: reCaseParam.FindStringSubmatch(e)[1]}, true
+	case reCaseJSON.MatchString(e):
+		// CASE WHEN cond THEN json(:p) END: p's JSON where cond holds, else
+		// null; cond in Go.
+		m := reCaseJSON.FindStringSubmatch(e)
+		if x, ok := parseExpr(m[1]); ok && !strings.Contains(strings.ToUpper(m[1]), " WHEN ") {
+			return term{kind: 'k', x: x, param: m[2]}, true
+		}
+		return term{}, false
 	case reCastText.MatchString(e):
 		return term{kind: 't', param: reCastText.FindStringSubmatch(e)[1]}, true
 	case reIntLiteral.MatchString(e):
@@ -250,6 +259,19 @@ func (t *term) eval(p map[string]any) (any, bool) {
 // SQLite must.
 func (t *term) appendJSON(out []byte, p map[string]any) ([]byte, bool) {
 	switch t.kind {
+	case 'k':
+		v, ok := t.x.eval(p)
+		if !ok {
+			return nil, false
+		}
+		yes, ok := truth(v)
+		if !ok {
+			return nil, false
+		}
+		if !yes {
+			return append(out, "null"...), true
+		}
+		return (&term{kind: 'j', param: t.param}).appendJSON(out, p)
 	case 'j':
 		switch x := p[t.param].(type) {
 		case nil:

@@ -116,6 +116,7 @@ func TestTermsAgreeWithSQLite(t *testing.T) {
 		"SELECT json_object('a', :name,\n                   'b', json(:list))", // YAML keeps a more-indented line's break
 		"SELECT json_object('body', CAST(:name AS TEXT), 'n', :more)",
 		"SELECT json_object('a', lower(:name), 'b', :more > 0, 'c', CASE WHEN :name = '' THEN 'empty' ELSE :name || '!' END)",
+		"SELECT json_object('t', json_object('n', :name, 'events', CASE WHEN :list <> '[]' THEN json(:list) END), 'm', CASE WHEN :more THEN json(:list) END)",
 	}
 	rows := []string{
 		"SELECT coalesce(:more, 20) AS page_size, trim_space(:name) AS q",
