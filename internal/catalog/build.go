@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
@@ -185,37 +186,7 @@ func (g *gen) paragraph(topic string, n int) string {
 
 // date is day d of the catalog's calendar (day 0 is 2026-01-01), as
 // YYYY-MM-DD; d may be negative.
-func date(d int) string {
-	y, m, day := 2026, 1, 1+d
-	for day < 1 {
-		m--
-		if m < 1 {
-			m, y = 12, y-1
-		}
-		day += monthDays(y, m)
-	}
-	for day > monthDays(y, m) {
-		day -= monthDays(y, m)
-		m++
-		if m > 12 {
-			m, y = 1, y+1
-		}
-	}
-	return fmt.Sprintf("%04d-%02d-%02d", y, m, day)
-}
-
-func monthDays(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
+func date(d int) string { return time.Date(2026, 1, 1+d, 0, 0, 0, 0, time.UTC).Format("2006-01-02") }
 
 func slug(s string) string {
 	var b strings.Builder

@@ -166,6 +166,24 @@ func ReadAccounts(root string) ([]Account, error) {
 	return accts, nil
 }
 
+// CheckLogin reports whether the world at root has an account of user on
+// site whose password is pass (what every website's login asks).
+func CheckLogin(root, site, user, pass string) (bool, error) {
+	if user == "" {
+		return false, nil
+	}
+	accts, err := ReadAccounts(root)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range accts {
+		if a.Site == site && a.Username == user {
+			return CheckPassword(a.PasswordHash, pass), nil
+		}
+	}
+	return false, nil
+}
+
 // validAccounts checks every account and that no (site, username) repeats.
 func validAccounts(accts []Account) error {
 	seen := make(map[[2]string]bool, len(accts))

@@ -598,17 +598,6 @@ func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Val
 			return web.Errorf(http.StatusNotFound, "no %s %q", strings.TrimSuffix(strings.ToLower(l.Title), "s"), clip(key))
 		}
 	}
-	if h, ok := s.histOf[a.On]; ok {
-		// An action on a history's row acts only on a row of the user's
-		// own history.
-		n, err := HistoryRows(ctx, s.spec, s.opts.WorldDir, s.opts.CatalogDir, h.Name, user, key)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return web.Errorf(http.StatusNotFound, "%s has no %q", strings.ToLower(h.Title), clip(key))
-		}
-	}
 	p := map[string]any{"user": user, "key": key, "now": now}
 	if err := s.checkInputs(ctx, a, form, key, p); err != nil {
 		return err
@@ -625,6 +614,15 @@ func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Val
 		return web.Internal(err)
 	}
 	err = func() error {
+		if h, ok := s.histOf[a.On]; ok {
+			// An action on a history's row acts only on a row of the
+			// user's own history.
+			if n, err := keyRows(ctx, c, h, user, key); err != nil {
+				return web.Internal(err)
+			} else if n == 0 {
+				return web.Errorf(http.StatusNotFound, "%s has no %q", strings.ToLower(h.Title), clip(key))
+			}
+		}
 		if a.Check != "" {
 			var msg sql.NullString
 			if err := c.QueryRowContext(ctx, a.Check, named(a.Check, p)...).Scan(&msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -684,8 +682,7 @@ func (s *Site) Do(ctx context.Context, name, user, key string, inputs map[string
 // HistoryRows is how many rows history name of spec lists for user in the
 // world at worldDir (over the catalog at catalogDir): what its page must
 // show; with a key, how many of them have that key. The health check
-// compares the first with the page, and an action on a history's row
-// needs the second to be at least one.
+// compares it with the page.
 func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, user string, key ...string) (int, error) {
 	i := slices.IndexFunc(spec.Histories, func(h History) bool { return h.Name == name })
 	if i < 0 {
@@ -698,14 +695,17 @@ func HistoryRows(ctx context.Context, spec *Spec, worldDir, catalogDir, name, us
 	}
 	defer db.Close()
 	defer c.Close()
-	rs, err := rows(ctx, c, spec.Histories[i].SQL, map[string]any{"user": user})
-	if err != nil {
-		return 0, err
+	return keyRows(ctx, c, &spec.Histories[i], user, key...)
+}
+
+// keyRows counts the rows history h lists for user; with a key, those
+// whose key column is it.
+func keyRows(ctx context.Context, q querier, h *History, user string, key ...string) (int, error) {
+	rs, err := rows(ctx, q, h.SQL, map[string]any{"user": user})
+	if err != nil || len(key) == 0 {
+		return len(rs), err
 	}
-	if len(key) == 0 {
-		return len(rs), nil
-	}
-	n := 0 // the rows whose key column is key[0]
+	n := 0
 	for _, r := range rs {
 		if text(r["key"]) == key[0] {
 			n++

@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/generator"
@@ -357,18 +356,11 @@ func (s *Site) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, pass := r.PostForm.Get("username"), r.PostForm.Get("password")
-	accts, err := world.ReadAccounts(s.opts.WorldDir)
+	ok, err := world.CheckLogin(s.opts.WorldDir, s.spec.Name, user, pass)
 	if err != nil {
 		return web.Internal(err)
 	}
-	ok := false
-	for _, a := range accts {
-		if a.Site == s.spec.Name && a.Username == user {
-			ok = world.CheckPassword(a.PasswordHash, pass)
-			break
-		}
-	}
-	if !ok || user == "" {
+	if !ok {
 		return web.Errorf(http.StatusUnauthorized, "wrong username or password")
 	}
 	s.sessions.Login(w, r, user)
@@ -450,17 +442,9 @@ func (s *Site) image(w http.ResponseWriter, r *http.Request) error {
 
 // now is the world's time, as TimeFormat.
 func (s *Site) now() (string, error) {
-	var t time.Time
-	if s.opts.Clock != nil {
-		t = s.opts.Clock.Now()
-	} else {
-		m, err := world.ReadManifest(s.opts.WorldDir)
-		if err != nil {
-			return "", web.Internal(err)
-		}
-		if t, err = m.Time(); err != nil {
-			return "", web.Internal(err)
-		}
+	t, err := world.ClockOr(s.opts.Clock, s.opts.WorldDir)
+	if err != nil {
+		return "", web.Internal(err)
 	}
 	return t.UTC().Format(TimeFormat), nil
 }

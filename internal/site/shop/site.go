@@ -222,18 +222,11 @@ func (s *Site) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	user, pass := r.PostForm.Get("username"), r.PostForm.Get("password")
-	accts, err := world.ReadAccounts(s.opts.WorldDir)
+	ok, err := world.CheckLogin(s.opts.WorldDir, SiteName, user, pass)
 	if err != nil {
 		return web.Internal(err)
 	}
-	ok := false
-	for _, a := range accts {
-		if a.Site == SiteName && a.Username == user {
-			ok = world.CheckPassword(a.PasswordHash, pass)
-			break
-		}
-	}
-	if !ok || user == "" {
+	if !ok {
 		return web.Errorf(http.StatusUnauthorized, "wrong username or password")
 	}
 	s.sessions.Login(w, r, user)

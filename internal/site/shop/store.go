@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/wildawm/wildawm/internal/site/web"
 	"github.com/wildawm/wildawm/internal/state"
@@ -101,17 +100,9 @@ func (s *Site) write(ctx context.Context, fn func(c *sql.Conn, now string) error
 
 // now is the world's time: Options.Clock, else the world manifest's clock.
 func (s *Site) now() (string, error) {
-	var t time.Time
-	if s.opts.Clock != nil {
-		t = s.opts.Clock.Now()
-	} else {
-		m, err := world.ReadManifest(s.opts.WorldDir)
-		if err != nil {
-			return "", web.Internal(err)
-		}
-		if t, err = m.Time(); err != nil {
-			return "", web.Internal(err)
-		}
+	t, err := world.ClockOr(s.opts.Clock, s.opts.WorldDir)
+	if err != nil {
+		return "", web.Internal(err)
 	}
 	return t.UTC().Format(TimeFormat), nil
 }
