@@ -42,7 +42,7 @@ func (q *stmtQuerier) stmt(ctx context.Context, query string) (*sql.Stmt, error)
 	if len(q.h.stmts) >= maxStmts {
 		return nil, nil
 	}
-	st, err := q.h.conn.PrepareContext(ctx, query)
+	st, err := q.h.conn.PrepareContext(ctx, pinEquals(query))
 	if err != nil {
 		return nil, err
 	}
