@@ -1,0 +1,463 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// The defaults Options' zero values stand for.
+const (
+	DefaultTimeout    = 120 * time.Second
+	DefaultMaxRetries = 3
+	DefaultBackoff    = time.Second
+	// maxBackoff caps the schedule; maxRetryAfter caps a server's
+	// Retry-After.
+	maxBackoff    = 30 * time.Second
+	maxRetryAfter = 60 * time.Second
+	// maxErrorBody is how much of an error body is read.
+	maxErrorBody = 1 << 20
+)
+
+// Attribute keys of the client's log records.
+const (
+	logKeyOp       = "op"
+	logKeyEndpoint = "endpoint"
+	logKeyStatus   = "status"
+	logKeyAttempt  = "attempt"
+	logKeyWait     = "wait"
+	logKeyError    = "error"
+)
+
+// Options tune a Client; the zero value and nil mean the defaults.
+type Options struct {
+	// Timeout bounds each attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxRetries bounds the retries after the first attempt; 0 means
+	// DefaultMaxRetries, a negative value none.
+	MaxRetries int
+	// Backoff is the wait before the first retry, doubled before each
+	// next one (at most 30s); 0 means DefaultBackoff.
+	Backoff time.Duration
+	// Seed and Temperature are sent with every request that does not set
+	// its own; nil sends none, leaving them to the server.
+	Seed        *int64
+	Temperature *float64
+	// HTTPClient carries the requests; nil means a client of the package's
+	// own (a clone of http.DefaultTransport).
+	HTTPClient *http.Client
+	// Logger receives a record per retry; nil discards them.
+	Logger *slog.Logger
+}
+
+// Client talks to one model on one OpenAI-compatible server. It is safe
+// for concurrent use.
+type Client struct {
+	spec        Spec
+	timeout     time.Duration
+	maxRetries  int
+	backoff     time.Duration
+	seed        *int64
+	temperature *float64
+	log         *slog.Logger
+	chat        openai.ChatCompletionService
+	models      openai.ModelService
+}
+
+// New returns a client for spec. It reads no environment: ParseSpec does.
+func New(spec Spec, opts *Options) (*Client, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	c := &Client{
+		spec:        spec,
+		timeout:     o.Timeout,
+		maxRetries:  o.MaxRetries,
+		backoff:     o.Backoff,
+		seed:        o.Seed,
+		temperature: o.Temperature,
+		log:         o.Logger,
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	switch {
+	case c.maxRetries == 0:
+		c.maxRetries = DefaultMaxRetries
+	case c.maxRetries < 0:
+		c.maxRetries = 0
+	}
+	if c.backoff <= 0 {
+		c.backoff = DefaultBackoff
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			hc.Transport = t.Clone()
+		}
+	}
+	// The services, not openai.NewClient, so that the SDK reads no
+	// OPENAI_* variable: the spec is the whole configuration.
+	sdk := []option.RequestOption{
+		option.WithBaseURL(spec.BaseURL + "/"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if spec.APIKey != "" {
+		sdk = append(sdk, option.WithAPIKey(spec.APIKey))
+	}
+	c.chat = openai.NewChatCompletionService(sdk...)
+	c.models = openai.NewModelService(sdk...)
+	return c, nil
+}
+
+// Spec returns the client's spec.
+func (c *Client) Spec() Spec { return c.spec }
+
+// Chat sends req and returns the first choice. A failed exchange is an
+// *Error; a tool call with bad arguments is a ToolCall with ArgError.
+func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
+	if err := req.check(); err != nil {
+		return nil, &Error{Op: "chat", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Message: err.Error(),
+			Fix: "fix the request: nothing was sent", Err: err}
+	}
+	params, extra, err := c.params(req)
+	if err != nil {
+		return nil, &Error{Op: "chat", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Message: err.Error(),
+			Fix: "fix the request: nothing was sent", Err: err}
+	}
+	start := time.Now()
+	var completion *openai.ChatCompletion
+	attempts, err := c.do(ctx, "chat", func(ctx context.Context, opts ...option.RequestOption) error {
+		var err error
+		completion, err = c.chat.New(ctx, params, append(slices.Clone(extra), opts...)...)
+		return err
+	})
+	if err != nil {
+		c.explainNotServed(ctx, err)
+		return nil, err
+	}
+	resp, err := c.read(completion)
+	if err != nil {
+		return nil, &Error{Op: "chat", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Status: http.StatusOK,
+			Message: err.Error(), Attempts: attempts, Fix: "the server's reply is not an OpenAI chat completion", Err: err}
+	}
+	resp.Latency = time.Since(start)
+	resp.Attempts = attempts
+	return resp, nil
+}
+
+// Models lists the models the server serves (GET /models), in its order.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	return c.listModels(ctx, c.maxRetries)
+}
+
+func (c *Client) listModels(ctx context.Context, retries int) ([]string, error) {
+	var ids []string
+	_, err := c.doRetries(ctx, "models", retries, func(ctx context.Context, opts ...option.RequestOption) error {
+		page, err := c.models.List(ctx, opts...)
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, m := range page.Data {
+			ids = append(ids, m.ID)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// explainNotServed turns the fix of a rejection that may be about the
+// model's name into the list of what the server serves, when its model
+// list lacks the spec's model.
+func (c *Client) explainNotServed(ctx context.Context, err error) {
+	e, ok := err.(*Error)
+	if !ok || !mentionsModel(e.Status, e.Message) {
+		return
+	}
+	ids, lerr := c.listModels(ctx, 0)
+	if lerr != nil || slices.Contains(ids, c.spec.Model) {
+		return
+	}
+	e.Fix = fmt.Sprintf("model %s not served; the server serves: %s", c.spec.Model, served(ids))
+	e.Err = ErrNotServed
+}
+
+// params builds the SDK's request, and the options that add what it has
+// no field for.
+func (c *Client) params(req Request) (openai.ChatCompletionNewParams, []option.RequestOption, error) {
+	p := openai.ChatCompletionNewParams{Model: c.spec.Model}
+	for _, m := range req.Messages {
+		p.Messages = append(p.Messages, wireMessage(m))
+	}
+	for _, t := range req.Tools {
+		def := openai.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			def.Description = openai.String(t.Description)
+		}
+		if t.Parameters != nil {
+			schema, err := schemaObject(t.Parameters)
+			if err != nil {
+				return p, nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+			}
+			def.Parameters = schema
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+	}
+	if req.ToolChoice != "" {
+		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(req.ToolChoice))}
+	}
+	if req.MaxTokens > 0 {
+		p.MaxTokens = openai.Int(int64(req.MaxTokens))
+	}
+	if t := cmpPtr(req.Temperature, c.temperature); t != nil {
+		p.Temperature = openai.Float(*t)
+	}
+	if s := cmpPtr(req.Seed, c.seed); s != nil {
+		p.Seed = openai.Int(*s)
+	}
+	var extra []option.RequestOption
+	if req.ReturnTokenIDs {
+		extra = append(extra, option.WithJSONSet("return_token_ids", true))
+	}
+	return p, extra, nil
+}
+
+// cmpPtr returns the first non-nil pointer.
+func cmpPtr[T any](ps ...*T) *T {
+	for _, p := range ps {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// wireMessage is m in the SDK's shape.
+func wireMessage(m Message) openai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case RoleSystem:
+		return openai.SystemMessage(m.Content)
+	case RoleUser:
+		return openai.UserMessage(m.Content)
+	case RoleTool:
+		return openai.ToolMessage(m.Content, m.ToolCallID)
+	}
+	var a openai.ChatCompletionAssistantMessageParam
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		a.Content.OfString = openai.String(m.Content)
+	}
+	for _, tc := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      tc.Name,
+					Arguments: tc.wireArguments(),
+				},
+			},
+		})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+// vllmExtras are the fields of a completion the SDK has no field for.
+type vllmExtras struct {
+	PromptTokenIDs []int `json:"prompt_token_ids"`
+	Choices        []struct {
+		TokenIDs []int `json:"token_ids"`
+		Message  struct {
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+		} `json:"message"`
+	} `json:"choices"`
+}
+
+// read turns the SDK's completion into a Response.
+func (c *Client) read(cc *openai.ChatCompletion) (*Response, error) {
+	if cc == nil || len(cc.Choices) == 0 {
+		return nil, fmt.Errorf("the reply has no choices")
+	}
+	ch := cc.Choices[0]
+	r := &Response{
+		Content:      ch.Message.Content,
+		FinishReason: ch.FinishReason,
+		Usage:        Usage{PromptTokens: int(cc.Usage.PromptTokens), CompletionTokens: int(cc.Usage.CompletionTokens)},
+		Model:        cc.Model,
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" { // some servers send none; the next request needs one
+			id = fmt.Sprintf("call_%d", i)
+		}
+		if tc.Type == "custom" {
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: id, Name: tc.Custom.Name, RawArguments: tc.Custom.Input,
+				ArgError: "a custom tool call, not a function call"})
+			continue
+		}
+		r.ToolCalls = append(r.ToolCalls, readToolCall(id, tc.Function.Name, tc.Function.Arguments))
+	}
+	var x vllmExtras
+	if err := json.Unmarshal([]byte(cc.RawJSON()), &x); err != nil {
+		return nil, fmt.Errorf("reading token ids: %w", err)
+	}
+	r.PromptTokenIDs = x.PromptTokenIDs
+	if len(x.Choices) > 0 {
+		r.CompletionTokenIDs = x.Choices[0].TokenIDs
+		r.Reasoning = cmpString(x.Choices[0].Message.ReasoningContent, x.Choices[0].Message.Reasoning)
+	}
+	return r, nil
+}
+
+func cmpString(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// attempt is what one HTTP exchange returned, seen from the middleware.
+type attempt struct {
+	sent   bool // the request reached the transport
+	status int
+	header http.Header
+	body   []byte // of an error response
+}
+
+// capture records the response's status and, for an error, its body (put
+// back for the SDK to read).
+func (a *attempt) capture(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	a.sent = true
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	a.status, a.header = res.StatusCode, res.Header
+	if res.StatusCode >= 400 {
+		body, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if rerr != nil {
+			return nil, fmt.Errorf("reading the HTTP %d body: %w", res.StatusCode, rerr)
+		}
+		a.body = body
+		res.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return res, nil
+}
+
+// call is one attempt, given the attempt's context and the options that
+// observe it.
+type call func(ctx context.Context, opts ...option.RequestOption) error
+
+func (c *Client) do(ctx context.Context, op string, fn call) (int, error) {
+	return c.doRetries(ctx, op, c.maxRetries, fn)
+}
+
+// doRetries runs fn until it succeeds, fails for good or has been retried
+// retries times, and returns how many attempts it made.
+func (c *Client) doRetries(ctx context.Context, op string, retries int, fn call) (int, error) {
+	for n := 1; ; n++ {
+		if ctx.Err() != nil {
+			return n - 1, c.cancelled(ctx, op, n-1)
+		}
+		var a attempt
+		actx, cancel := context.WithTimeoutCause(ctx, c.timeout, ErrTimeout)
+		err := fn(actx, option.WithMiddleware(a.capture))
+		expired := actx.Err() != nil
+		cancel()
+		if err == nil {
+			return n, nil
+		}
+		if ctx.Err() != nil {
+			return n, c.cancelled(ctx, op, n)
+		}
+		if expired {
+			return n, &Error{Op: op, Endpoint: c.spec.BaseURL, Model: c.spec.Model, Attempts: n,
+				Message: fmt.Sprintf("timed out after %s (Options.Timeout)", c.timeout),
+				Fix:     "raise Options.Timeout, lower MaxTokens, or check that the server is not overloaded",
+				Err:     ErrTimeout}
+		}
+		e := c.attemptError(op, a, err, n)
+		if !a.sent || !retryable(a.status) || n > retries {
+			return n, e
+		}
+		wait := c.wait(n, a)
+		c.log.Warn("model: retrying", logKeyOp, op, logKeyEndpoint, c.spec.BaseURL, logKeyStatus, a.status,
+			logKeyAttempt, n, logKeyWait, wait, logKeyError, e.Message)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return n, c.cancelled(ctx, op, n)
+		case <-t.C:
+		}
+	}
+}
+
+// attemptError describes a failed attempt.
+func (c *Client) attemptError(op string, a attempt, err error, n int) *Error {
+	e := &Error{Op: op, Endpoint: c.spec.BaseURL, Model: c.spec.Model, Status: a.status, Attempts: n}
+	switch {
+	case a.status >= 400:
+		se := readServerError(a.body)
+		e.Message, e.Type, e.Code = se.Message, se.Type, se.Code
+		e.Fix = fixFor(c.spec, a.status)
+	case !a.sent:
+		e.Message, e.Err = "building the request: "+err.Error(), err
+	case a.status == 0:
+		e.Message, e.Err = err.Error(), err
+		e.Fix = startHint(c.spec)
+	default:
+		e.Message, e.Err = "the reply does not decode: "+err.Error(), err
+		e.Fix = "is the URL the root of an OpenAI-compatible API?"
+	}
+	return e
+}
+
+func (c *Client) cancelled(ctx context.Context, op string, n int) *Error {
+	return &Error{Op: op, Endpoint: c.spec.BaseURL, Model: c.spec.Model, Attempts: n,
+		Message: "stopped: " + ctx.Err().Error(), Err: ctx.Err()}
+}
+
+// wait is the backoff before retry n (1-based): Backoff doubled n-1 times,
+// at most maxBackoff, or the server's Retry-After when that is longer (at
+// most maxRetryAfter).
+func (c *Client) wait(n int, a attempt) time.Duration {
+	d := backoff(c.backoff, n)
+	if s, ok := retryAfter(a.header); ok {
+		ra := min(time.Duration(s)*time.Second, maxRetryAfter)
+		d = max(d, ra)
+	}
+	return d
+}
+
+// backoff is base doubled n-1 times, capped at maxBackoff (or base, when
+// base is larger).
+func backoff(base time.Duration, n int) time.Duration {
+	limit := max(base, maxBackoff)
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}

@@ -1,0 +1,40 @@
+// Package model is wildawm's client for OpenAI-compatible chat-completion
+// endpoints: vLLM, SGLang, llama.cpp's server, Ollama, or a hosted API. It
+// speaks the wire format through github.com/openai/openai-go/v3 with an
+// explicit base URL, and owns retries, timeouts and error messages itself
+// (docs/models.md).
+//
+// Glossary:
+//   - Spec: which endpoint and which model, written URL#MODEL
+//     (http://127.0.0.1:8000/v1#qwen3-8b), and the API key, which ParseSpec
+//     takes from WILDAWM_API_KEY, else OPENAI_API_KEY, else none.
+//   - Options: the per-request Timeout (120s), MaxRetries (3), the first
+//     retry's Backoff (1s, doubling), and default Seed and Temperature; the
+//     zero value and nil mean these defaults.
+//   - Client: Chat sends one Request and returns one Response; Models lists
+//     what the server serves.
+//   - Request: Messages (system, user, assistant with its ToolCalls, tool
+//     results by ToolCallID), Tools with JSON Schema parameters, ToolChoice,
+//     MaxTokens, Temperature, Seed, and ReturnTokenIDs, the vLLM/SGLang
+//     extension that returns the prompt's and the completion's token ids.
+//   - Response: the first choice's Content and ToolCalls, FinishReason,
+//     Usage, the token ids when the server returned them, the Model that
+//     answered, Latency and Attempts. A tool call whose arguments are not a
+//     JSON object is kept, with ArgError saying why: what the model said is
+//     a value, not an error.
+//   - Error: what went wrong talking to the server (endpoint, HTTP status,
+//     the server's own message, how many attempts) and a Fix for the user.
+//     ErrTimeout marks a request that ran out of Timeout.
+//
+// Retries: 429, 5xx and connection errors are retried at most MaxRetries
+// times, after Backoff, 2*Backoff, 4*Backoff, ... (at most 30s, or the
+// server's Retry-After when that is longer, up to 60s): no jitter, nothing
+// read from a random source. The SDK's own retries are off: its schedule
+// draws jitter from the global random source, it retries 408 and 409 too,
+// and it cannot say how many attempts an error took. A timed-out attempt is
+// not retried, and cancelling the context stops at once, mid-request or
+// mid-backoff.
+//
+// The package imports nothing else of the project; the fake server tests
+// use is in model/fake.
+package model
