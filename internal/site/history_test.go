@@ -3,6 +3,7 @@ package site_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/wildawm/wildawm/internal/site/maps"
 	"github.com/wildawm/wildawm/internal/site/recipes"
 	"github.com/wildawm/wildawm/internal/site/stays"
+	"github.com/wildawm/wildawm/internal/skill"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/synth"
 	"github.com/wildawm/wildawm/internal/world"
@@ -74,14 +76,18 @@ func TestSynthesizedHistoryIsWhatTheFormsWrite(t *testing.T) {
 			if e.Skill != "site_history" {
 				continue
 			}
-			table := e.Params["table"].(string)
+			var row skill.WebRow
+			if err := json.Unmarshal(e.Params, &row); err != nil {
+				t.Fatal(err)
+			}
+			table := row.Table
 			a, ok := acts[table]
 			if !ok {
 				t.Fatalf("an event writes %s, which the test does not know", table)
 			}
 			cols := map[string]any{}
-			for _, m := range []string{"key", "values"} {
-				for k, v := range e.Params[m].(map[string]any) {
+			for _, m := range []map[string]any{row.Key, row.Values} {
+				for k, v := range m {
 					cols[k] = v
 				}
 			}

@@ -7,32 +7,44 @@ import (
 	"path/filepath"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/skill"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Deltas turns a plan into day deltas with the skill library.
-func Deltas(p Persona, plan []Day, skills map[string]Skill, catalog world.ID) ([]*delta.Delta, error) {
-	b := NewBuilder(p)
+func Deltas(p Persona, plan []Day, skills *skill.Library, catalog world.ID) ([]*delta.Delta, error) {
+	b := skill.NewBuilder(&p)
 	out := make([]*delta.Delta, 0, len(plan))
 	for _, day := range plan {
-		b.Begin(day.Day, day.Clock)
+		d, err := EmitDay(b, day, skills)
+		if err != nil {
+			return nil, err
+		}
 		if day.Day == 0 {
-			b.d.Catalog = catalog
+			d.Catalog = catalog
 		}
-		for i, ev := range day.Events {
-			sk, ok := skills[ev.Skill]
-			if !ok {
-				return nil, fmt.Errorf("day %d event %d: unknown skill %q", day.Day, i, ev.Skill)
-			}
-			if err := sk.Emit(b, ev.Params); err != nil {
-				return nil, fmt.Errorf("day %d event %d (%s): %w", day.Day, i, ev.Skill, err)
-			}
-		}
-		out = append(out, b.Delta())
+		out = append(out, d)
 	}
 	return out, nil
+}
+
+// EmitDay emits one day's events with b (which holds the ledger of the
+// days before) and returns the day's delta.
+func EmitDay(b *skill.Builder, day Day, skills *skill.Library) (*delta.Delta, error) {
+	b.Begin(day.Day, day.Clock)
+	for i, ev := range day.Events {
+		sk, err := skills.Lookup(ev.Skill)
+		if err != nil {
+			return nil, fmt.Errorf("day %d event %d: %w", day.Day, i, err)
+		}
+		if err := sk.Emit(b, ev.Params); err != nil {
+			return nil, fmt.Errorf("day %d event %d: %w", day.Day, i, err)
+		}
+		b.State.Used[ev.Skill]++
+	}
+	return b.Delta(), nil
 }
 
 // GrowOptions configure Grow.

@@ -3,6 +3,8 @@ package synth
 import (
 	"fmt"
 	"slices"
+
+	"github.com/wildawm/wildawm/internal/skill"
 )
 
 // BOM requirements of the venue rack (stated in the bill of materials).
@@ -73,10 +75,8 @@ func Shortlist(rows []SpecRow, stocked []SpecRow) []SpecRow {
 	return out
 }
 
-func clock(day int) string { return fmt.Sprintf("2026-03-%02dT20:00:00Z", day+2) }
-func at(day int, hhmm string) string {
-	return fmt.Sprintf("2026-03-%02d %s:00", day+2, hhmm)
-}
+func clock(day int) string           { return skill.Clock(day) }
+func at(day int, hhmm string) string { return skill.At(day, hhmm) }
 
 // CaseStudyPlan is the case study's days 0..4. rows are the catalog's
 // surge protectors (the spec sheet's content); candidates are the two
@@ -93,59 +93,59 @@ func CaseStudyPlan(p Persona, rows []SpecRow, candidates [2]string, filler Order
 	}
 	days := []Day{
 		{Day: 0, Clock: clock(0), Events: []Event{
-			{"provision_service", Params{"db": "shop"}},
-			{"provision_service", Params{"db": "messages"}},
-			{"provision_service", Params{"db": "mail"}},
-			{"provision_service", Params{"db": "calendar"}},
-			{"provision_service", Params{"db": "contacts"}},
-			{"provision_service", Params{"db": "notes"}},
-			{"provision_service", Params{"db": "tasks"}},
-			{"provision_service", Params{"db": "payments"}},
-			{"provision_service", Params{"db": "support"}},
-			{"create_web_account", Params{"site": "shop"}},
-			{"update_inventory", Params{"path": PathInventory, "rows": inv}},
-			{"shop_purchase", Params{"order_no": "SO-10412", "username": p.Accounts[0].Username, "at": at(0, "10:12"), "items": []OrderItem{filler}}},
-			{"dm_conversation", Params{"thread": ThreadPriya, "title": priya.Name, "with": []string{priya.Name}, "messages": []Msg{
+			e("provision_service", skill.Provision{DB: "shop"}),
+			e("provision_service", skill.Provision{DB: "messages"}),
+			e("provision_service", skill.Provision{DB: "mail"}),
+			e("provision_service", skill.Provision{DB: "calendar"}),
+			e("provision_service", skill.Provision{DB: "contacts"}),
+			e("provision_service", skill.Provision{DB: "notes"}),
+			e("provision_service", skill.Provision{DB: "tasks"}),
+			e("provision_service", skill.Provision{DB: "payments"}),
+			e("provision_service", skill.Provision{DB: "support"}),
+			e("create_web_account", skill.WebAccount{Site: "shop"}),
+			e("update_inventory", skill.Inventory{Path: PathInventory, Rows: inv}),
+			e("shop_purchase", skill.Purchase{OrderNo: "SO-10412", Username: p.Accounts[0].Username, At: at(0, "10:12"), Items: []OrderItem{filler}}),
+			e("dm_conversation", skill.Conversation{Thread: ThreadPriya, Title: priya.Name, With: []string{priya.Name}, Messages: []Msg{
 				{From: priya.Name, Body: "Hi Alex, I'm free to help with the venue rack install next week.", At: at(0, "09:05"), Read: true},
 				{From: p.Name, Body: "Great, thanks Priya. I'll send you the parts list once it's settled.", At: at(0, "09:20")},
-			}}},
+			}}),
 		}},
 		{Day: 1, Clock: clock(1), Events: []Event{
-			{"dm_conversation", Params{"thread": ThreadMaya, "title": maya.Name, "with": []string{maya.Name}, "messages": []Msg{
+			e("dm_conversation", skill.Conversation{Thread: ThreadMaya, Title: maya.Name, With: []string{maya.Name}, Messages: []Msg{
 				{From: maya.Name, Body: "Can you put together what the new equipment rack needs? Power protection is the priority.", At: at(1, "11:00"), Read: true},
 				{From: p.Name, Body: "Will do. I'll draft a bill of materials and get you options for sign-off.", At: at(1, "11:30")},
-			}}},
-			{"draft_bom", Params{"path": PathBOM, "title": "Venue rack: bill of materials", "sections": []map[string]any{
-				{"heading": "Power protection", "paragraphs": []string{"One model of rack-mount surge protector for the main rack, quantity to be confirmed by Maya."},
-					"bullets": []string{
+			}}),
+			e("draft_bom", skill.Document{Path: PathBOM, Title: "Venue rack: bill of materials", Sections: []skill.Section{
+				{Heading: "Power protection", Paragraphs: []string{"One model of rack-mount surge protector for the main rack, quantity to be confirmed by Maya."},
+					Bullets: []string{
 						fmt.Sprintf("Form factor: %dU rack mount", RackUnits),
 						fmt.Sprintf("Outlets: at least %d", MinOutlets),
 						fmt.Sprintf("Surge rating: at least %d joules", MinJoules),
 						"Prefer the highest joule rating; among equals the lower price.",
 					}},
-				{"heading": "Cabling", "bullets": []string{"XLR cables: in stock", "DI boxes: in stock"}},
-			}}},
+				{Heading: "Cabling", Bullets: []string{"XLR cables: in stock", "DI boxes: in stock"}},
+			}}),
 		}},
 		{Day: 2, Clock: clock(2), Events: []Event{
-			{"dm_conversation", Params{"thread": ThreadJonas, "title": jonas.Name, "with": []string{jonas.Name}, "messages": []Msg{
+			e("dm_conversation", skill.Conversation{Thread: ThreadJonas, Title: jonas.Name, With: []string{jonas.Name}, Messages: []Msg{
 				{From: jonas.Name, Body: "Here's our current surge protector line-up as a PDF spec sheet, prices as of this week.", At: at(2, "08:40"), Read: true},
 				{From: p.Name, Body: "Thanks Jonas, saved it with the rack project.", At: at(2, "09:02")},
-			}}},
-			{"save_spec_sheet", Params{"path": PathSpecSheet, "title": "Surge protection line-up", "author": jonas.Name, "date": clock(2),
-				"intro": "Rack-mount and strip surge protectors. All prices in USD, per unit.", "rows": rows}},
-			{"update_inventory", Params{"path": PathInventory, "append": true, "rows": [][]any{{"SPK-STD", "speaker stand", 4, "storage"}}}},
+			}}),
+			e("save_spec_sheet", skill.SpecSheet{Path: PathSpecSheet, Title: "Surge protection line-up", Author: jonas.Name, Date: clock(2),
+				Intro: "Rack-mount and strip surge protectors. All prices in USD, per unit.", Rows: rows}),
+			e("update_inventory", skill.Inventory{Path: PathInventory, Append: true, Rows: [][]any{{"SPK-STD", "speaker stand", 4, "storage"}}}),
 		}},
 		{Day: 3, Clock: clock(3), Events: []Event{
-			{"dm_conversation", Params{"thread": ThreadMaya, "messages": []Msg{
+			e("dm_conversation", skill.Conversation{Thread: ThreadMaya, Messages: []Msg{
 				{From: p.Name, Body: "Sent over the rack protector options from the spec sheet. Two top models have identical specs and price.", At: at(3, "10:00")},
 				{From: maya.Name, Body: fmt.Sprintf("Approved: order %d of the 1U rack protector that has the white body and the digital display panel, it has to match the white front of the new rack. Either of the top two is fine spec-wise, but it must be the white one with the display.", ApprovedQty), At: at(3, "16:45")},
-			}}},
+			}}),
 		}},
 		{Day: 4, Clock: clock(4), Events: []Event{
-			{"dm_conversation", Params{"thread": ThreadPriya, "messages": []Msg{
+			e("dm_conversation", skill.Conversation{Thread: ThreadPriya, Messages: []Msg{
 				{From: priya.Name, Body: "Any news on the rack surge protectors? Send me the SKU once they're ordered so I can prep the mounting hardware.", At: at(4, "09:30")},
-			}}},
-			{"write_note", Params{"path": "notes/todo.md", "title": "To do", "body": "Order the venue rack surge protection (see Maya's approval), note the restock, tell Priya the SKU."}},
+			}}),
+			e("write_note", skill.Note{Path: "notes/todo.md", Title: "To do", Body: "Order the venue rack surge protection (see Maya's approval), note the restock, tell Priya the SKU."}),
 		}},
 	}
 	for day, evs := range caseStudyServiceEvents(p, filler) {

@@ -1,6 +1,10 @@
 package synth
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/wildawm/wildawm/internal/skill"
+)
 
 // WebPicks are the catalog records of the case study persona's web
 // history, chosen from the built catalog by the caller (the pipeline).
@@ -32,17 +36,17 @@ func AddWebHistory(days []Day, p Persona, w WebPicks) ([]Day, error) {
 		return nil, fmt.Errorf("synth: persona %s has no stays account", p.ID)
 	}
 	for _, s := range []string{"recipes", "stays", "maps"} {
-		days[0].Events = append(days[0].Events, Event{"provision_service", Params{"db": s}}, Event{"create_web_account", Params{"site": s}})
+		days[0].Events = append(days[0].Events, e("provision_service", skill.Provision{DB: s}), e("create_web_account", skill.WebAccount{Site: s}))
 	}
-	days[1].Events = append(days[1].Events, Event{"site_history", Params{"site": "recipes", "table": "saved_recipes",
-		"key":    map[string]any{"username": user, "slug": w.RecipeSlug},
-		"values": map[string]any{"note": "for the crew dinner after the install", "saved_at": at(1, "20:15")}}})
-	days[2].Events = append(days[2].Events, Event{"site_history", Params{"site": "stays", "table": "bookings",
-		"key": map[string]any{"code": "NS-500001"},
-		"values": map[string]any{"username": user, "hotel": w.HotelSlug, "room_id": w.RoomID, "check_in": w.CheckIn, "nights": w.Nights,
-			"guests": 1, "total_cents": w.TotalCents, "status": "confirmed", "booked_at": at(2, "13:40")}}})
-	days[3].Events = append(days[3].Events, Event{"site_history", Params{"site": "maps", "table": "saved_places",
-		"key":    map[string]any{"username": user, "place_id": w.PlaceID},
-		"values": map[string]any{"label": "work", "saved_at": at(3, "08:05")}}})
+	days[1].Events = append(days[1].Events, e("site_history", skill.WebRow{Site: "recipes", Table: "saved_recipes",
+		Key:    map[string]any{"username": user, "slug": w.RecipeSlug},
+		Values: map[string]any{"note": "for the crew dinner after the install", "saved_at": at(1, "20:15")}}))
+	days[2].Events = append(days[2].Events, e("site_history", skill.WebRow{Site: "stays", Table: "bookings",
+		Key: map[string]any{"code": "NS-500001"},
+		Values: map[string]any{"username": user, "hotel": w.HotelSlug, "room_id": w.RoomID, "check_in": w.CheckIn, "nights": w.Nights,
+			"guests": 1, "total_cents": w.TotalCents, "status": "confirmed", "booked_at": at(2, "13:40")}}))
+	days[3].Events = append(days[3].Events, e("site_history", skill.WebRow{Site: "maps", Table: "saved_places",
+		Key:    map[string]any{"username": user, "place_id": w.PlaceID},
+		Values: map[string]any{"label": "work", "saved_at": at(3, "08:05")}}))
 	return days, nil
 }
