@@ -76,6 +76,9 @@ func checkBaseURL(raw string) (string, error) {
 	if raw == "" {
 		return "", fmt.Errorf("has no URL before #")
 	}
+	if !strings.Contains(raw, "://") {
+		return "", fmt.Errorf("has URL %q, which is not http:// or https://", raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", fmt.Errorf("has a URL that does not parse (%v)", err)

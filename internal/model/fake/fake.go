@@ -1,0 +1,554 @@
+package fake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/model"
+)
+
+// DefaultModel is the model a new Server serves.
+const DefaultModel = "fake-model"
+
+// created is every completion's timestamp: replies are deterministic.
+const created = 1700000000
+
+// Turn is one scripted reply.
+type Turn struct {
+	// Content is the assistant's text; Reasoning, when set, is sent as
+	// reasoning_content, as vLLM does for reasoning models.
+	Content   string
+	Reasoning string
+	// ToolCalls are the calls the assistant makes.
+	ToolCalls []ToolCall
+	// FinishReason defaults to "tool_calls" when there are tool calls,
+	// else "stop".
+	FinishReason string
+	// PromptTokenIDs and CompletionTokenIDs are sent, as vLLM's top-level
+	// prompt_token_ids and per-choice token_ids, when the request asks for
+	// token ids.
+	PromptTokenIDs     []int
+	CompletionTokenIDs []int
+	// Usage defaults to the token ids' lengths.
+	Usage model.Usage
+	// Model names the answering model; "" echoes the request's.
+	Model string
+
+	// Status, when non-zero, makes the turn an HTTP error with an OpenAI
+	// error body {"error":{"message","type","code"}} of Error, ErrorType
+	// (default from the status) and ErrorCode (default the status).
+	Status    int
+	Error     string
+	ErrorType string
+	ErrorCode string
+	// RetryAfter, when non-zero, is sent as a Retry-After header (whole
+	// seconds).
+	RetryAfter time.Duration
+
+	// Delay is waited before replying (to test timeouts); a request whose
+	// client gives up stops waiting.
+	Delay time.Duration
+
+	// Handler, when set, computes the reply from the request: its Turn is
+	// used (its own Handler ignored), after this turn's Delay.
+	Handler func(Request) Turn
+}
+
+// ToolCall is a scripted call; Arguments is sent as it is, valid JSON or
+// not. ID defaults to call_<request>_<index>.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Request is one request the server received.
+type Request struct {
+	// N numbers the chat requests from 1; 0 for other requests.
+	N      int
+	Method string
+	Path   string
+	Header http.Header
+	// Body is the raw body.
+	Body []byte
+
+	// The decoded chat request.
+	Model          string
+	Messages       []Message
+	Tools          []Tool
+	ToolChoice     json.RawMessage
+	MaxTokens      *int
+	Temperature    *float64
+	Seed           *int64
+	Stream         bool
+	ReturnTokenIDs bool
+}
+
+// Message is a message as it was on the wire.
+type Message struct {
+	Role string `json:"role"`
+	// Content is the text; content parts' texts are joined.
+	Content    string          `json:"-"`
+	RawContent json.RawMessage `json:"content,omitempty"`
+	ToolCalls  []WireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+}
+
+// WireToolCall is an assistant message's tool call as it was on the wire.
+type WireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Tool is a tool as it was on the wire, flattened: Type is the tool's
+// type, the rest its function.
+type Tool struct {
+	Type        string
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Server is the fake. Its methods are safe for concurrent use.
+type Server struct {
+	ts      *httptest.Server
+	done    chan struct{}
+	closing sync.Once
+
+	mu        sync.Mutex
+	models    []string
+	script    []Turn
+	responder func(Request) Turn
+	next      int // the script's next turn
+	chats     int // chat requests numbered so far
+	requests  []Request
+}
+
+// New starts a server that replies to chat requests with script, in
+// order. When t is non-nil the server closes at the test's end; else the
+// caller closes it.
+func New(t testing.TB, script ...Turn) *Server {
+	return start(t, slices.Clone(script), nil)
+}
+
+// NewResponder starts a server that replies to every chat request with
+// respond's turn.
+func NewResponder(t testing.TB, respond func(Request) Turn) *Server {
+	return start(t, nil, respond)
+}
+
+func start(t testing.TB, script []Turn, respond func(Request) Turn) *Server {
+	s := &Server{
+		done:      make(chan struct{}),
+		models:    []string{DefaultModel},
+		script:    script,
+		responder: respond,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("/", s.notFound)
+	s.ts = httptest.NewServer(mux)
+	if t != nil {
+		t.Cleanup(s.Close)
+	}
+	return s
+}
+
+// Close stops the server, ending pending delays first.
+func (s *Server) Close() {
+	s.closing.Do(func() {
+		close(s.done)
+		s.ts.Close()
+	})
+}
+
+// URL is the base URL, ending in /v1.
+func (s *Server) URL() string { return s.ts.URL + "/v1" }
+
+// Spec is the spec of the server's first model, with no API key.
+func (s *Server) Spec() model.Spec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return model.Spec{BaseURL: s.URL(), Model: s.models[0]}
+}
+
+// Client is a model client of the server's Spec; nil opts mean the
+// defaults, and a zero Backoff a millisecond, so that retries are quick.
+func (s *Server) Client(t testing.TB, opts *model.Options) *model.Client {
+	t.Helper()
+	var o model.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Backoff == 0 {
+		o.Backoff = time.Millisecond
+	}
+	c, err := model.New(s.Spec(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// SetModels sets the models the server serves (GET /v1/models, and the
+// ones chat requests may name); the first is Spec's.
+func (s *Server) SetModels(ids ...string) {
+	if len(ids) == 0 {
+		panic("fake: SetModels needs at least one model")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = slices.Clone(ids)
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Chats returns the chat requests received so far, in order.
+func (s *Server) Chats() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.requests {
+		if r.N > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Remaining is how many scripted turns no request has taken yet.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script) - s.next
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error(), "", "")
+		return
+	}
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	problem := decodeChat(body, &req)
+
+	s.mu.Lock()
+	s.chats++
+	req.N = s.chats
+	s.requests = append(s.requests, req)
+	served := slices.Contains(s.models, req.Model)
+	s.mu.Unlock()
+
+	switch {
+	case problem != "":
+		writeError(w, http.StatusBadRequest, problem, "", "")
+		return
+	case req.Stream:
+		writeError(w, http.StatusBadRequest, `streaming is not supported by the fake server: send "stream": false`, "", "")
+		return
+	case !served:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "NotFoundError", "")
+		return
+	}
+
+	turn := s.turn(req)
+	if !s.sleep(r, turn.Delay) {
+		return
+	}
+	if turn.Handler != nil {
+		turn = turn.Handler(req)
+	}
+	s.reply(w, req, turn)
+}
+
+// turn takes the next turn: the responder's, the script's, or, when the
+// script ran out, a 500 that says so.
+func (s *Server) turn(req Request) Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.responder != nil {
+		return Turn{Handler: s.responder}
+	}
+	if s.next >= len(s.script) {
+		return Turn{Status: http.StatusInternalServerError, ErrorType: "fake_script_exhausted",
+			Error: fmt.Sprintf("fake: script exhausted: it had %d turns and this is chat request %d", len(s.script), req.N)}
+	}
+	t := s.script[s.next]
+	s.next++
+	return t
+}
+
+// sleep waits d unless the client or the server gives up first.
+func (s *Server) sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// reply writes turn as the completion of req.
+func (s *Server) reply(w http.ResponseWriter, req Request, t Turn) {
+	if t.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter.Round(time.Second)/time.Second)))
+	}
+	if t.Status != 0 {
+		msg := t.Error
+		if msg == "" {
+			msg = http.StatusText(t.Status)
+		}
+		writeError(w, t.Status, msg, t.ErrorType, t.ErrorCode)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": t.Content}
+	if t.Content == "" && len(t.ToolCalls) > 0 {
+		msg["content"] = nil
+	}
+	if t.Reasoning != "" {
+		msg["reasoning_content"] = t.Reasoning
+	}
+	if len(t.ToolCalls) > 0 {
+		calls := make([]map[string]any, len(t.ToolCalls))
+		for i, c := range t.ToolCalls {
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%d", req.N, i)
+			}
+			calls[i] = map[string]any{
+				"id":       id,
+				"type":     "function",
+				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+			}
+		}
+		msg["tool_calls"] = calls
+	}
+	finish := t.FinishReason
+	if finish == "" {
+		finish = "stop"
+		if len(t.ToolCalls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}
+	usage := t.Usage
+	if usage == (model.Usage{}) {
+		usage = model.Usage{PromptTokens: len(t.PromptTokenIDs), CompletionTokens: len(t.CompletionTokenIDs)}
+	}
+	name := t.Model
+	if name == "" {
+		name = req.Model
+	}
+	out := map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-fake-%d", req.N),
+		"object":  "chat.completion",
+		"created": created,
+		"model":   name,
+		"choices": []any{choice},
+		"usage": map[string]any{
+			"prompt_tokens":     usage.PromptTokens,
+			"completion_tokens": usage.CompletionTokens,
+			"total_tokens":      usage.PromptTokens + usage.CompletionTokens,
+		},
+	}
+	if req.ReturnTokenIDs {
+		out["prompt_token_ids"] = orEmpty(t.PromptTokenIDs)
+		choice["token_ids"] = orEmpty(t.CompletionTokenIDs)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func orEmpty(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+	ids := slices.Clone(s.models)
+	s.mu.Unlock()
+	data := make([]any, len(ids))
+	for i, id := range ids {
+		data[i] = map[string]any{"id": id, "object": "model", "created": created, "owned_by": "fake"}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+	s.mu.Unlock()
+	writeError(w, http.StatusNotFound, fmt.Sprintf("fake: no route %s %s; the fake serves POST /v1/chat/completions and GET /v1/models", r.Method, r.URL.Path), "NotFoundError", "")
+}
+
+// wireChat is a chat request's body.
+type wireChat struct {
+	Model          *string           `json:"model"`
+	Messages       []Message         `json:"messages"`
+	Tools          []json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage   `json:"tool_choice"`
+	MaxTokens      *int              `json:"max_tokens"`
+	MaxCompletion  *int              `json:"max_completion_tokens"`
+	Temperature    *float64          `json:"temperature"`
+	Seed           *int64            `json:"seed"`
+	Stream         bool              `json:"stream"`
+	ReturnTokenIDs bool              `json:"return_token_ids"`
+}
+
+// decodeChat fills req from body and returns what a real server would
+// reject, or "".
+func decodeChat(body []byte, req *Request) string {
+	var c wireChat
+	if err := json.Unmarshal(body, &c); err != nil {
+		return "the body is not a JSON chat request: " + err.Error()
+	}
+	req.Stream, req.ReturnTokenIDs = c.Stream, c.ReturnTokenIDs
+	req.ToolChoice, req.Temperature, req.Seed = c.ToolChoice, c.Temperature, c.Seed
+	req.MaxTokens = c.MaxTokens
+	if req.MaxTokens == nil {
+		req.MaxTokens = c.MaxCompletion
+	}
+	if c.Model == nil || *c.Model == "" {
+		return `"model" is required`
+	}
+	req.Model = *c.Model
+	for i := range c.Messages {
+		c.Messages[i].Content = text(c.Messages[i].RawContent)
+	}
+	req.Messages = c.Messages
+	for i, raw := range c.Tools {
+		var t struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return fmt.Sprintf("tools[%d] is not a tool object: %v", i, err)
+		}
+		req.Tools = append(req.Tools, Tool{Type: t.Type, Name: t.Function.Name,
+			Description: t.Function.Description, Parameters: t.Function.Parameters})
+		if t.Type != "function" {
+			return fmt.Sprintf(`tools[%d].type is %q, not "function"`, i, t.Type)
+		}
+		if t.Function.Name == "" {
+			return fmt.Sprintf("tools[%d].function.name is required", i)
+		}
+	}
+	if len(c.Messages) == 0 {
+		return `"messages" must be a non-empty list`
+	}
+	calls := map[string]bool{}
+	for i, m := range c.Messages {
+		switch m.Role {
+		case "system", "developer", "user":
+		case "assistant":
+			for j, tc := range m.ToolCalls {
+				if tc.ID == "" || tc.Type != "function" || tc.Function.Name == "" {
+					return fmt.Sprintf(`messages[%d].tool_calls[%d] needs an id, type "function" and a function name`, i, j)
+				}
+				calls[tc.ID] = true
+			}
+		case "tool":
+			if !calls[m.ToolCallID] {
+				return fmt.Sprintf("messages[%d]: a message with role 'tool' must answer a preceding assistant tool call; tool_call_id %q is none", i, m.ToolCallID)
+			}
+		default:
+			return fmt.Sprintf("messages[%d].role %q is unknown", i, m.Role)
+		}
+	}
+	return ""
+}
+
+// text is a message content's text: a string, or the text parts of a list.
+func text(raw json.RawMessage) string {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+func writeError(w http.ResponseWriter, status int, msg, typ, code string) {
+	if typ == "" {
+		typ = errorType(status)
+	}
+	var c any = status
+	if code != "" {
+		c = code
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}})
+}
+
+// errorType names a status's error as vLLM does.
+func errorType(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return "NotFoundError"
+	case status == http.StatusTooManyRequests:
+		return "RateLimitError"
+	case status >= 500:
+		return "InternalServerError"
+	default:
+		return "BadRequestError"
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(fmt.Sprintf(`{"error":{"message":%q,"type":"InternalServerError"}}`, "fake: "+err.Error()))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
