@@ -583,3 +583,30 @@ func assertJSONEqual(t *testing.T, got, want json.RawMessage) {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestHistoryOnTheWire(t *testing.T) {
+	s := fake.New(t, fake.Turn{Content: "ok"})
+	msgs := []model.Message{
+		{Role: model.RoleSystem, Content: "sys"},
+		{Role: model.RoleUser, Content: "q1"},
+		{Role: model.RoleAssistant, Content: "a1"},
+		{Role: model.RoleUser, Content: "q2"},
+		{Role: model.RoleAssistant, Content: "calling", ToolCalls: []model.ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"k":"v"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: "r"},
+	}
+	if _, err := s.Client(t, nil).Chat(context.Background(), model.Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Chats()[0].Messages
+	if len(got) != len(msgs) {
+		t.Fatalf("%d messages on the wire; want %d", len(got), len(msgs))
+	}
+	for i, m := range msgs {
+		if got[i].Role != string(m.Role) || got[i].Content != m.Content || got[i].ToolCallID != m.ToolCallID || len(got[i].ToolCalls) != len(m.ToolCalls) {
+			t.Errorf("message %d on the wire: %+v; want %+v", i, got[i], m)
+		}
+	}
+	if a := got[4].ToolCalls[0]; a.ID != "c1" || a.Function.Arguments != `{"k":"v"}` {
+		t.Errorf("tool call on the wire: %+v", a)
+	}
+}
