@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -608,5 +611,37 @@ func TestHistoryOnTheWire(t *testing.T) {
 	}
 	if a := got[4].ToolCalls[0]; a.ID != "c1" || a.Function.Arguments != `{"k":"v"}` {
 		t.Errorf("tool call on the wire: %+v", a)
+	}
+}
+
+func TestNotACompletion(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body, want string
+	}{
+		{"no choices", "application/json", `{"id":"x","object":"chat.completion","model":"m","choices":[]}`, "no choices"},
+		{"html", "text/html", `<html>hello</html>`, "does not decode"},
+		{"broken json", "application/json", `{"id":`, "does not decode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n++
+				w.Header().Set("Content-Type", tc.contentType)
+				io.WriteString(w, tc.body)
+			}))
+			defer ts.Close()
+			c, err := model.New(model.Spec{BaseURL: ts.URL + "/v1", Model: "m"}, &model.Options{Backoff: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Chat(context.Background(), hello)
+			var e *model.Error
+			if !errors.As(err, &e) || e.Status != 200 || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v; want a 200 that %s", err, tc.want)
+			}
+			if n != 1 {
+				t.Errorf("%d requests; want 1: a bad reply is not retried", n)
+			}
+		})
 	}
 }
