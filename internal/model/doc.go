@@ -24,7 +24,8 @@
 //     a value, not an error.
 //   - Error: what went wrong talking to the server (endpoint, HTTP status,
 //     the server's own message, how many attempts) and a Fix for the user.
-//     ErrTimeout marks a request that ran out of Timeout.
+//     ErrTimeout marks a request that ran out of Timeout, ErrNotServed a
+//     model the server's model list lacks.
 //
 // Retries: 429, 5xx and connection errors are retried at most MaxRetries
 // times, after Backoff, 2*Backoff, 4*Backoff, ... (at most 30s, or the
