@@ -12,7 +12,7 @@ import (
 
 func (e *env) worldCmd() *cobra.Command {
 	c := &cobra.Command{Use: "world", Short: "Hash, snapshot, check out, log and diff world states"}
-	c.AddCommand(e.worldHashCmd(), e.worldSnapshotCmd(), e.worldCheckoutCmd(), e.worldLogCmd(), e.worldDiffCmd(), e.worldHealthCmd())
+	c.AddCommand(e.worldHashCmd(), e.worldSnapshotCmd(), e.worldCheckoutCmd(), e.worldLogCmd(), e.worldDiffCmd(), e.worldHealthCmd(), e.worldValidateCmd())
 	return c
 }
 

@@ -64,6 +64,10 @@ type State struct {
 	Seq map[string]int `json:"seq"`
 	// Used counts each skill's events so far (coverage pressure).
 	Used map[string]int `json:"used"`
+	// WebDay is the day a row of Web was written, by "site/table key", so
+	// that a continuation (a review of a saved recipe, a submission in an
+	// enrolled course) comes on a later day.
+	WebDay map[string]int `json:"web_day,omitempty"`
 }
 
 // Thread is a message thread.

@@ -49,17 +49,22 @@ type Layer struct {
 
 // Report is a day's five-layer verdict.
 type Report struct {
-	Version int     `json:"version"`
-	Persona string  `json:"persona"`
-	Day     int     `json:"day"`
+	Version int    `json:"version"`
+	Persona string `json:"persona"`
+	Day     int    `json:"day"`
 	// OK is set when every layer that ran passed; Complete when all five
 	// ran.
 	OK       bool    `json:"ok"`
 	Complete bool    `json:"complete"`
-	Layers  []Layer `json:"layers"`
+	Layers   []Layer `json:"layers"`
 	// Hash and Snapshot are the accepted state's, set when OK.
 	Hash     world.ID `json:"hash,omitzero"`
 	Snapshot world.ID `json:"snapshot,omitzero"`
+	// Stats measure the accepted state.
+	Stats *Stats `json:"stats,omitempty"`
+	// Forgot is set when a rejected candidate's snapshot was dropped from
+	// the store (a gc reclaims its blobs).
+	Forgot bool `json:"forgot,omitempty"`
 	// Events maps each problem back to the plan's events it names, by
 	// index, so a revision knows what to change.
 	Events []int `json:"events,omitempty"`
@@ -85,9 +90,10 @@ type Checker struct {
 	// Identities are the accepted personas' reserved names.
 	Identities *persona.Identities
 	// Env returns the runtime environment that boots persona's instances
-	// for live health; nil skips layer 4 (recorded in the report as
-	// skipped, never as passed: the report is then not Complete).
-	Env func(p *persona.Persona) *rollout.Env
+	// for live health, and a function that releases it; nil skips layer 4
+	// (recorded in the report as skipped, never as passed: the report is
+	// then not Complete).
+	Env func(p *persona.Persona) (*rollout.Env, func())
 }
 
 // Input is one day to check.
@@ -164,7 +170,15 @@ func (c *Checker) Check(ctx context.Context, in Input) (*Report, error) {
 	rep.Events = implicated(rep, in.Events)
 	if !rep.OK {
 		os.RemoveAll(in.Dir)
-		rep.Snapshot = world.ID{}
+		if !rep.Snapshot.IsZero() {
+			// The candidate was snapshotted for live health; a rejected
+			// state is not kept (its blobs go at the store's next gc).
+			if err := c.Store.Forget(ctx, rep.Snapshot); err != nil {
+				return nil, err
+			}
+			rep.Forgot = true
+		}
+		rep.Snapshot, rep.Stats = world.ID{}, nil
 	}
 	return rep, nil
 }
@@ -281,10 +295,17 @@ func (c *Checker) health(ctx context.Context, in Input, rep *Report) ([]string, 
 		return nil, err
 	}
 	rep.Hash, rep.Snapshot = sum.Hash, id
+	ms, err := Measure(ctx, in.Dir, sum)
+	if err != nil {
+		return nil, err
+	}
+	rep.Stats = &ms
 	if c.Env == nil {
 		return nil, nil
 	}
-	hr, err := health.Check(ctx, c.Env(in.Persona), id)
+	env, release := c.Env(in.Persona)
+	defer release()
+	hr, err := health.Check(ctx, env, id)
 	if err != nil {
 		return nil, err
 	}

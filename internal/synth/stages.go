@@ -1,0 +1,247 @@
+package synth
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/skill"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/validate"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// DayDir is the artifacts directory of persona id's day.
+func (r *Run) DayDir(id string, day int) string {
+	return filepath.Join(r.Dir, "personas", id, fmt.Sprintf("day-%02d", day))
+}
+
+// LoadPersonas reads every persona bible of the run, by id order.
+func (r *Run) LoadPersonas() ([]*persona.Persona, error) {
+	dirs, err := filepath.Glob(filepath.Join(r.Dir, "personas", "*", "bible.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*persona.Persona
+	for _, f := range dirs {
+		p := &persona.Persona{}
+		if err := readJSON(f, p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// LoadPersona reads persona id's bible.
+func (r *Run) LoadPersona(id string) (*persona.Persona, error) {
+	p := &persona.Persona{}
+	if err := readJSON(filepath.Join(r.Dir, "personas", id, "bible.json"), p); err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("no persona %q in %s: create one with wildawm syn persona, or list %s", id, r.Dir, filepath.Join(r.Dir, "personas"))
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// NextPersona drafts one more persona through the diversity gate against
+// the run's accepted ones, writes its bible and returns it.
+func (r *Run) NextPersona(ctx context.Context, name string, days int) (*persona.Persona, []PersonaVerdict, error) {
+	have, err := r.LoadPersonas()
+	if err != nil {
+		return nil, nil, err
+	}
+	var gate persona.Gate
+	for _, p := range have {
+		gate.Accept(p)
+	}
+	req := persona.Request{Seed: r.Seed, Index: len(have), Days: days, Name: name}
+	var verdicts []PersonaVerdict
+	for rev := 0; rev <= MaxRevisions; rev++ {
+		req.Revision = rev
+		if rev == 0 {
+			req.Avoid = persona.Avoid{Names: map[string]bool{}}
+			for _, p := range have {
+				for n := range persona.Reserved(p) {
+					req.Avoid.Names[n] = true
+				}
+			}
+		}
+		p, err := r.Backend.Persona(ctx, r.Grounding, req)
+		if err != nil {
+			return nil, verdicts, err
+		}
+		if err := p.Validate(true); err != nil {
+			verdicts = append(verdicts, PersonaVerdict{Index: req.Index, Revision: rev, ID: p.ID, Reasons: []string{err.Error()}})
+			continue
+		}
+		v := gate.Judge(p)
+		verdicts = append(verdicts, PersonaVerdict{Index: req.Index, Revision: rev, ID: p.ID, OK: v.OK, Reasons: v.Reasons})
+		if v.OK {
+			return p, verdicts, writeJSON(filepath.Join(r.Dir, "personas", p.ID, "bible.json"), p)
+		}
+		names := req.Avoid.Names
+		req.Avoid = v.Avoid
+		for n := range names {
+			req.Avoid.Names[n] = true
+		}
+	}
+	return nil, verdicts, fmt.Errorf("synth: the persona draft was rejected by the diversity gate %d times: %v", MaxRevisions+1, verdicts[len(verdicts)-1].Reasons)
+}
+
+// StateBefore returns the ledger after day-1 of persona p (empty on day
+// 0); day-1 must be done.
+func (r *Run) StateBefore(p *persona.Persona, day int) (*skill.State, error) {
+	if day == 0 {
+		return skill.NewState(), nil
+	}
+	st := skill.NewState()
+	if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "state.json"), st); err != nil {
+		return nil, fmt.Errorf("day %d of %s is not done (%v): run wildawm syn world --persona %s --to-day %d first", day-1, p.ID, err, p.ID, day-1)
+	}
+	return st, nil
+}
+
+// PlanDay runs the day-plan stage for p's day and writes plan.json.
+func (r *Run) PlanDay(ctx context.Context, p *persona.Persona, day int) (*Day, error) {
+	st, err := r.StateBefore(p, day)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := r.Backend.Plan(ctx, &PlanJob{Persona: *p, Day: day, State: st, Seed: r.Seed, Definitions: r.Defs.ByName})
+	if err != nil {
+		return nil, err
+	}
+	return plan, writeJSON(filepath.Join(r.DayDir(p.ID, day), "plan.json"), plan)
+}
+
+// ImplementDay runs the day-implementation stage over the day's plan.json
+// (planning it first when there is none) and writes delta.json.
+func (r *Run) ImplementDay(ctx context.Context, p *persona.Persona, day int) (*delta.Delta, error) {
+	plan := &Day{}
+	if err := readJSON(filepath.Join(r.DayDir(p.ID, day), "plan.json"), plan); err != nil {
+		if plan, err = r.PlanDay(ctx, p, day); err != nil {
+			return nil, err
+		}
+	}
+	st, err := r.StateBefore(p, day)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Backend.Implement(ctx, &ImplJob{Persona: *p, Plan: *plan, State: st, Catalog: r.CatalogID})
+	if err != nil {
+		return nil, err
+	}
+	b, err := res.Delta.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return res.Delta, writeAtomic(filepath.Join(r.DayDir(p.ID, day), "delta.json"), b)
+}
+
+// ValidateDay runs the five layers again on a done day from its stored
+// plan and delta over its parent (checked out from the store).
+func (r *Run) ValidateDay(ctx context.Context, p *persona.Persona, day int) (*validate.Report, error) {
+	ddir := r.DayDir(p.ID, day)
+	plan := &Day{}
+	if err := readJSON(filepath.Join(ddir, "plan.json"), plan); err != nil {
+		return nil, fmt.Errorf("day %d of %s has no plan: %w", day, p.ID, err)
+	}
+	f, err := os.Open(filepath.Join(ddir, "delta.json"))
+	if err != nil {
+		return nil, err
+	}
+	d, err := delta.Parse(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(r.Dir, ".validate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	in := validate.Input{Persona: p, Delta: d, Events: plan.Events, Dir: filepath.Join(tmp, "world")}
+	if day > 0 {
+		var parent Done
+		if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &parent); err != nil {
+			return nil, fmt.Errorf("day %d of %s is not done: %w", day-1, p.ID, err)
+		}
+		in.ParentDir, in.ParentSnap = filepath.Join(tmp, "parent"), parent.Snapshot
+		if err := r.Store.Checkout(ctx, parent.Snapshot, in.ParentDir); err != nil {
+			return nil, err
+		}
+	}
+	ps, err := r.LoadPersonas()
+	if err != nil {
+		return nil, err
+	}
+	r.Checker.Identities = persona.NewIdentities(ps)
+	return r.Checker.Check(ctx, in)
+}
+
+// Rebake is one day of a rebuild from day 0.
+type Rebake struct {
+	Day     int      `json:"day"`
+	Stored  world.ID `json:"stored"`
+	Rebuilt world.ID `json:"rebuilt"`
+	Equal   bool     `json:"equal"`
+}
+
+// Prebake grows p's world to day last (the states are stored as it goes),
+// then, with verify, rebuilds every state from day 0 by applying the
+// stored deltas in order and compares each hash with the stored one.
+func (r *Run) Prebake(ctx context.Context, p *persona.Persona, last int, verify bool) ([]Rebake, error) {
+	if err := r.World(ctx, p, last); err != nil {
+		return nil, err
+	}
+	var out []Rebake
+	if !verify {
+		return out, nil
+	}
+	tmp, err := os.MkdirTemp(r.Dir, ".rebake-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	parent := ""
+	for day := 0; day <= last; day++ {
+		var done Done
+		if err := readJSON(filepath.Join(r.DayDir(p.ID, day), "done.json"), &done); err != nil {
+			return out, fmt.Errorf("day %d of %s is not done (it failed its check; see its report.json): %w", day, p.ID, err)
+		}
+		f, err := os.Open(filepath.Join(r.DayDir(p.ID, day), "delta.json"))
+		if err != nil {
+			return out, err
+		}
+		d, err := delta.Parse(f)
+		f.Close()
+		if err != nil {
+			return out, err
+		}
+		dir := filepath.Join(tmp, fmt.Sprintf("day-%02d", day))
+		var parentSnap world.ID
+		if day > 0 {
+			var pd Done
+			readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &pd)
+			parentSnap = pd.Snapshot
+		}
+		if err := delta.ApplyCopy(ctx, parent, dir, d, &delta.Options{Generators: r.Checker.Generators, Parent: parentSnap}); err != nil {
+			return out, fmt.Errorf("rebake day %d: %w", day, err)
+		}
+		sum, err := state.Summarize(ctx, dir)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Rebake{Day: day, Stored: done.Hash, Rebuilt: sum.Hash, Equal: sum.Hash == done.Hash})
+		if parent != "" {
+			os.RemoveAll(parent)
+		}
+		parent = dir
+	}
+	return out, nil
+}
