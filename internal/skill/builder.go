@@ -64,10 +64,48 @@ type State struct {
 	Seq map[string]int `json:"seq"`
 	// Used counts each skill's events so far (coverage pressure).
 	Used map[string]int `json:"used"`
+
+	// Balances are the money accounts' balances in cents, by account id
+	// (transfers keep checking and savings at or above 0).
+	Balances map[string]int64 `json:"balances,omitempty"`
+	// Payments are the booked transactions, in booking order.
+	Payments []PaymentRef `json:"payments,omitempty"`
+	// NoteBodies are the notes' current bodies by note id: an update
+	// passes the whole new body.
+	NoteBodies map[string]string `json:"note_bodies,omitempty"`
+	// Tags are the saved contacts' tags, by contact id.
+	Tags map[string][]string `json:"contact_tags,omitempty"`
+	// Records hold the natural keys of the rows written on the tables of
+	// definition-served services ("habits/habits" -> "morning-run").
+	Records map[string][]string `json:"records,omitempty"`
 	// WebDay is the day a row of Web was written, by "site/table key", so
 	// that a continuation (a review of a saved recipe, a submission in an
 	// enrolled course) comes on a later day.
 	WebDay map[string]int `json:"web_day,omitempty"`
+}
+
+// PaymentRef is a booked transaction.
+type PaymentRef struct {
+	ID      string `json:"id"`
+	Account string `json:"account"`
+	At      string `json:"at"`
+	Cents   int64  `json:"cents"`
+	Payee   string `json:"payee"`
+	// Category is the transaction's category ("transfer" for a transfer).
+	Category string `json:"category,omitempty"`
+}
+
+// HasRecord reports whether db's table has a row with key.
+func (s *State) HasRecord(db, table, key string) bool {
+	return slices.Contains(s.Records[db+"/"+table], key)
+}
+
+// AddRecord records a row of db's table.
+func (s *State) AddRecord(db, table, key string) {
+	if s.Records == nil {
+		s.Records = map[string][]string{}
+	}
+	s.Records[db+"/"+table] = append(s.Records[db+"/"+table], key)
 }
 
 // Thread is a message thread.
@@ -99,6 +137,12 @@ type EventRef struct {
 	Day   int    `json:"day"`
 	// Moved counts the reschedules.
 	Moved int `json:"moved,omitempty"`
+	// Organizer is who organizes it ("" or the persona: the persona's own).
+	Organizer string   `json:"organizer,omitempty"`
+	Guests    []string `json:"guests,omitempty"`
+	// Response is the persona's answer when a guest (accepted, declined,
+	// tentative).
+	Response string `json:"response,omitempty"`
 }
 
 // OrderRef is an order on a shopping site.
@@ -114,8 +158,12 @@ type OrderRef struct {
 
 // TodoRef is a to-do.
 type TodoRef struct {
-	ID   string `json:"id"`
-	Done bool   `json:"done,omitempty"`
+	ID      string `json:"id"`
+	Done    bool   `json:"done,omitempty"`
+	Project string `json:"project,omitempty"`
+	Title   string `json:"title,omitempty"`
+	// Day is the day it was added.
+	Day int `json:"day,omitempty"`
 }
 
 // TicketRef is a support ticket.
@@ -123,6 +171,10 @@ type TicketRef struct {
 	ID     string `json:"id"`
 	Seq    int    `json:"seq"`
 	Status string `json:"status"`
+	// Order and Kind are the shop order it is about and its kind (return,
+	// warranty, question).
+	Order string `json:"order,omitempty"`
+	Kind  string `json:"kind,omitempty"`
 }
 
 // FileRef is a file of the home directory.

@@ -38,6 +38,11 @@ type ImplJob struct {
 	State   *skill.State    `json:"state"`
 	// Catalog is set on day 0: the catalog the world references.
 	Catalog world.ID `json:"catalog,omitzero"`
+	// Parent is the parent state's snapshot (zero on day 0); ParentDir
+	// where it is checked out for an implementer that reads the live
+	// world (not part of the job's identity).
+	Parent    world.ID `json:"parent,omitzero"`
+	ParentDir string   `json:"-"`
 }
 
 // ImplResult is the day-implementation stage's output: the delta and the

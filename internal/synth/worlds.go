@@ -291,7 +291,7 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 			if err != nil {
 				return fmt.Errorf("synth: %s day %d plan: %w", p.ID, day, err)
 			}
-			res, err := r.Backend.Implement(ctx, &ImplJob{Persona: *p, Plan: *plan, State: st, Catalog: r.CatalogID})
+			res, err := r.Backend.Implement(ctx, &ImplJob{Persona: *p, Plan: *plan, State: st, Catalog: r.CatalogID, Parent: parentSnap, ParentDir: parentDir})
 			if err != nil {
 				return fmt.Errorf("synth: %s day %d implement: %w", p.ID, day, err)
 			}
