@@ -67,12 +67,30 @@ func findCredentials(ctx context.Context, shell shellFunc, a world.Account) (cre
 // passwordNear looks, around every line of text that mentions a's
 // username, for a word that is a's password, and returns its 1-based line.
 func passwordNear(text string, a world.Account) (int, string, bool) {
+	line, pw, ok, _ := passwordSearch(text, a)
+	return line, pw, ok
+}
+
+// passwordSearch is passwordNear that also counts the password hashes it
+// computed. Each is a PBKDF2 run, so the likeliest places come first: the
+// lines that mention the account's site as well as its username (a persona
+// with one username on many sites keeps one line per site), and in a
+// line, the words after one that says "password".
+func passwordSearch(text string, a world.Account) (int, string, bool, int) {
 	lines := strings.Split(text, "\n")
 	tried := map[string]bool{a.Username: true, "": true}
+	var near, far []int
 	for i, l := range lines {
-		if !strings.Contains(l, a.Username) {
-			continue
+		switch {
+		case !strings.Contains(l, a.Username):
+		case a.Site != "" && strings.Contains(l, a.Site):
+			near = append(near, i)
+		default:
+			far = append(far, i)
 		}
+	}
+	hashes := 0
+	for _, i := range append(near, far...) {
 		// The same line first, then the two after it, then the one before.
 		for _, j := range []int{i, i + 1, i + 2, i - 1} {
 			if j < 0 || j >= len(lines) {
@@ -83,31 +101,40 @@ func passwordNear(text string, a world.Account) (int, string, bool) {
 					continue
 				}
 				tried[w] = true
+				hashes++
 				if world.CheckPassword(a.PasswordHash, w) {
-					return j + 1, w, true
+					return j + 1, w, true, hashes
 				}
 			}
 		}
 	}
-	return 0, "", false
+	return 0, "", false, hashes
 }
 
 // candidates returns the words of line that could be a password: each
 // whitespace-separated word, without surrounding quotes and punctuation,
-// and the value of a "key: value" or "key=value" word.
+// and the value of a "key: value" or "key=value" word; those after a word
+// that names a password ("password", "pass", "pw") come first.
 func candidates(line string) []string {
-	var out []string
+	var first, rest []string
+	after := false
 	for _, f := range strings.Fields(line) {
-		out = append(out, f)
 		t := strings.Trim(f, "`'\"*,;.:()[]<>{}")
-		out = append(out, t)
+		words := []string{t, f}
 		for _, sep := range []string{":", "="} {
 			if _, v, ok := strings.Cut(t, sep); ok {
-				out = append(out, strings.Trim(v, "`'\""))
+				words = append(words, strings.Trim(v, "`'\""))
 			}
 		}
+		if after {
+			first = append(first, words...)
+		} else {
+			rest = append(rest, words...)
+		}
+		k := strings.ToLower(t)
+		after = k == "password" || k == "pass" || k == "pw" || k == "pwd" || k == "passwd"
 	}
-	return out
+	return append(first, rest...)
 }
 
 // shellQuote quotes s as one word for /bin/sh.

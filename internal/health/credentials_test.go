@@ -47,3 +47,22 @@ func TestElements(t *testing.T) {
 		t.Errorf("orders %q", got)
 	}
 }
+
+// TestPasswordSearchTriesTheLikeliestFirst: with one username on fifteen
+// sites, finding the last site's password costs one password hash, not
+// one per word of every line before it.
+func TestPasswordSearchTriesTheLikeliestFirst(t *testing.T) {
+	sites := []string{"archive", "calc", "code", "courses", "devices", "dictionary", "flights", "maps", "models", "news", "recipes", "search", "shop", "sports", "stays"}
+	var text string
+	for _, s := range sites {
+		text += "- " + s + ": user `sam.lee`, password `pw-" + s + "-77`\n"
+	}
+	a := world.Account{Site: "stays", Username: "sam.lee", PasswordHash: world.HashPassword("stays", "sam.lee", "salt", "pw-stays-77")}
+	line, pw, ok, hashes := passwordSearch(text, a)
+	if !ok || pw != "pw-stays-77" || line != 15 {
+		t.Fatalf("got line %d %q %v", line, pw, ok)
+	}
+	if hashes != 1 {
+		t.Errorf("%d password hashes computed, want 1", hashes)
+	}
+}
