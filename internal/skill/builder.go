@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/delta"
@@ -272,6 +273,7 @@ func (b *Builder) ProducesAccount(site, username string) {
 // ServeDefinition makes the world serve the definition ref from this day on.
 func (b *Builder) ServeDefinition(ref world.ServiceRef) {
 	b.d.Services = append(b.d.Services, ref)
+	slices.SortFunc(b.d.Services, func(x, y world.ServiceRef) int { return strings.Compare(x.Name, y.Name) })
 	if b.State.Services == nil {
 		b.State.Services = map[string]world.ServiceRef{}
 	}

@@ -139,6 +139,14 @@ func TestSuite(t *testing.T) {
 			t.Fatalf("bootstrap %s: %v", ev.Skill, err)
 		}
 	}
+	// Every shipped definition is served from day 0, so that the skills of
+	// each (habit_check_in, budget_entry) have their service.
+	for _, name := range []string{"habits", "budget"} {
+		sk, _ := lib.Lookup("define_service")
+		if err := sk.Emit(w.b, json.RawMessage(fmt.Sprintf(`{"name":%q,"sha256":%q}`, name, defs[name].Ref.SHA256))); err != nil {
+			t.Fatalf("define %s: %v", name, err)
+		}
+	}
 	day0 := filepath.Join(root, "day-00")
 	w.apply(t, w.b.Delta(), day0)
 	w.dir = day0
