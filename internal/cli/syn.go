@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/synth"
 	"github.com/wildawm/wildawm/internal/world"
@@ -21,6 +22,9 @@ type synOptions struct {
 	seed     uint64
 	noHealth bool
 	runDir   string
+	backend  string
+	model    string
+	budget   int
 }
 
 func (o *synOptions) flags(c *cobra.Command) {
@@ -28,6 +32,37 @@ func (o *synOptions) flags(c *cobra.Command) {
 	c.Flags().Uint64Var(&o.seed, "seed", 1, "the seed every procedural stage draws from")
 	c.Flags().BoolVar(&o.noHealth, "no-health", false, "skip layer 4 (live health: boot every day as an instance); the reports then say so and the states are not complete")
 	c.Flags().StringVar(&o.runDir, "run-dir", "", "where live health boots instances; every directory above it must be searchable by the sandbox uid (default: under the system temporary directory)")
+	c.Flags().StringVar(&o.backend, "backend", "procedural", "who runs the persona, plan and implementation stages: procedural (seeded, offline) or llm (an OpenAI-compatible model, --model)")
+	c.Flags().StringVar(&o.model, "model", "", "with --backend llm: the endpoint and model, URL#MODEL, e.g. http://127.0.0.1:8000/v1#qwen3-8b (key from WILDAWM_API_KEY or OPENAI_API_KEY; docs/models.md)")
+	c.Flags().IntVar(&o.budget, "budget", 0, "with --backend llm: the most model turns one stage may take (0: the default)")
+}
+
+// backendOf returns OpenOptions.Backend for the flags: nil for procedural.
+func (o *synOptions) backendOf() (func(pl *synth.Planner) synth.Backend, error) {
+	switch o.backend {
+	case "", "procedural":
+		if o.model != "" {
+			return nil, fmt.Errorf("--model %q is for --backend llm; the procedural backend runs no model", o.model)
+		}
+		return nil, nil
+	case "llm":
+		if o.model == "" {
+			return nil, fmt.Errorf("--backend llm needs --model URL#MODEL, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
+		}
+		spec, err := model.ParseSpec(o.model)
+		if err != nil {
+			return nil, fmt.Errorf("--model: %w", err)
+		}
+		client, err := model.New(spec, nil)
+		if err != nil {
+			return nil, err
+		}
+		catDir := filepath.Join(o.dir, "catalog")
+		return func(pl *synth.Planner) synth.Backend {
+			return synth.NewLLM(client, pl, synth.LLMOptions{Budget: o.budget, CatalogDir: catDir})
+		}, nil
+	}
+	return nil, fmt.Errorf("--backend %q: use procedural or llm", o.backend)
 }
 
 func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), error) {
@@ -42,7 +77,11 @@ func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), er
 			runDir = filepath.Join(os.TempDir(), "wildawm-syn-"+world.Hash([]byte(abs)).Short())
 		}
 	}
-	return synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Progress: e.progress})
+	backend, err := o.backendOf()
+	if err != nil {
+		return nil, nil, err
+	}
+	return synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Backend: backend, Progress: e.progress})
 }
 
 func (e *env) synCmd() *cobra.Command {

@@ -1,18 +1,23 @@
-// Package synth synthesizes worlds and tasks procedurally, the offline
-// default of the model-driven stages: a persona bible, a day plan of event
-// skills, the day deltas (through internal/delta's lint, replay and produces
-// checks into the store) and the task authored from the resulting world.
+// Package synth synthesizes worlds: the stages of the paper's world
+// pipeline as jobs with plain input and output, a procedural backend (the
+// offline default) and an llm backend, the resumable run that grows many
+// personas' worlds through the five-layer check, and the paper's case
+// study (a freelance AV technician locking in a rack surge protector)
+// with its task.
 //
 // Glossary:
-//   - Persona: the persona bible (profile, contacts, accounts, arcs,
-//     signature).
-//   - Skill: a reusable event recipe: the interfaces it touches, what it
-//     changes, and a procedural implementation that emits delta operations.
-//   - Plan: the days, each a list of skill events with their parameters.
-//   - Grow: applies each day's delta to its parent with the checks and
-//     snapshots it.
+//   - Backend: who runs the persona, day-plan and day-implementation
+//     stages: Procedural (seeded) or LLM (an OpenAI-compatible model under
+//     versioned constitutions, prompts/).
+//   - PlanJob, ImplJob: a stage's whole input; Key is its idempotency key.
+//   - Planner: the procedural day planner (setup, arcs, continuity through
+//     the ledger, coverage pressure).
+//   - Definitions: the shared library of service definitions, with the
+//     shipped ones (defs/) published first.
+//   - Run: one run's directory of artifacts; Personas, Worlds, World,
+//     Prebake, Stats (Table 2).
+//   - Deltas, Grow: the case study's plan turned into deltas and grown.
 //
-// Today it holds the paper's case study (a freelance AV technician locking
-// in a rack surge protector); later waves add model-driven planners behind
-// the same types.
+// docs/synthesis.md describes the run; docs/persona.md and docs/skills.md
+// the bible and the skills.
 package synth

@@ -222,7 +222,15 @@ func NewLLM(client *model.Client, pl *Planner, o LLMOptions) *LLM {
 }
 
 // Name implements Backend.
-func (l *LLM) Name() string { return "llm:" + l.client.Spec().Model }
+// Name is "llm:MODEL" with each constitution's version ("persona.v1"):
+// a run's resume key holds it, so a new prompt version re-runs the days.
+func (l *LLM) Name() string {
+	var vs []string
+	for _, p := range l.Prompts() {
+		vs = append(vs, fmt.Sprintf("%s.v%d", p.Stage, p.Version))
+	}
+	return "llm:" + l.client.Spec().Model + "@" + strings.Join(vs, ",")
+}
 
 // Prompts returns the constitutions the backend uses, by stage.
 func (l *LLM) Prompts() []Prompt {

@@ -99,7 +99,7 @@ func TestLLMPrompts(t *testing.T) {
 		}
 	}
 	l := NewLLM(fake.New(t).Client(t, nil), &Planner{Skills: skill.All()}, LLMOptions{})
-	if l.Name() != "llm:"+fake.DefaultModel {
+	if !strings.HasPrefix(l.Name(), "llm:"+fake.DefaultModel+"@persona.v1") {
 		t.Errorf("Name() = %q", l.Name())
 	}
 }

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSynStages runs the stages one at a time from the command line: a
+// persona, its day 0's plan and delta, its world to day 1, the check again
+// on day 1, prebake with the rebuild, and the statistics; and refuses bad
+// flags naming them.
+func TestSynStages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	st := filepath.Join(t.TempDir(), "unused-store")
+	out := mustRun(t, st, "syn", "persona", "--dir", dir, "--name", "Robin Vale", "--days", "3")
+	var p struct {
+		ID   string `json:"id"`
+		Days int    `json:"days"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.ID != "robin-vale" || p.Days != 3 {
+		t.Fatalf("syn persona printed %.300s (%v)", out, err)
+	}
+	plan := mustRun(t, st, "syn", "dayplan", "--dir", dir, "--persona", p.ID, "--day", "0")
+	if !strings.Contains(plan, `"provision_service"`) || !strings.Contains(plan, `"create_web_account"`) {
+		t.Errorf("day 0's plan sets nothing up: %.500s", plan)
+	}
+	d := mustRun(t, st, "syn", "dayimpl", "--dir", dir, "--persona", p.ID, "--day", "0")
+	if !strings.Contains(d, `"db.create"`) {
+		t.Errorf("day 0's delta creates no database: %.300s", d)
+	}
+	if _, _, err := run(t, st, "syn", "dayplan", "--dir", dir, "--persona", p.ID, "--day", "2"); err == nil || !strings.Contains(err.Error(), "syn world --persona robin-vale --to-day 1") {
+		t.Errorf("planning day 2 before day 1: %v", err)
+	}
+	mustRun(t, st, "syn", "world", "--dir", dir, "--persona", p.ID, "--to-day", "1", "--no-health")
+	for _, f := range []string{"plan.json", "delta.json", "report.json", "state.json", "done.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "personas", p.ID, "day-01", f)); err != nil {
+			t.Errorf("day 1: %v", err)
+		}
+	}
+	// Without live health the check is not complete, and says so.
+	out, _, err := run(t, st, "world", "validate", "--dir", dir, "--persona", p.ID, "--day", "1", "--no-health")
+	if err == nil || !strings.Contains(err.Error(), "not every layer ran") || !strings.Contains(out, "health   skipped") {
+		t.Errorf("validate without health: %v\n%s", err, out)
+	}
+	out = mustRun(t, st, "syn", "prebake", "--dir", dir, "--persona", p.ID, "--to-day", "2", "--verify-rebake", "--no-health")
+	if strings.Count(out, ": equal") != 3 {
+		t.Errorf("prebake:\n%s", out)
+	}
+	out = mustRun(t, st, "stats", "worlds", "--dir", dir)
+	if !strings.Contains(out, "| world states | 3 | 640 |") {
+		t.Errorf("stats:\n%s", out)
+	}
+	for _, bad := range [][]string{
+		{"syn", "worlds", "--dir", dir, "--days", "30..8"},
+		{"syn", "worlds", "--dir", dir, "--backend", "llm"},
+		{"syn", "worlds", "--dir", dir, "--backend", "gpt"},
+		{"syn", "worlds", "--dir", dir, "--model", "http://x/v1#m"},
+		{"syn", "world", "--dir", dir, "--persona", "nobody", "--to-day", "1"},
+		{"syn", "world", "--dir", dir, "--persona", p.ID, "--to-day", "9"},
+	} {
+		if _, _, err := run(t, st, bad...); err == nil {
+			t.Errorf("wildawm %s: no error", strings.Join(bad, " "))
+		} else if !strings.Contains(err.Error(), "--") && !strings.Contains(err.Error(), "persona") {
+			t.Errorf("wildawm %s: %v names neither the flag nor the persona", strings.Join(bad, " "), err)
+		}
+	}
+}
