@@ -94,6 +94,9 @@ type Instance struct {
 
 // Start materialises the snapshot and serves the instance.
 func Start(ctx context.Context, opts Options) (*Instance, error) {
+	// Instances start from many goroutines: register every service's SQL
+	// functions before any of them opens a database.
+	service.CompileAll()
 	if opts.SandboxUID == 0 {
 		opts.SandboxUID = 65534
 	}

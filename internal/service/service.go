@@ -131,6 +131,18 @@ func All() []Spec {
 	}
 }
 
+// CompileAll compiles every built-in service now, which registers their
+// SQL functions with the SQLite driver. The driver's table of functions is
+// not safe to change while another goroutine opens a connection (modernc
+// reads it unlocked in Open), so a process that opens databases from
+// several goroutines calls CompileAll before it starts them; a process
+// that serves one service compiles only that one, when first used.
+func CompileAll() {
+	for _, s := range All() {
+		s.Compiled()
+	}
+}
+
 // Lookup returns the service named name.
 func Lookup(name string) (Spec, error) {
 	all := All()

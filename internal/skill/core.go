@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/delta"
+	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/service/mail"
 	"github.com/wildawm/wildawm/internal/site"
@@ -253,21 +254,8 @@ func firstName(name string) string {
 	return first
 }
 
-func slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
-			b.WriteRune(r)
-			dash = false
-		case b.Len() > 0 && !dash:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
-}
+// slug is a name's id form ("Maya Okafor" is "maya-okafor").
+func slug(s string) string { return persona.Slug(s) }
 
 func emitConversation(b *Builder, p *Conversation) error {
 	if err := b.Need("messages"); err != nil {

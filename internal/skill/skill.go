@@ -79,7 +79,7 @@ func Make[P any](d Def[P]) Skill {
 	s := Skill{Doc: d.Doc}
 	s.decode = func(b []byte) (any, error) {
 		p := new(P)
-		if err := decodeStrict(b, p); err != nil {
+		if err := DecodeStrict(b, p); err != nil {
 			return nil, err
 		}
 		if c, ok := any(p).(Checker); ok {
@@ -165,9 +165,9 @@ func (s *Skill) Review(c *Check, params json.RawMessage) []string {
 	return out
 }
 
-// decodeStrict decodes one JSON object into v, refusing unknown fields and
-// trailing data, with errors that name the field.
-func decodeStrict(b []byte, v any) error {
+// DecodeStrict decodes one JSON object into v, refusing unknown fields and
+// trailing data, with errors that name the field. Empty input is {}.
+func DecodeStrict(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
 	}
@@ -179,12 +179,12 @@ func decodeStrict(b []byte, v any) error {
 			return fmt.Errorf("field %s: got JSON %s, want %s", te.Field, te.Value, te.Type)
 		}
 		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("unknown field %s; the fields are those of the skill's example (docs/skills.md)", msg)
+			return fmt.Errorf("unknown field %s", msg)
 		}
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the parameters object")
+		return errors.New("trailing data after the JSON object")
 	}
 	return nil
 }

@@ -356,29 +356,8 @@ func (l *LLM) call(ctx context.Context, byName map[string]llmTool, names []strin
 	return t.run(ctx, c.Arguments)
 }
 
-// decodeArgs decodes a tool's arguments strictly: one JSON object, no
-// unknown field, nothing after it; the error names the field.
-func decodeArgs(b []byte, v any) error {
-	if len(bytes.TrimSpace(b)) == 0 {
-		b = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("field %s: got JSON %s, want %s", te.Field, te.Value, te.Type)
-		}
-		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("unknown field %s", msg)
-		}
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the arguments object")
-	}
-	return nil
-}
+// decodeArgs decodes a tool's arguments strictly (skill.DecodeStrict).
+func decodeArgs(b []byte, v any) error { return skill.DecodeStrict(b, v) }
 
 func mustJSON(v any) string {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -47,6 +47,10 @@ func Open(ctx context.Context, o OpenOptions) (r *Run, close func(), err error) 
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, nil, err
 	}
+	// Days are checked from several goroutines: every service's SQL
+	// functions must be registered before the first of them opens a
+	// database.
+	service.CompileAll()
 	gens := generator.Default()
 	catDir := filepath.Join(o.Dir, "catalog")
 	if _, err := os.Stat(filepath.Join(catDir, "manifest.json")); err != nil {

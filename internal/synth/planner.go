@@ -70,8 +70,8 @@ type Planner struct {
 
 // Events per day, beyond setup.
 const (
-	minEvents = 4
-	maxEvents = 8
+	minEvents = 6
+	maxEvents = 12
 )
 
 // Plan writes one day's plan. Setup events (databases and accounts the

@@ -151,12 +151,7 @@ func (r *Run) ValidateDay(ctx context.Context, p *persona.Persona, day int) (*va
 	if err := readJSON(filepath.Join(ddir, "plan.json"), plan); err != nil {
 		return nil, fmt.Errorf("day %d of %s has no plan: %w", day, p.ID, err)
 	}
-	f, err := os.Open(filepath.Join(ddir, "delta.json"))
-	if err != nil {
-		return nil, err
-	}
-	d, err := delta.Parse(f)
-	f.Close()
+	d, err := readDelta(ddir)
 	if err != nil {
 		return nil, err
 	}
@@ -214,12 +209,7 @@ func (r *Run) Prebake(ctx context.Context, p *persona.Persona, last int, verify 
 		if err := readJSON(filepath.Join(r.DayDir(p.ID, day), "done.json"), &done); err != nil {
 			return out, fmt.Errorf("day %d of %s is not done (it failed its check; see its report.json): %w", day, p.ID, err)
 		}
-		f, err := os.Open(filepath.Join(r.DayDir(p.ID, day), "delta.json"))
-		if err != nil {
-			return out, err
-		}
-		d, err := delta.Parse(f)
-		f.Close()
+		d, err := readDelta(r.DayDir(p.ID, day))
 		if err != nil {
 			return out, err
 		}
@@ -244,4 +234,18 @@ func (r *Run) Prebake(ctx context.Context, p *persona.Persona, last int, verify 
 		parent = dir
 	}
 	return out, nil
+}
+
+// readDelta reads a day directory's delta.json.
+func readDelta(ddir string) (*delta.Delta, error) {
+	f, err := os.Open(filepath.Join(ddir, "delta.json"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := delta.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(ddir, "delta.json"), err)
+	}
+	return d, nil
 }

@@ -81,12 +81,7 @@ func (r *Run) Stats() (*Table2, error) {
 				tokens = append(tokens, done.Stats.Tokens)
 				stateBytes += float64(done.Stats.DBBytes + done.Stats.FileBytes)
 			}
-			f, err := os.Open(filepath.Join(ddir, "delta.json"))
-			if err != nil {
-				return nil, err
-			}
-			d, err := delta.Parse(f)
-			f.Close()
+			d, err := readDelta(ddir)
 			if err != nil {
 				return nil, err
 			}

@@ -86,8 +86,8 @@ type Run struct {
 	Progress func(Progress)
 
 	states, failed, forgot atomic.Int64
-	total          int64
-	start          time.Time
+	total                  int64
+	start                  time.Time
 }
 
 // SetIdentities makes the identity check reserve the names of ps.
@@ -400,4 +400,3 @@ func readJSON(path string, v any) error {
 	}
 	return nil
 }
-
