@@ -30,7 +30,16 @@ func (g *Gate) Judge(c *Persona) Verdict {
 	v := Verdict{OK: true, Avoid: g.avoid()}
 	occ := c.Occupation + "|" + c.LifeDomain
 	pat := Pattern(c)
+	mine := Reserved(c)
 	for _, a := range g.accepted {
+		if a.ID == c.ID {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("id %s is an accepted persona's", c.ID))
+		}
+		for n := range Reserved(a) {
+			if mine[n] && n != a.ID {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("name %q is reserved by %s", n, a.ID))
+			}
+		}
 		if a.Occupation+"|"+a.LifeDomain == occ {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("occupation and life domain %q / %q are %s's", c.Occupation, c.LifeDomain, a.ID))
 		}

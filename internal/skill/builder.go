@@ -314,9 +314,10 @@ type Draw struct {
 // Definition is a service definition file the define_service skill can
 // publish.
 type Definition struct {
-	Ref world.ServiceRef
-	// Path is the file in the shared library.
-	Path string
+	Ref world.ServiceRef `json:"ref"`
+	// Path is the file in the shared library (where the run lives, not
+	// part of a job's identity).
+	Path string `json:"-"`
 }
 
 // Date is the day's date, YYYY-MM-DD.

@@ -22,6 +22,6 @@
 //   - Catalog: the shared read-only catalog, queried with cached rows.
 //   - Check: what Review sees: the materialised world.
 //
-// It imports delta, world, persona, the services' synthesis helpers and
+// It imports delta, world, persona, service, the services' synthesis helpers and
 // the site registry.
 package skill

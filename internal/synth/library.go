@@ -102,7 +102,7 @@ func readIndex(dir string) ([]LibraryEntry, error) {
 	return entries, nil
 }
 
-// Publish validates the definition src (parse, compile, lint) and adds it
+// Publish validates the definition src (parse and compile) and adds it
 // to the library in dir as NAME.yaml. A definition is immutable once
 // published: publishing the same bytes again is a no-op, and different
 // bytes under a published name are refused (give the new version another

@@ -54,9 +54,19 @@ func Open(ctx context.Context, o OpenOptions) (r *Run, close func(), err error) 
 	gens := generator.Default()
 	catDir := filepath.Join(o.Dir, "catalog")
 	if _, err := os.Stat(filepath.Join(catDir, "manifest.json")); err != nil {
+		// Built aside and renamed, so an interrupted build leaves no
+		// catalog that a later run would take for a whole one.
 		progress("building the catalog in %s", catDir)
-		if _, err := catalog.Build(ctx, catDir, gens, catalog.BuildOptions{Seed: catalog.DefaultSeed}); err != nil {
+		tmp := catDir + ".new"
+		if err := os.RemoveAll(tmp); err != nil {
+			return nil, nil, err
+		}
+		if _, err := catalog.Build(ctx, tmp, gens, catalog.BuildOptions{Seed: catalog.DefaultSeed}); err != nil {
+			os.RemoveAll(tmp)
 			return nil, nil, fmt.Errorf("synth: catalog: %w", err)
+		}
+		if err := os.Rename(tmp, catDir); err != nil {
+			return nil, nil, fmt.Errorf("synth: catalog: %w (remove %s and run again)", err, catDir)
 		}
 	}
 	sum, err := state.Summarize(ctx, catDir)
@@ -107,9 +117,10 @@ func Open(ctx context.Context, o OpenOptions) (r *Run, close func(), err error) 
 		}
 		var n atomic.Int64
 		chk.Env = func(p *persona.Persona) (*rollout.Env, func()) {
-			dir := filepath.Join(o.RunDir, fmt.Sprintf("h%d", n.Add(1)))
+			k := n.Add(1)
+			dir := filepath.Join(o.RunDir, fmt.Sprintf("h%d", k))
 			env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(dir, "cache")},
-				CatalogDir: catDir, WorkDir: dir, Self: p.Name, Services: defs.Library, FirstUID: 200000 + int(n.Load()%5000)*16}
+				CatalogDir: catDir, WorkDir: dir, Self: p.Name, Services: defs.Library, FirstUID: 200000 + int(k%5000)*16}
 			return env, func() { os.RemoveAll(dir) }
 		}
 	}

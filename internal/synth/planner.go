@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,7 +92,9 @@ func (pl *Planner) Plan(job *PlanJob) (*Day, error) {
 	b.State = st.Clone()
 	b.Definitions = pl.Definitions.Library
 	b.Begin(job.Day, skill.Clock(job.Day))
-	rng := rand.New(rand.NewPCG(job.Seed, uint64(job.Day)<<4|uint64(job.Attempt)))
+	// Each persona draws its own stream: the seed mixed with its id.
+	h := world.Hash([]byte(p.ID))
+	rng := rand.New(rand.NewPCG(job.Seed^binary.LittleEndian.Uint64(h[:8]), uint64(job.Day)<<4|uint64(job.Attempt)))
 	day := &Day{Day: job.Day, Clock: skill.Clock(job.Day), Events: []skill.Event{}}
 	draw := func() *skill.Draw {
 		return &skill.Draw{Persona: p, Day: job.Day, Rand: rng, Catalog: pl.Catalog, State: b.State, Definitions: job.Definitions}

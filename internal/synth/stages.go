@@ -106,8 +106,20 @@ func (r *Run) StateBefore(p *persona.Persona, day int) (*skill.State, error) {
 	return st, nil
 }
 
+// notDone refuses to redo a day that was accepted: its plan and delta are
+// what its stored state was made from.
+func (r *Run) notDone(p *persona.Persona, day int) error {
+	if _, err := os.Stat(filepath.Join(r.DayDir(p.ID, day), "done.json")); err == nil {
+		return fmt.Errorf("day %d of %s is done: its plan.json and delta.json made the stored state; check it with wildawm world validate --persona %s --day %d", day, p.ID, p.ID, day)
+	}
+	return nil
+}
+
 // PlanDay runs the day-plan stage for p's day and writes plan.json.
 func (r *Run) PlanDay(ctx context.Context, p *persona.Persona, day int) (*Day, error) {
+	if err := r.notDone(p, day); err != nil {
+		return nil, err
+	}
 	st, err := r.StateBefore(p, day)
 	if err != nil {
 		return nil, err
@@ -122,6 +134,9 @@ func (r *Run) PlanDay(ctx context.Context, p *persona.Persona, day int) (*Day, e
 // ImplementDay runs the day-implementation stage over the day's plan.json
 // (planning it first when there is none) and writes delta.json.
 func (r *Run) ImplementDay(ctx context.Context, p *persona.Persona, day int) (*delta.Delta, error) {
+	if err := r.notDone(p, day); err != nil {
+		return nil, err
+	}
 	plan := &Day{}
 	if err := readJSON(filepath.Join(r.DayDir(p.ID, day), "plan.json"), plan); err != nil {
 		if plan, err = r.PlanDay(ctx, p, day); err != nil {
@@ -132,7 +147,24 @@ func (r *Run) ImplementDay(ctx context.Context, p *persona.Persona, day int) (*d
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.Backend.Implement(ctx, &ImplJob{Persona: *p, Plan: *plan, State: st, Catalog: r.CatalogID})
+	job := &ImplJob{Persona: *p, Plan: *plan, State: st, Catalog: r.CatalogID}
+	if day > 0 {
+		// The implementer reads the live parent world.
+		var parent Done
+		if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &parent); err != nil {
+			return nil, fmt.Errorf("day %d of %s is not done: %w", day-1, p.ID, err)
+		}
+		tmp, err := os.MkdirTemp(r.Dir, ".dayimpl-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		job.Parent, job.ParentDir = parent.Snapshot, filepath.Join(tmp, "parent")
+		if err := r.Store.Checkout(ctx, parent.Snapshot, job.ParentDir); err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.Backend.Implement(ctx, job)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +192,7 @@ func (r *Run) ValidateDay(ctx context.Context, p *persona.Persona, day int) (*va
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	in := validate.Input{Persona: p, Delta: d, Events: plan.Events, Dir: filepath.Join(tmp, "world")}
+	in := validate.Input{Persona: p, Delta: d, Events: plan.Events, Dir: filepath.Join(tmp, "world"), Day: day, Recheck: true}
 	if day > 0 {
 		var parent Done
 		if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &parent); err != nil {

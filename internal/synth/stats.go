@@ -10,6 +10,7 @@ import (
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/site"
+	"github.com/wildawm/wildawm/internal/validate"
 )
 
 // Table2 is the worlds' statistics, shaped like the paper's Table 2.
@@ -69,7 +70,11 @@ func (r *Run) Stats() (*Table2, error) {
 			}
 			var done Done
 			if err := readJSON(filepath.Join(ddir, "done.json"), &done); err != nil {
-				t.FailedDays++
+				// Not done: failed every revision, or not checked yet.
+				var reports []validate.Report
+				if readJSON(filepath.Join(ddir, "report.json"), &reports) == nil && len(reports) > MaxRevisions && !reports[len(reports)-1].OK {
+					t.FailedDays++
+				}
 				break
 			}
 			n++
@@ -167,6 +172,8 @@ func touched(d *delta.Delta, sites, services map[string]bool) (s, sv, tables, fi
 			if o.Table != "" {
 				tables[o.DB+"."+o.Table] = true
 			}
+		case o.Site != "":
+			s[o.Site] = true // an account on the site
 		case o.Path != "":
 			files[o.Path] = true
 		case o.To != "":

@@ -15,6 +15,7 @@ import (
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/skill"
+	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/validate"
 	"github.com/wildawm/wildawm/internal/world"
@@ -86,8 +87,9 @@ type Run struct {
 	Progress func(Progress)
 
 	states, failed, forgot atomic.Int64
-	total                  int64
+	total                  atomic.Int64
 	start                  time.Time
+	mu                     sync.Mutex // serialises Progress
 }
 
 // SetIdentities makes the identity check reserve the names of ps.
@@ -122,6 +124,8 @@ type Done struct {
 	Attempts int      `json:"attempts"`
 	// Stats measure the state (for stats worlds).
 	Stats *validate.Stats `json:"stats,omitempty"`
+	// Complete is set when all five layers ran (live health included).
+	Complete bool `json:"complete"`
 }
 
 // PersonaVerdict is one persona draft's diversity-gate outcome.
@@ -138,6 +142,9 @@ type PersonaVerdict struct {
 // persona's number of days. A draft that fails every revision is skipped
 // and the next index tried. The bibles go to DIR/personas/ID/bible.json.
 func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name string) ([]*persona.Persona, []PersonaVerdict, error) {
+	if ps, verdicts, ok := r.donePersonas(n, r.Backend.Name()); ok {
+		return ps, verdicts, nil // an earlier run's: resume with them
+	}
 	var gate persona.Gate
 	var verdicts []PersonaVerdict
 	for i := 0; len(gate.Accepted()) < n; i++ {
@@ -182,10 +189,40 @@ func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name st
 			return nil, verdicts, err
 		}
 	}
-	if err := writeJSON(filepath.Join(r.Dir, "personas.json"), verdicts); err != nil {
+	if err := writeJSON(filepath.Join(r.Dir, "personas.json"), personaStage{Backend: r.Backend.Name(), Seed: r.Seed, N: n, Verdicts: verdicts}); err != nil {
 		return nil, verdicts, err
 	}
 	return gate.Accepted(), verdicts, nil
+}
+
+// personaStage is personas.json: the persona stage's verdicts, written
+// after the bibles.
+type personaStage struct {
+	Backend  string           `json:"backend"`
+	Seed     uint64           `json:"seed"`
+	N        int              `json:"personas"`
+	Verdicts []PersonaVerdict `json:"verdicts"`
+}
+
+// donePersonas returns the personas an earlier persona stage of this run
+// accepted (same backend, seed and count), in the order it accepted them.
+func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []PersonaVerdict, bool) {
+	var st personaStage
+	if readJSON(filepath.Join(r.Dir, "personas.json"), &st) != nil || st.Backend != backend || st.Seed != r.Seed || st.N != n {
+		return nil, nil, false
+	}
+	var out []*persona.Persona
+	for _, v := range st.Verdicts {
+		if !v.OK {
+			continue
+		}
+		p, err := r.LoadPersona(v.ID)
+		if err != nil {
+			return nil, nil, false
+		}
+		out = append(out, p)
+	}
+	return out, st.Verdicts, len(out) == n
 }
 
 // Worlds grows every persona's world to its last day, parallel personas
@@ -196,7 +233,7 @@ func (r *Run) Worlds(ctx context.Context, ps []*persona.Persona, parallel int) e
 	r.start = time.Now()
 	r.Checker.Identities = persona.NewIdentities(ps)
 	for _, p := range ps {
-		r.total += int64(p.Days)
+		r.total.Add(int64(p.Days))
 	}
 	if parallel < 1 {
 		parallel = 1
@@ -240,9 +277,17 @@ func (r *Run) Worlds(ctx context.Context, ps []*persona.Persona, parallel int) e
 func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 	pdir := filepath.Join(r.Dir, "personas", p.ID)
 	work := filepath.Join(r.Dir, "work", p.ID)
+	r.mu.Lock()
+	if r.start.IsZero() {
+		// World called alone (syn world, prebake): its days are the run.
+		r.start = time.Now()
+		r.total.Add(int64(last + 1))
+	}
+	r.mu.Unlock()
 	var (
 		parentDir  string
 		parentSnap world.ID
+		prevHash   world.ID
 		st         = skill.NewState()
 	)
 	for day := 0; day <= last; day++ {
@@ -260,12 +305,14 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 			return err
 		}
 		var done Done
-		if readJSON(filepath.Join(ddir, "done.json"), &done) == nil && done.Key == key {
+		// A done day is skipped unless it was checked without live health
+		// and this run has a runtime for it.
+		if readJSON(filepath.Join(ddir, "done.json"), &done) == nil && done.Key == key && (done.Complete || r.Checker.Env == nil) {
 			next := skill.NewState()
 			if err := readJSON(filepath.Join(ddir, "state.json"), next); err != nil {
 				return fmt.Errorf("synth: %s: %w", ddir, err)
 			}
-			st, parentSnap = next, done.Snapshot
+			st, parentSnap, prevHash = next, done.Snapshot, done.Hash
 			parentDir = "" // checked out below when a later day needs it
 			r.report(Progress{Persona: p.ID, Day: day, OK: true, Resumed: true, Attempts: done.Attempts})
 			continue
@@ -273,7 +320,9 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 		if parentDir == "" && day > 0 {
 			// Resumed: the parent world comes from the store.
 			parentDir = filepath.Join(work, fmt.Sprintf("day-%02d", day-1))
-			if _, err := os.Stat(filepath.Join(parentDir, world.ManifestFile)); err != nil {
+			// A directory left by an interrupted run is the parent only if
+			// it is the accepted state.
+			if !sameState(ctx, parentDir, prevHash) {
 				os.RemoveAll(parentDir)
 				if err := r.Store.Checkout(ctx, parentSnap, parentDir); err != nil {
 					return fmt.Errorf("synth: %s day %d: parent: %w", p.ID, day-1, err)
@@ -295,7 +344,7 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 			if err != nil {
 				return fmt.Errorf("synth: %s day %d implement: %w", p.ID, day, err)
 			}
-			rep, err := r.Checker.Check(ctx, validate.Input{Persona: p, Delta: res.Delta, Events: plan.Events, ParentDir: parentDir, ParentSnap: parentSnap, Dir: dir})
+			rep, err := r.Checker.Check(ctx, validate.Input{Persona: p, Delta: res.Delta, Events: plan.Events, ParentDir: parentDir, ParentSnap: parentSnap, Dir: dir, Day: day})
 			if err != nil {
 				return err
 			}
@@ -329,13 +378,13 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 		if err := writeJSON(filepath.Join(ddir, "state.json"), accepted.State); err != nil {
 			return err
 		}
-		if err := writeJSON(filepath.Join(ddir, "done.json"), Done{Key: key, Snapshot: last.Snapshot, Hash: last.Hash, Attempts: len(reports), Stats: last.Stats}); err != nil {
+		if err := writeJSON(filepath.Join(ddir, "done.json"), Done{Key: key, Snapshot: last.Snapshot, Hash: last.Hash, Attempts: len(reports), Stats: last.Stats, Complete: last.Complete}); err != nil {
 			return err
 		}
 		if parentDir != "" {
 			os.RemoveAll(parentDir)
 		}
-		st, parentDir, parentSnap = accepted.State, dir, last.Snapshot
+		st, parentDir, parentSnap, prevHash = accepted.State, dir, last.Snapshot, last.Hash
 		r.states.Add(1)
 		r.report(Progress{Persona: p.ID, Day: day, OK: true, Attempts: len(reports)})
 	}
@@ -349,10 +398,21 @@ func (r *Run) report(p Progress) {
 	if p.Resumed {
 		r.states.Add(1)
 	}
-	p.States, p.Failed, p.Total, p.Elapsed = r.states.Load(), r.failed.Load(), r.total, time.Since(r.start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p.States, p.Failed, p.Total, p.Elapsed = r.states.Load(), r.failed.Load(), r.total.Load(), time.Since(r.start)
 	if r.Progress != nil {
 		r.Progress(p)
 	}
+}
+
+// sameState reports whether dir holds a world with content hash want.
+func sameState(ctx context.Context, dir string, want world.ID) bool {
+	if _, err := os.Stat(filepath.Join(dir, world.ManifestFile)); err != nil {
+		return false
+	}
+	sum, err := state.Summarize(ctx, dir)
+	return err == nil && sum.Hash == want
 }
 
 func (r *Run) log() *slog.Logger {

@@ -151,6 +151,33 @@ func TestWorldsResumeAndDeterminism(t *testing.T) {
 	if !strings.Contains(tb.Markdown(), "| world states | 7 | 640 |") {
 		t.Errorf("markdown:\n%s", tb.Markdown())
 	}
+	// Re-checking an accepted day that now fails (its plan gains an event
+	// the delta lacks) reports it and keeps the accepted state.
+	last := ps2[0].Days - 1
+	planPath := filepath.Join(r2.DayDir(ps2[0].ID, last), "plan.json")
+	orig, _ := os.ReadFile(planPath)
+	var plan synth.Day
+	json.Unmarshal(orig, &plan)
+	plan.Events = append(plan.Events, skill.E("write_note", skill.Note{Path: "notes/never.md", Title: "Never", Body: "x"}))
+	b, _ := json.Marshal(plan)
+	os.WriteFile(planPath, b, 0o644)
+	rep, err := r2.ValidateDay(ctx, ps2[0], last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK {
+		t.Error("the re-check of a changed plan passed")
+	}
+	os.WriteFile(planPath, orig, 0o644)
+	var done synth.Done
+	b, _ = os.ReadFile(filepath.Join(r2.DayDir(ps2[0].ID, last), "done.json"))
+	json.Unmarshal(b, &done)
+	if _, err := r2.Store.Load(done.Snapshot); err != nil {
+		t.Errorf("the failed re-check dropped the accepted state: %v", err)
+	}
+	if rep, err := r2.ValidateDay(ctx, ps2[0], last); err != nil || !rep.OK {
+		t.Errorf("the re-check of the accepted day: %v %v", err, rep.Problems())
+	}
 	rb, err := r2.Prebake(ctx, ps2[1], ps2[1].Days-1, true)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +244,7 @@ func TestEachLayerRejects(t *testing.T) {
 	}
 	check := func(c *validate.Checker, plan *synth.Day, d *delta.Delta) *validate.Report {
 		t.Helper()
-		rep, err := c.Check(ctx, validate.Input{Persona: p, Delta: d, Events: plan.Events, ParentDir: parent, ParentSnap: day0.Snapshot,
+		rep, err := c.Check(ctx, validate.Input{Persona: p, Delta: d, Events: plan.Events, ParentDir: parent, ParentSnap: day0.Snapshot, Day: 1,
 			Dir: filepath.Join(t.TempDir(), "world")})
 		if err != nil {
 			t.Fatal(err)
@@ -369,7 +396,7 @@ func TestHealthLayerRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &delta.Delta{Version: delta.Version, Persona: p.ID, Day: 1, Clock: skill.Clock(1), Ops: []delta.Op{{Op: delta.OpFileDelete, Path: skill.LoginsFile}}}
-	rep, err := r.Checker.Check(ctx, validate.Input{Persona: p, Delta: d, ParentDir: parent, ParentSnap: day0.Snapshot, Dir: filepath.Join(t.TempDir(), "w")})
+	rep, err := r.Checker.Check(ctx, validate.Input{Persona: p, Delta: d, ParentDir: parent, ParentSnap: day0.Snapshot, Dir: filepath.Join(t.TempDir(), "w"), Day: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

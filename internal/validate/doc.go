@@ -9,8 +9,8 @@
 //  4. health: the world boots as a live instance, every declared account
 //     logs in and its history pages render what the world holds, every
 //     active MCP service loads, the credentials are in the workspace;
-//  5. review: an independent reviewer checks the materialised day against
-//     its plan (each event's skill review, and rules over the whole day).
+//  5. review: a reviewer outside the implementer checks the materialised
+//     day (read back from its databases and files) against its plan (each event's skill review, and rules over the whole day).
 //
 // Check runs them in order and stops at the first that fails; a Report is
 // the verdict with each layer's problems, a value and never an error. Only

@@ -108,6 +108,11 @@ type Input struct {
 	ParentSnap world.ID
 	// Dir is where the accepted world is written (it must not exist).
 	Dir string
+	// Day is the plan's day, which the delta and the manifest must be.
+	Day int
+	// Recheck is set when the day was accepted before (world validate):
+	// its snapshot is then the accepted state's and is never dropped.
+	Recheck bool
 }
 
 // Check runs the five layers on in. A day that fails is a report with OK
@@ -158,6 +163,11 @@ func (c *Checker) Check(ctx context.Context, in Input) (*Report, error) {
 	for _, s := range steps {
 		if err := run(s.name, s.f); err != nil {
 			os.RemoveAll(in.Dir)
+			if !rep.Snapshot.IsZero() && !in.Recheck {
+				// A harness failure (or an interrupt) after the candidate
+				// was snapshotted: do not leave it in the store.
+				c.Store.Forget(context.WithoutCancel(ctx), rep.Snapshot)
+			}
 			return nil, err
 		}
 	}
@@ -170,7 +180,7 @@ func (c *Checker) Check(ctx context.Context, in Input) (*Report, error) {
 	rep.Events = implicated(rep, in.Events)
 	if !rep.OK {
 		os.RemoveAll(in.Dir)
-		if !rep.Snapshot.IsZero() {
+		if !rep.Snapshot.IsZero() && !in.Recheck {
 			// The candidate was snapshotted for live health; a rejected
 			// state is not kept (its blobs go at the store's next gc).
 			if err := c.Store.Forget(ctx, rep.Snapshot); err != nil {
@@ -309,12 +319,15 @@ func (c *Checker) health(ctx context.Context, in Input, rep *Report) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	if !hr.OK && len(hr.Problems) == 0 {
+		return []string{"the health report is not OK and names no problem"}, nil
+	}
 	return hr.Problems, nil
 }
 
 // review runs each event's skill review over the materialised day and the
-// rules over the whole day: every event's skill is in the library, the
-// day's clock is its plan's, and the files the day declares lie in home.
+// rules over the whole day: every event's skill is in the library, and the
+// manifest is the plan's persona, day and clock.
 func (c *Checker) review(in Input) []string {
 	chk := skill.NewCheck(in.Dir, in.Persona, c.Catalog)
 	defer chk.Close()
@@ -333,8 +346,11 @@ func (c *Checker) review(in Input) []string {
 	if err != nil {
 		return append(problems, err.Error())
 	}
-	if m.Day != in.Delta.Day || m.Persona != in.Persona.ID {
-		problems = append(problems, fmt.Sprintf("the manifest says persona %s day %d, the plan %s day %d", m.Persona, m.Day, in.Persona.ID, in.Delta.Day))
+	if m.Day != in.Day || m.Persona != in.Persona.ID {
+		problems = append(problems, fmt.Sprintf("the manifest says persona %s day %d, the plan %s day %d", m.Persona, m.Day, in.Persona.ID, in.Day))
+	}
+	if m.Clock != in.Delta.Clock {
+		problems = append(problems, fmt.Sprintf("the manifest's clock %s is not the day's %s", m.Clock, in.Delta.Clock))
 	}
 	return problems
 }
