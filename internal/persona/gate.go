@@ -141,5 +141,6 @@ func (id *Identities) Foreign(self string, texts []string) []string {
 			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }

@@ -531,6 +531,16 @@ func saveSpecSheet() Skill {
 			b.FileWritten(p.Path, "pdf")
 			return nil
 		},
+		Review: func(c *Check, p *SpecSheet) []string {
+			b, err := c.File(p.Path)
+			if err != nil {
+				return []string{err.Error()}
+			}
+			if !strings.HasPrefix(string(b), "%PDF-") {
+				return []string{fmt.Sprintf("%s is not a PDF", p.Path)}
+			}
+			return nil
+		},
 	})
 }
 
@@ -624,6 +634,15 @@ func siteHistory() Skill {
 			Constraints: []string{"the site's database was provisioned earlier", "each row's key is the table's natural key", "values reference real catalog records"},
 			Example:     rawJSON(WebRow{Site: "recipes", Table: "saved_recipes", Key: map[string]any{"username": "alex.rivera", "slug": "lentil-soup"}, Values: map[string]any{"saved_at": "2026-03-03 20:15:00"}})},
 		Emit: EmitWebRow,
+		Review: func(c *Check, p *WebRow) []string {
+			var where []string
+			var args []any
+			for _, k := range sortedKeys(p.Key) {
+				where = append(where, fmt.Sprintf("%q = ?", k))
+				args = append(args, p.Key[k])
+			}
+			return c.Has("row "+webKey(p.Key), p.Site, p.Table, strings.Join(where, " AND "), args...)
+		},
 	})
 }
 
@@ -667,6 +686,21 @@ func defineService() Skill {
 			b.Op(spec.Compiled().Def.CreateOp())
 			b.State.DBs[p.Name] = true
 			return nil
+		},
+		Review: func(c *Check, p *DefineService) []string {
+			m, err := world.ReadManifest(c.Dir)
+			if err != nil {
+				return []string{err.Error()}
+			}
+			for _, s := range m.Services {
+				if s.Name == p.Name && s.SHA256.String() == p.SHA256 {
+					if _, err := c.Count(p.Name, "sqlite_schema", "1"); err != nil {
+						return []string{err.Error()}
+					}
+					return nil
+				}
+			}
+			return []string{fmt.Sprintf("the manifest does not serve the definition %s %s", p.Name, p.SHA256)}
 		},
 		Propose: func(d *Draw) (*DefineService, error) {
 			for _, s := range d.Persona.Services {

@@ -211,10 +211,12 @@ func (r *Run) ValidateDay(ctx context.Context, p *persona.Persona, day int) (*va
 	return r.Checker.Check(ctx, in)
 }
 
-// Rebake is one day of a rebuild from day 0.
+// Rebake is one day of a rebuild from day 0: the hash done.json records,
+// the hash the store's snapshot records, and the rebuilt state's.
 type Rebake struct {
 	Day     int      `json:"day"`
 	Stored  world.ID `json:"stored"`
+	InStore world.ID `json:"in_store"`
 	Rebuilt world.ID `json:"rebuilt"`
 	Equal   bool     `json:"equal"`
 }
@@ -249,8 +251,14 @@ func (r *Run) Prebake(ctx context.Context, p *persona.Persona, last int, verify 
 		var parentSnap world.ID
 		if day > 0 {
 			var pd Done
-			readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &pd)
+			if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &pd); err != nil {
+				return out, err
+			}
 			parentSnap = pd.Snapshot
+		}
+		snap, err := r.Store.Load(done.Snapshot)
+		if err != nil {
+			return out, fmt.Errorf("day %d of %s: the stored state %s: %w", day, p.ID, done.Snapshot.Short(), err)
 		}
 		if err := delta.ApplyCopy(ctx, parent, dir, d, &delta.Options{Generators: r.Checker.Generators, Parent: parentSnap}); err != nil {
 			return out, fmt.Errorf("rebake day %d: %w", day, err)
@@ -259,7 +267,8 @@ func (r *Run) Prebake(ctx context.Context, p *persona.Persona, last int, verify 
 		if err != nil {
 			return out, err
 		}
-		out = append(out, Rebake{Day: day, Stored: done.Hash, Rebuilt: sum.Hash, Equal: sum.Hash == done.Hash})
+		out = append(out, Rebake{Day: day, Stored: done.Hash, InStore: snap.WorldHash, Rebuilt: sum.Hash,
+			Equal: sum.Hash == done.Hash && sum.Hash == snap.WorldHash})
 		if parent != "" {
 			os.RemoveAll(parent)
 		}

@@ -104,10 +104,15 @@ func dbText(ctx context.Context, path string) (int64, error) {
 		var parts []string
 		for cols.Next() {
 			var c string
-			cols.Scan(&c)
+			if err := cols.Scan(&c); err != nil {
+				cols.Close()
+				return 0, err
+			}
 			parts = append(parts, fmt.Sprintf("coalesce(length(CAST(%s AS TEXT)), 0)", quoteIdent(c)))
 		}
-		cols.Close()
+		if err := cols.Close(); err != nil {
+			return 0, err
+		}
 		if len(parts) == 0 {
 			continue
 		}

@@ -2,14 +2,17 @@ package validate
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/health"
@@ -228,13 +231,53 @@ func texts(d *delta.Delta) []string {
 		if o.Content != nil {
 			out = append(out, *o.Content)
 		}
+		if o.ContentBase64 != nil {
+			if b, err := base64.StdEncoding.DecodeString(*o.ContentBase64); err == nil && utf8.Valid(b) {
+				out = append(out, string(b))
+			}
+		}
 		if o.Generator != nil {
-			out = append(out, string(o.Generator.Params))
+			out = jsonStrings(out, o.Generator.Params)
+		}
+		out = append(out, o.SQL...)
+		for _, p := range []string{o.Path, o.From, o.To} {
+			if p != "" {
+				// A path names a person by slug: notes/maya-okafor.md.
+				base := strings.TrimSuffix(path.Base(p), path.Ext(p))
+				out = append(out, p, base)
+			}
 		}
 		if o.Username != "" {
 			out = append(out, o.Username, o.Display)
 		}
 	}
+	return out
+}
+
+// jsonStrings appends every string of the JSON value raw (keys and
+// values, at any depth) to out.
+func jsonStrings(out []string, raw json.RawMessage) []string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return append(out, string(raw))
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
 	return out
 }
 
