@@ -29,6 +29,7 @@ import (
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/skill"
 	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/validate"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -50,7 +51,11 @@ const (
 	StagePersona   = "persona"
 	StagePlan      = "plan"
 	StageImplement = "implement"
+	StageReview    = "review"
 )
+
+// llmStages are the stages in the order Prompts lists them.
+var llmStages = []string{StagePersona, StagePlan, StageImplement, StageReview}
 
 // DefaultLLMBudget is the model turns a stage may take when LLMOptions
 // leaves Budget zero.
@@ -128,10 +133,10 @@ func parsePrompt(stage, file string, b []byte) (Prompt, error) {
 	return Prompt{Stage: stage, File: file, Version: n, SHA256: world.Hash(b), Text: text}, nil
 }
 
-// LLMPrompts returns the embedded constitutions of the three stages.
+// LLMPrompts returns the embedded constitutions of the stages.
 func LLMPrompts() ([]Prompt, error) {
 	var out []Prompt
-	for _, stage := range []string{StagePersona, StagePlan, StageImplement} {
+	for _, stage := range llmStages {
 		file := "prompts/" + stage + ".md"
 		b, err := constitutions.ReadFile(file)
 		if err != nil {
@@ -235,7 +240,7 @@ func (l *LLM) Name() string {
 // Prompts returns the constitutions the backend uses, by stage.
 func (l *LLM) Prompts() []Prompt {
 	var out []Prompt
-	for _, s := range []string{StagePersona, StagePlan, StageImplement} {
+	for _, s := range llmStages {
 		out = append(out, l.prompts[s])
 	}
 	return out
@@ -786,60 +791,7 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 		return &d
 	}
 	lintOpts := func() *delta.Options { return &delta.Options{Generators: l.gens, Parent: job.Parent} }
-	tools := []llmTool{
-		{
-			Tool: model.Tool{Name: "query_world", Description: fmt.Sprintf("One read-only SELECT on a database of yesterday's world (db/NAME.sqlite); at most %d rows.", MaxQueryRows),
-				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["db","sql"],"properties":{"db":{"type":"string","description":"the database name, e.g. mail"},"sql":{"type":"string"}}}`)},
-			run: func(ctx context.Context, args json.RawMessage) (outcome, error) {
-				var a struct {
-					DB  string `json:"db"`
-					SQL string `json:"sql"`
-				}
-				if err := decodeArgs(args, &a); err != nil {
-					return refusef("query_world's arguments: %v", err), nil
-				}
-				if job.ParentDir == "" {
-					return refusef("this is day 0: there is no world yet (it starts empty), so there is nothing to query"), nil
-				}
-				if err := world.ValidDBName(a.DB); err != nil || !slices.Contains(dbs, a.DB) {
-					return refusef("no database %q in yesterday's world; the databases are %s", a.DB, strings.Join(dbs, ", ")), nil
-				}
-				return queryReadOnly(ctx, world.DBPath(job.ParentDir, a.DB), a.SQL)
-			},
-		},
-		{
-			Tool: model.Tool{Name: "list_files", Description: "The files of yesterday's home directory with their sizes; prefix narrows them.",
-				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"prefix":{"type":"string"}}}`)},
-			run: func(_ context.Context, args json.RawMessage) (outcome, error) {
-				var a struct {
-					Prefix string `json:"prefix"`
-				}
-				if err := decodeArgs(args, &a); err != nil {
-					return refusef("list_files' arguments: %v", err), nil
-				}
-				if job.ParentDir == "" {
-					return okf("this is day 0: the home directory is empty"), nil
-				}
-				return listHome(job.ParentDir, a.Prefix)
-			},
-		},
-		{
-			Tool: model.Tool{Name: "read_file", Description: fmt.Sprintf("A file of yesterday's home directory (path relative to home); at most %d KiB are shown.", MaxReadBytes>>10),
-				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string"}}}`)},
-			run: func(_ context.Context, args json.RawMessage) (outcome, error) {
-				var a struct {
-					Path string `json:"path"`
-				}
-				if err := decodeArgs(args, &a); err != nil {
-					return refusef("read_file's arguments: %v", err), nil
-				}
-				if job.ParentDir == "" {
-					return refusef("this is day 0: the home directory is empty"), nil
-				}
-				return readHome(job.ParentDir, a.Path)
-			},
-		},
-	}
+	tools := worldTools(job.ParentDir, dbs, "yesterday's world", "this is day 0: there is no world yet (it starts empty), so there is nothing to query", "this is day 0: the home directory is empty")
 	if t, ok := l.queryCatalog(); ok {
 		tools = append(tools, t)
 	}
@@ -942,6 +894,67 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 		return nil, err
 	}
 	return accepted, nil
+}
+
+// worldTools are the read-only views of the world in root: query_world
+// over its databases dbs, list_files and read_file over its home. what
+// names the world in the tools' descriptions ("yesterday's world"); when
+// root is "" (day 0) the tools answer with noQuery and noHome.
+func worldTools(root string, dbs []string, what, noQuery, noHome string) []llmTool {
+	return []llmTool{
+		{
+			Tool: model.Tool{Name: "query_world", Description: fmt.Sprintf("One read-only SELECT on a database of %s (db/NAME.sqlite); at most %d rows.", what, MaxQueryRows),
+				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["db","sql"],"properties":{"db":{"type":"string","description":"the database name, e.g. mail"},"sql":{"type":"string"}}}`)},
+			run: func(ctx context.Context, args json.RawMessage) (outcome, error) {
+				var a struct {
+					DB  string `json:"db"`
+					SQL string `json:"sql"`
+				}
+				if err := decodeArgs(args, &a); err != nil {
+					return refusef("query_world's arguments: %v", err), nil
+				}
+				if root == "" {
+					return refusef("%s", noQuery), nil
+				}
+				if err := world.ValidDBName(a.DB); err != nil || !slices.Contains(dbs, a.DB) {
+					return refusef("no database %q in %s; the databases are %s", a.DB, what, strings.Join(dbs, ", ")), nil
+				}
+				return queryReadOnly(ctx, world.DBPath(root, a.DB), a.SQL)
+			},
+		},
+		{
+			Tool: model.Tool{Name: "list_files", Description: fmt.Sprintf("The files of %s's home directory with their sizes; prefix narrows them.", what),
+				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"prefix":{"type":"string"}}}`)},
+			run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+				var a struct {
+					Prefix string `json:"prefix"`
+				}
+				if err := decodeArgs(args, &a); err != nil {
+					return refusef("list_files' arguments: %v", err), nil
+				}
+				if root == "" {
+					return okf("%s", noHome), nil
+				}
+				return listHome(root, a.Prefix)
+			},
+		},
+		{
+			Tool: model.Tool{Name: "read_file", Description: fmt.Sprintf("A file of %s's home directory (path relative to home); at most %d KiB are shown.", what, MaxReadBytes>>10),
+				Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string"}}}`)},
+			run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+				var a struct {
+					Path string `json:"path"`
+				}
+				if err := decodeArgs(args, &a); err != nil {
+					return refusef("read_file's arguments: %v", err), nil
+				}
+				if root == "" {
+					return refusef("%s", noHome), nil
+				}
+				return readHome(root, a.Path)
+			},
+		},
+	}
 }
 
 // parseOps decodes operations with the delta parser's strict rules.
@@ -1063,6 +1076,110 @@ func (l *LLM) implementJob(job *ImplJob, dbs []string) string {
 	fmt.Fprintf(&b, "\n## The day's plan\n\n%s\n", mustJSON(job.Plan.Events))
 	fmt.Fprintf(&b, "\n## Persona\n\n%s\n", mustJSON(job.Persona))
 	b.WriteString("\nCall emit_plan, extend the delta with propose_ops where the day calls for it, then submit.\n")
+	return b.String()
+}
+
+// ---- The review stage.
+
+// ReviewPrefix starts each problem of the llm reviewer.
+const ReviewPrefix = "llm reviewer: "
+
+// Reviewer returns the llm backend's reviewer for layer 5 of the check
+// (validate.Checker.Reviewer): a stage that reads the materialised day
+// and the day's plan and hands in a verdict.
+func (l *LLM) Reviewer() validate.Reviewer { return llmReviewer{l} }
+
+type llmReviewer struct{ l *LLM }
+
+// Review implements validate.Reviewer. The verdict's problems come back
+// prefixed with ReviewPrefix; a stage that ends without a verdict (the
+// budget, a failed chat) is an error, not a verdict.
+func (r llmReviewer) Review(ctx context.Context, in validate.Input, dir string) ([]string, error) {
+	l := r.l
+	layout, err := state.ReadLayout(dir)
+	if err != nil {
+		return nil, &StageError{Stage: StageReview, Err: fmt.Errorf("the day's world: %w", err)}
+	}
+	var (
+		verdict *struct {
+			OK       bool     `json:"ok"`
+			Problems []string `json:"problems"`
+		}
+		ops []delta.Op
+	)
+	if in.Delta != nil {
+		ops = in.Delta.Ops
+	}
+	tools := []llmTool{{
+		Tool: model.Tool{Name: "read_plan", Description: "The day's plan: its events (skill and parameters, indexed from 0), the persona, and the day's operations, one line each.", Parameters: noArgs},
+		run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+			if err := decodeArgs(args, &struct{}{}); err != nil {
+				return refusef("read_plan takes no arguments: %v", err), nil
+			}
+			return okf("## Events\n\n%s\n\n## Persona\n\n%s\n\n## Operations\n\n%s", mustJSON(in.Events), mustJSON(in.Persona), opList(ops, 0)), nil
+		},
+	}}
+	tools = append(tools, worldTools(dir, layout.DBs, "the day's world", "the day's world has no databases", "the day's home directory is empty")...)
+	tools = append(tools, llmTool{
+		Tool: model.Tool{Name: "verdict", Description: "Hand in the verdict, which ends the review: ok true with no problems accepts the day; ok false with one sentence per problem rejects it.",
+			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ok","problems"],"properties":{"ok":{"type":"boolean"},"problems":{"type":"array","items":{"type":"string"}}}}`)},
+		run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+			var a struct {
+				OK       *bool    `json:"ok"`
+				Problems []string `json:"problems"`
+			}
+			if err := decodeArgs(args, &a); err != nil {
+				return refusef("verdict's arguments: %v", err), nil
+			}
+			if a.OK == nil {
+				return refusef("verdict needs ok (true or false)"), nil
+			}
+			var problems []string
+			for i, p := range a.Problems {
+				p = strings.TrimSpace(p)
+				if p == "" {
+					return refusef("problems[%d] is empty: write one sentence per problem", i), nil
+				}
+				problems = append(problems, p)
+			}
+			switch {
+			case *a.OK && len(problems) > 0:
+				return refusef("ok is true but %d problems are given: set ok false, or drop the problems", len(problems)), nil
+			case !*a.OK && len(problems) == 0:
+				return refusef("ok is false but no problem is given: name each problem, or set ok true"), nil
+			}
+			verdict = &struct {
+				OK       bool     `json:"ok"`
+				Problems []string `json:"problems"`
+			}{*a.OK, problems}
+			if *a.OK {
+				return outcome{text: "accepted: the day passes review", done: true}, nil
+			}
+			return outcome{text: fmt.Sprintf("accepted: the day fails review with %d problems", len(problems)), done: true}, nil
+		},
+	})
+	if err := l.converse(ctx, StageReview, l.reviewJob(in, layout.DBs), tools); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range verdict.Problems {
+		out = append(out, ReviewPrefix+p)
+	}
+	return out, nil
+}
+
+// reviewJob is the review stage's user message.
+func (l *LLM) reviewJob(in validate.Input, dbs []string) string {
+	var b strings.Builder
+	date := skill.Day0.AddDate(0, 0, in.Day)
+	name := ""
+	if in.Persona != nil {
+		name = in.Persona.Name
+	}
+	fmt.Fprintf(&b, "Review day %d (%s) of %s's world.\n", in.Day, date.Format(time.DateOnly), name)
+	fmt.Fprintf(&b, "The day's materialised world has the databases %s and a home directory (list_files).\n", strings.Join(dbs, ", "))
+	fmt.Fprintf(&b, "\n## The day's plan (read_plan has the persona and the operations)\n\n%s\n", mustJSON(in.Events))
+	b.WriteString("\nRead the world, then hand in your verdict with verdict.\n")
 	return b.String()
 }
 

@@ -85,8 +85,8 @@ func TestLLMPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 3 {
-		t.Fatalf("%d prompts, want persona, plan and implement", len(ps))
+	if len(ps) != 4 {
+		t.Fatalf("%d prompts, want persona, plan, implement and review", len(ps))
 	}
 	for _, p := range ps {
 		if p.Version < 1 || p.Text == "" || strings.HasPrefix(p.Text, "version") || p.SHA256.IsZero() {

@@ -106,6 +106,9 @@ func Open(ctx context.Context, o OpenOptions) (r *Run, close func(), err error) 
 		backend = o.Backend(pl)
 	}
 	chk := &validate.Checker{Generators: gens, Store: st, Skills: lib, Catalog: cat}
+	if l, ok := backend.(*LLM); ok {
+		chk.Reviewer = l.Reviewer()
+	}
 	if o.RunDir != "" {
 		if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
 			closeAll()

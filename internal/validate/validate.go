@@ -97,6 +97,16 @@ type Checker struct {
 	// (recorded in the report as skipped, never as passed: the report is
 	// then not Complete).
 	Env func(p *persona.Persona) (*rollout.Env, func())
+	// Reviewer, when set, reviews the materialised day after the skills'
+	// reviews; its problems are layer 5's too.
+	Reviewer Reviewer
+}
+
+// Reviewer judges a materialised day as a whole: in is the day checked,
+// dir the directory it was materialised in. Its problems fail layer 5;
+// its error is the harness's.
+type Reviewer interface {
+	Review(ctx context.Context, in Input, dir string) ([]string, error)
 }
 
 // Input is one day to check.
@@ -161,7 +171,7 @@ func (c *Checker) Check(ctx context.Context, in Input) (*Report, error) {
 		}},
 		{Produces, func() ([]string, error) { return c.produces(ctx, in, opts, replay) }},
 		{Health, func() ([]string, error) { return c.health(ctx, in, rep) }},
-		{Review, func() ([]string, error) { return c.review(in), nil }},
+		{Review, func() ([]string, error) { return c.review(ctx, in) }},
 	}
 	for _, s := range steps {
 		if err := run(s.name, s.f); err != nil {
@@ -370,8 +380,9 @@ func (c *Checker) health(ctx context.Context, in Input, rep *Report) ([]string, 
 
 // review runs each event's skill review over the materialised day and the
 // rules over the whole day: every event's skill is in the library, and the
-// manifest is the plan's persona, day and clock.
-func (c *Checker) review(in Input) []string {
+// manifest is the plan's persona, day and clock; then the Reviewer, when
+// set.
+func (c *Checker) review(ctx context.Context, in Input) ([]string, error) {
 	chk := skill.NewCheck(in.Dir, in.Persona, c.Catalog)
 	defer chk.Close()
 	var problems []string
@@ -387,15 +398,23 @@ func (c *Checker) review(in Input) []string {
 	}
 	m, err := world.ReadManifest(in.Dir)
 	if err != nil {
-		return append(problems, err.Error())
+		problems = append(problems, err.Error())
+	} else {
+		if m.Day != in.Day || m.Persona != in.Persona.ID {
+			problems = append(problems, fmt.Sprintf("the manifest says persona %s day %d, the plan %s day %d", m.Persona, m.Day, in.Persona.ID, in.Day))
+		}
+		if m.Clock != in.Delta.Clock {
+			problems = append(problems, fmt.Sprintf("the manifest's clock %s is not the day's %s", m.Clock, in.Delta.Clock))
+		}
 	}
-	if m.Day != in.Day || m.Persona != in.Persona.ID {
-		problems = append(problems, fmt.Sprintf("the manifest says persona %s day %d, the plan %s day %d", m.Persona, m.Day, in.Persona.ID, in.Day))
+	if c.Reviewer != nil {
+		more, err := c.Reviewer.Review(ctx, in, in.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("reviewer: %w", err)
+		}
+		problems = append(problems, more...)
 	}
-	if m.Clock != in.Delta.Clock {
-		problems = append(problems, fmt.Sprintf("the manifest's clock %s is not the day's %s", m.Clock, in.Delta.Clock))
-	}
-	return problems
+	return problems, nil
 }
 
 // implicated lists the plan's events the report's problems name ("event
