@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,6 +49,10 @@ type LibraryEntry struct {
 	// needed it.
 	By string `json:"by"`
 }
+
+// ErrConflict is matched by Publish's error when the name is published
+// already with another definition.
+var ErrConflict = errors.New("published already with another definition")
 
 // indexFile lists the library's definitions.
 const indexFile = "index.json"
@@ -128,10 +133,10 @@ func Publish(dir string, src []byte, by string) (LibraryEntry, error) {
 		if old.SHA256 == e.SHA256 {
 			return old, nil
 		}
-		return e, fmt.Errorf("publish: %s is published already with another definition (%s, version %s); publish the new one under a new name such as %s_v2", def.Name, old.SHA256.Short(), old.Version, def.Name)
+		return e, fmt.Errorf("publish: %s is %w (%s, version %s); publish the new one under a new name such as %s_v2", def.Name, ErrConflict, old.SHA256.Short(), old.Version, def.Name)
 	}
 	if cur, err := os.ReadFile(path); err == nil && !bytes.Equal(cur, src) {
-		return e, fmt.Errorf("publish: %s exists and is not in the library's index; remove it or restore the index", path)
+		return e, fmt.Errorf("publish: %s exists and is not in the library's index (%w); remove it or restore the index", path, ErrConflict)
 	}
 	if err := writeAtomic(path, src); err != nil {
 		return e, err

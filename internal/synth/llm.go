@@ -12,12 +12,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -27,6 +29,9 @@ import (
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/service"
+	"github.com/wildawm/wildawm/internal/service/engine"
+	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/skill"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/validate"
@@ -201,6 +206,10 @@ type LLM struct {
 	o       LLMOptions
 	gens    delta.Generators
 	prompts map[string]Prompt
+	// mu guards pl.Definitions.ByName, which create_service replaces with
+	// a copy holding the new definition (plan stages of several personas
+	// run at once).
+	mu sync.Mutex
 }
 
 // NewLLM returns the llm backend over client. pl gives the skill library
@@ -631,6 +640,11 @@ func (l *LLM) Plan(ctx context.Context, job *PlanJob) (*Day, error) {
 	if t, ok := l.queryCatalog(); ok {
 		tools = append(tools, t)
 	}
+	defs := maps.Clone(job.Definitions) // the stage's, with what create_service adds
+	if defs == nil {
+		defs = map[string]skill.Definition{}
+	}
+	tools = append(tools, l.createService(job, defs))
 	tools = append(tools, llmTool{
 		Tool: model.Tool{Name: "propose_event", Description: "Add one event: a skill and its parameters (the skill's own fields, as in its example). Refused events come back with the exact error and are not kept.",
 			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["skill","params"],"properties":{"skill":{"type":"string"},"params":{"type":"object"}}}`)},
@@ -678,10 +692,67 @@ func (l *LLM) Plan(ctx context.Context, job *PlanJob) (*Day, error) {
 			return outcome{text: fmt.Sprintf("accepted: day %d with %d events", day.Day, len(day.Events)), done: true}, nil
 		},
 	})
-	if err := l.converse(ctx, StagePlan, l.planJob(job, cur.State), tools); err != nil {
+	if err := l.converse(ctx, StagePlan, l.planJob(job, cur.State, defs), tools); err != nil {
 		return nil, err
 	}
 	return &day, nil
+}
+
+// createService is the plan stage's application creator: the model
+// writes a service definition (docs/services/definition.md), which is
+// parsed, compiled and published in the shared library; defs (the
+// stage's) and the planner's definitions get it, so that define_service
+// may serve it.
+func (l *LLM) createService(job *PlanJob, defs map[string]skill.Definition) llmTool {
+	return llmTool{
+		Tool: model.Tool{Name: "create_service", Description: "Write a new application as a service definition (YAML, docs/services/definition.md: tables, tools, ops). It is parsed, compiled and published in the shared library, immutable from then on; the result gives its sha256 for define_service. Problems come back.",
+			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["yaml"],"properties":{"yaml":{"type":"string","description":"the whole definition file"}}}`)},
+		run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+			var a struct {
+				YAML string `json:"yaml"`
+			}
+			if err := decodeArgs(args, &a); err != nil {
+				return refusef("create_service's arguments: %v", err), nil
+			}
+			lib := l.pl.Definitions.Library
+			if lib == nil || lib.Dir == "" {
+				return refusef("this run has no shared definitions library: create_service is unavailable; use the skills"), nil
+			}
+			src := []byte(a.YAML)
+			def, err := engine.Parse(src)
+			if err != nil {
+				return refusef("the definition does not parse: %v", err), nil
+			}
+			if _, err := engine.Compile(def, engine.Hooks{}); err != nil {
+				return refusef("the definition %s does not compile: %v", def.Name, err), nil
+			}
+			if _, err := site.Lookup(def.Name); err == nil {
+				return refusef("%s is the name of a website: a world's databases need distinct names; rename the definition", def.Name), nil
+			}
+			if _, err := service.Lookup(def.Name); err == nil {
+				return refusef("%s is the name of a built-in service; rename the definition", def.Name), nil
+			}
+			e, err := Publish(lib.Dir, src, fmt.Sprintf("llm:%s/day %d", job.Persona.ID, job.Day))
+			switch {
+			case errors.Is(err, ErrConflict):
+				return refusef("%v", err), nil
+			case err != nil:
+				return outcome{}, err
+			}
+			d := skill.Definition{Ref: world.ServiceRef{Name: e.Name, SHA256: e.SHA256}, Path: filepath.Join(lib.Dir, e.Name+".yaml")}
+			defs[e.Name] = d
+			l.mu.Lock()
+			byName := maps.Clone(l.pl.Definitions.ByName)
+			if byName == nil {
+				byName = map[string]skill.Definition{}
+			}
+			byName[e.Name] = d
+			l.pl.Definitions.ByName = byName
+			l.mu.Unlock()
+			return okf("published: %s version %s by %s, sha256 %s; serve it with propose_event define_service {\"name\": %q, \"sha256\": %q}, then record in it with app_record",
+				e.Name, e.Version, e.By, e.SHA256, e.Name, e.SHA256.String()), nil
+		},
+	}
 }
 
 // listSkills is the skill library's tool.
@@ -714,7 +785,7 @@ func (l *LLM) listSkills() llmTool {
 }
 
 // planJob is the plan stage's user message.
-func (l *LLM) planJob(job *PlanJob, st *skill.State) string {
+func (l *LLM) planJob(job *PlanJob, st *skill.State, defs map[string]skill.Definition) string {
 	p := &job.Persona
 	var b strings.Builder
 	date := skill.Day0.AddDate(0, 0, job.Day)
@@ -748,8 +819,8 @@ func (l *LLM) planJob(job *PlanJob, st *skill.State) string {
 	if len(unset) > 0 {
 		fmt.Fprintf(&b, "\n## Sites without a database or an account yet\n\n%s\n", strings.Join(unset, ", "))
 	}
-	if len(job.Definitions) > 0 {
-		fmt.Fprintf(&b, "\n## Service definitions define_service may serve\n\n%s\n", strings.Join(sortedKeysOf(job.Definitions), ", "))
+	if len(defs) > 0 {
+		fmt.Fprintf(&b, "\n## Service definitions define_service may serve\n\n%s\n", strings.Join(sortedKeysOf(defs), ", "))
 	}
 	if len(job.Feedback) > 0 || len(job.Avoid) > 0 {
 		fmt.Fprintf(&b, "\n## Revision %d: the last plan of this day failed its check\n\n", job.Attempt)
