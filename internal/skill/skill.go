@@ -21,6 +21,15 @@ const (
 	CLI = "cli"
 )
 
+// TextPrefix starts the skill of an event of a text skill
+// ("text:NAME"): a skill that exists as documented text only (a Doc), so
+// the library neither emits nor reviews its events; the implementer
+// realises them by hand and the reviewer judges them.
+const TextPrefix = "text:"
+
+// IsText reports whether an event's skill names a text skill.
+func IsText(skill string) bool { return strings.HasPrefix(skill, TextPrefix) }
+
 // Doc is a skill's text form: what model-driven stages read, and what
 // docs/skills.md lists.
 type Doc struct {

@@ -13,7 +13,11 @@
 //   - Planner: the procedural day planner (setup, arcs, continuity through
 //     the ledger, coverage pressure).
 //   - Definitions: the shared library of service definitions, with the
-//     shipped ones (defs/) published first.
+//     shipped ones (defs/) published first; the llm planner adds its own
+//     (create_service).
+//   - Text skills: skills the llm planner writes as documented text
+//     (add_skill), saved next to the library; their events ("text:NAME")
+//     are realised by the llm implementer and judged by the llm reviewer.
 //   - Run: one run's directory of artifacts; Personas, Worlds, World,
 //     Prebake, Stats (Table 2).
 //   - Deltas, Grow: the case study's plan turned into deltas and grown.

@@ -31,10 +31,15 @@ func Deltas(p Persona, plan []Day, skills *skill.Library, catalog world.ID) ([]*
 }
 
 // EmitDay emits one day's events with b (which holds the ledger of the
-// days before) and returns the day's delta.
+// days before) and returns the day's delta. Events of text skills
+// (skill.TextPrefix) emit nothing: the llm implementer realises them with
+// its own operations.
 func EmitDay(b *skill.Builder, day Day, skills *skill.Library) (*delta.Delta, error) {
 	b.Begin(day.Day, day.Clock)
 	for i, ev := range day.Events {
+		if skill.IsText(ev.Skill) {
+			continue // the implementer's, by hand (propose_ops)
+		}
 		sk, err := skills.Lookup(ev.Skill)
 		if err != nil {
 			return nil, fmt.Errorf("day %d event %d: %w", day.Day, i, err)

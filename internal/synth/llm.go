@@ -373,6 +373,14 @@ func (l *LLM) call(ctx context.Context, byName map[string]llmTool, names []strin
 // decodeArgs decodes a tool's arguments strictly (skill.DecodeStrict).
 func decodeArgs(b []byte, v any) error { return skill.DecodeStrict(b, v) }
 
+func mustCompact(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("(unencodable: %v)", err)
+	}
+	return string(b)
+}
+
 func mustJSON(v any) string {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -644,7 +652,7 @@ func (l *LLM) Plan(ctx context.Context, job *PlanJob) (*Day, error) {
 	if defs == nil {
 		defs = map[string]skill.Definition{}
 	}
-	tools = append(tools, l.createService(job, defs))
+	tools = append(tools, l.createService(job, defs), l.addSkill())
 	tools = append(tools, llmTool{
 		Tool: model.Tool{Name: "propose_event", Description: "Add one event: a skill and its parameters (the skill's own fields, as in its example). Refused events come back with the exact error and are not kept.",
 			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["skill","params"],"properties":{"skill":{"type":"string"},"params":{"type":"object"}}}`)},
@@ -656,8 +664,14 @@ func (l *LLM) Plan(ctx context.Context, job *PlanJob) (*Day, error) {
 			if err := decodeArgs(args, &a); err != nil {
 				return refusef("propose_event's arguments: %v", err), nil
 			}
+			if skill.IsText(a.Skill) {
+				return l.proposeText(a.Skill, a.Params, job, &day)
+			}
 			sk, err := l.pl.Skills.Lookup(a.Skill)
 			if err != nil {
+				if texts, terr := l.textSkills(); terr == nil && texts[a.Skill].Name != "" {
+					return refusef("%s is a text skill: propose it as %q", a.Skill, skill.TextPrefix+a.Skill), nil
+				}
 				return refusef("%v", err), nil
 			}
 			if slices.Contains(job.Avoid, sk.Name) {
@@ -755,10 +769,79 @@ func (l *LLM) createService(job *PlanJob, defs map[string]skill.Definition) llmT
 	}
 }
 
-// listSkills is the skill library's tool.
+// proposeText keeps an event of a text skill with its parameters: the
+// skill must be the run's, its parameters one JSON object; nothing is
+// emitted (the implementer realises it).
+func (l *LLM) proposeText(name string, params json.RawMessage, job *PlanJob, day *Day) (outcome, error) {
+	texts, err := l.textSkills()
+	if err != nil {
+		return outcome{}, err
+	}
+	if _, ok := texts[strings.TrimPrefix(name, skill.TextPrefix)]; !ok {
+		var names []string
+		for _, n := range sortedKeysOf(texts) {
+			names = append(names, skill.TextPrefix+n)
+		}
+		return refusef("no text skill %q; the text skills are %s (add one with add_skill)", name, orNone(names)), nil
+	}
+	if slices.Contains(job.Avoid, name) {
+		return refusef("skill %s may not be used in this revision: its event failed the check; choose another", name), nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, bytes.TrimSpace(params)); err != nil || compact.Len() == 0 || compact.Bytes()[0] != '{' {
+		return refusef("params of %s must be one JSON object like its example", name), nil
+	}
+	day.Events = append(day.Events, skill.Event{Skill: name, Params: compact.Bytes()})
+	return okf("accepted: event %d (%s), kept for the implementer to realise; today has %d events", len(day.Events)-1, name, len(day.Events)), nil
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// textNote marks a text skill in list_skills.
+const textNote = "text skill: realise its events with propose_ops"
+
+// skillEntry is one skill as list_skills shows it.
+type skillEntry struct {
+	skill.Doc
+	Note string `json:"note,omitempty"`
+}
+
+// textSkillsDir is where the run's text skills live, "" without a
+// definitions library.
+func (l *LLM) textSkillsDir() string {
+	if lib := l.pl.Definitions.Library; lib != nil && lib.Dir != "" {
+		return TextSkillsDir(lib.Dir)
+	}
+	return ""
+}
+
+// textSkills are the run's text skills, by name; none without a library.
+func (l *LLM) textSkills() (map[string]skill.Doc, error) {
+	out := map[string]skill.Doc{}
+	dir := l.textSkillsDir()
+	if dir == "" {
+		return out, nil
+	}
+	docs, err := LoadTextSkills(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		out[d.Name] = d
+	}
+	return out, nil
+}
+
+// listSkills is the skill library's tool, with the run's text skills
+// (named "text:NAME").
 func (l *LLM) listSkills() llmTool {
 	return llmTool{
-		Tool: model.Tool{Name: "list_skills", Description: "The skill library: name, summary, interfaces, changes, constraints, continued skills and an example of the parameters. names narrows it.",
+		Tool: model.Tool{Name: "list_skills", Description: "The skill library: name, summary, interfaces, changes, constraints, continued skills and an example of the parameters; text skills (\"text:NAME\", added with add_skill) are marked. names narrows it.",
 			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"names":{"type":"array","items":{"type":"string"}}}}`)},
 		run: func(_ context.Context, args json.RawMessage) (outcome, error) {
 			var a struct {
@@ -767,19 +850,80 @@ func (l *LLM) listSkills() llmTool {
 			if err := decodeArgs(args, &a); err != nil {
 				return refusef("list_skills' arguments: %v", err), nil
 			}
-			docs := l.pl.Skills.Docs()
-			if len(a.Names) == 0 {
-				return okJSON(docs), nil
+			texts, err := l.textSkills()
+			if err != nil {
+				return outcome{}, err
 			}
-			var out []skill.Doc
+			text := func(d skill.Doc) skillEntry {
+				d.Name = skill.TextPrefix + d.Name
+				return skillEntry{Doc: d, Note: textNote}
+			}
+			var out []skillEntry
+			if len(a.Names) == 0 {
+				for _, d := range l.pl.Skills.Docs() {
+					out = append(out, skillEntry{Doc: d})
+				}
+				for _, n := range sortedKeysOf(texts) {
+					out = append(out, text(texts[n]))
+				}
+				return okJSON(out), nil
+			}
 			for _, n := range a.Names {
+				if d, ok := texts[strings.TrimPrefix(n, skill.TextPrefix)]; ok {
+					out = append(out, text(d))
+					continue
+				}
 				sk, err := l.pl.Skills.Lookup(n)
 				if err != nil {
 					return refusef("%v", err), nil
 				}
-				out = append(out, sk.Doc)
+				out = append(out, skillEntry{Doc: sk.Doc})
 			}
 			return okJSON(out), nil
+		},
+	}
+}
+
+// addSkill is the plan stage's tool that writes a text skill.
+func (l *LLM) addSkill() llmTool {
+	return llmTool{
+		Tool: model.Tool{Name: "add_skill", Description: "Add a skill as documented text when no skill of the library fits the event: it is saved in the run's skill library, immutable from then on, and its events (skill \"text:NAME\") are realised by the implementer with propose_ops.",
+			Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name","summary","interfaces","changes","constraints","example"],"properties":{
+  "name":{"type":"string","description":"lower_snake, not a skill of the library"},
+  "summary":{"type":"string"},
+  "interfaces":{"type":"array","items":{"type":"string","enum":["gui","mcp","cli"]}},
+  "changes":{"type":"array","items":{"type":"string"},"description":"what changes where, in words"},
+  "constraints":{"type":"array","items":{"type":"string"},"description":"the consistency rules an event keeps"},
+  "example":{"type":"object","description":"the parameters of one event"}}}`)},
+		run: func(_ context.Context, args json.RawMessage) (outcome, error) {
+			var d skill.Doc
+			var a struct {
+				Name        string          `json:"name"`
+				Summary     string          `json:"summary"`
+				Interfaces  []string        `json:"interfaces"`
+				Changes     []string        `json:"changes"`
+				Constraints []string        `json:"constraints"`
+				Example     json.RawMessage `json:"example"`
+			}
+			if err := decodeArgs(args, &a); err != nil {
+				return refusef("add_skill's arguments: %v", err), nil
+			}
+			d = skill.Doc{Name: a.Name, Summary: a.Summary, Interfaces: a.Interfaces, Changes: a.Changes, Constraints: a.Constraints, Example: a.Example}
+			dir := l.textSkillsDir()
+			if dir == "" {
+				return refusef("this run has no shared library: add_skill is unavailable; use the library's skills"), nil
+			}
+			if problems := CheckTextSkill(d, l.pl.Skills); len(problems) > 0 {
+				return refusef("the skill is not added:\n- %s", strings.Join(problems, "\n- ")), nil
+			}
+			err := SaveTextSkill(dir, d)
+			switch {
+			case errors.Is(err, ErrConflict):
+				return refusef("%v", err), nil
+			case err != nil:
+				return outcome{}, err
+			}
+			return okf("added: text skill %s; propose its events with propose_event {\"skill\": %q, \"params\": {...}} (params like its example); the implementer realises them by hand", d.Name, skill.TextPrefix+d.Name), nil
 		},
 	}
 }
@@ -856,6 +1000,13 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 		}
 		dbs = layout.DBs
 	}
+	// todo are the plan's events of text skills, which emit nothing.
+	var todo []int
+	for i, ev := range job.Plan.Events {
+		if skill.IsText(ev.Skill) {
+			todo = append(todo, i)
+		}
+	}
 	day := func(ops []delta.Op) *delta.Delta {
 		d := *base.Delta
 		d.Ops = append(slices.Clone(base.Delta.Ops), ops...)
@@ -882,6 +1033,20 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 				}
 				var b strings.Builder
 				fmt.Fprintf(&b, "the base delta of day %d has %d operations:\n%s", base.Delta.Day, len(base.Delta.Ops), opList(base.Delta.Ops, 0))
+				if len(todo) > 0 {
+					texts, err := l.textSkills()
+					if err != nil {
+						return outcome{}, err
+					}
+					fmt.Fprintf(&b, "\nto do: %d events of text skills emit nothing; realise each with propose_ops:\n", len(todo))
+					for _, i := range todo {
+						ev := job.Plan.Events[i]
+						fmt.Fprintf(&b, "- event %d %s %s\n", i, ev.Skill, ev.Params)
+						if d, ok := texts[strings.TrimPrefix(ev.Skill, skill.TextPrefix)]; ok {
+							fmt.Fprintf(&b, "  the skill: %s\n", mustCompact(d))
+						}
+					}
+				}
 				if len(extra) > 0 {
 					fmt.Fprintf(&b, "\nyour %d accepted operations follow it:\n%s", len(extra), opList(extra, len(base.Delta.Ops)))
 				}
@@ -948,6 +1113,9 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 				}
 				if base == nil {
 					return refusef("call emit_plan first: the day's delta must hold the plan's events"), nil
+				}
+				if len(todo) > 0 && len(extra) == 0 {
+					return refusef("the plan has %d events of text skills (emit_plan lists them) and you proposed no operation: realise them with propose_ops", len(todo)), nil
 				}
 				d := day(extra)
 				problems, err := l.checkDelta(ctx, job, d)
