@@ -712,6 +712,14 @@ func (l *LLM) Plan(ctx context.Context, job *PlanJob) (*Day, error) {
 	return &day, nil
 }
 
+// definitions returns the planner's definitions, read under the lock
+// create_service writes them under.
+func (l *LLM) definitions() Definitions {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pl.Definitions
+}
+
 // createService is the plan stage's application creator: the model
 // writes a service definition (docs/services/definition.md), which is
 // parsed, compiled and published in the shared library; defs (the
@@ -1025,7 +1033,7 @@ func (l *LLM) Implement(ctx context.Context, job *ImplJob) (*ImplResult, error) 
 					return refusef("emit_plan takes no arguments: %v", err), nil
 				}
 				if base == nil {
-					res, err := Implement(l.pl.Skills, l.pl.Definitions, job)
+					res, err := Implement(l.pl.Skills, l.definitions(), job)
 					if err != nil {
 						return outcome{}, fmt.Errorf("the plan does not emit: %w", err)
 					}
