@@ -206,9 +206,10 @@ type LLM struct {
 	o       LLMOptions
 	gens    delta.Generators
 	prompts map[string]Prompt
-	// mu guards pl.Definitions.ByName, which create_service replaces with
-	// a copy holding the new definition (plan stages of several personas
-	// run at once).
+	// mu serialises create_service's Publish (which rewrites the
+	// library's index) and add_skill's save, and guards pl.Definitions.ByName, which it replaces
+	// with a copy holding the new definition: plan stages of several
+	// personas run at once.
 	mu sync.Mutex
 }
 
@@ -754,6 +755,9 @@ func (l *LLM) createService(job *PlanJob, defs map[string]skill.Definition) llmT
 			if _, err := service.Lookup(def.Name); err == nil {
 				return refusef("%s is the name of a built-in service; rename the definition", def.Name), nil
 			}
+			// Publish rewrites the library's index: one at a time.
+			l.mu.Lock()
+			defer l.mu.Unlock()
 			e, err := Publish(lib.Dir, src, fmt.Sprintf("llm:%s/day %d", job.Persona.ID, job.Day))
 			switch {
 			case errors.Is(err, ErrConflict):
@@ -763,14 +767,12 @@ func (l *LLM) createService(job *PlanJob, defs map[string]skill.Definition) llmT
 			}
 			d := skill.Definition{Ref: world.ServiceRef{Name: e.Name, SHA256: e.SHA256}, Path: filepath.Join(lib.Dir, e.Name+".yaml")}
 			defs[e.Name] = d
-			l.mu.Lock()
 			byName := maps.Clone(l.pl.Definitions.ByName)
 			if byName == nil {
 				byName = map[string]skill.Definition{}
 			}
 			byName[e.Name] = d
 			l.pl.Definitions.ByName = byName
-			l.mu.Unlock()
 			return okf("published: %s version %s by %s, sha256 %s; serve it with propose_event define_service {\"name\": %q, \"sha256\": %q}, then record in it with app_record",
 				e.Name, e.Version, e.By, e.SHA256, e.Name, e.SHA256.String()), nil
 		},
@@ -924,7 +926,9 @@ func (l *LLM) addSkill() llmTool {
 			if problems := CheckTextSkill(d, l.pl.Skills); len(problems) > 0 {
 				return refusef("the skill is not added:\n- %s", strings.Join(problems, "\n- ")), nil
 			}
+			l.mu.Lock() // the check for a skill saved under the name, then the write
 			err := SaveTextSkill(dir, d)
+			l.mu.Unlock()
 			switch {
 			case errors.Is(err, ErrConflict):
 				return refusef("%v", err), nil

@@ -5,8 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/model"
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/skill"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -138,5 +142,62 @@ func TestLLMPlanCreatesAService(t *testing.T) {
 	}
 	if ref, ok := res.State.Services["tally"]; !ok || ref.SHA256.String() != sum {
 		t.Errorf("the ledger's services %+v", res.State.Services)
+	}
+}
+
+func TestLLMPlanCreatesServicesConcurrently(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "library")
+	defs, err := OpenLibrary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &Planner{Skills: skill.All(), Definitions: defs}
+	yamlOf := func(name string) string { return strings.Replace(tallyYAML, "name: tally\n", "name: "+name+"\n", 1) }
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		name := "tally_b"
+		if strings.Contains(r.Messages[1].Content, "Lena Test") {
+			name = "tally_a"
+		}
+		turn := 0
+		for _, m := range r.Messages {
+			if m.Role == "assistant" {
+				turn++
+			}
+		}
+		switch turn {
+		case 0:
+			return calls(tc("create_service", mustMarshal(t, map[string]string{"yaml": yamlOf(name)})))
+		case 1:
+			return calls(tc("propose_event", `{"skill": "provision_service", "params": {"db": "mail"}}`),
+				tc("propose_event", mustMarshal(t, map[string]any{"skill": "define_service", "params": map[string]string{"name": name, "sha256": world.Hash([]byte(yamlOf(name))).String()}})))
+		}
+		return calls(tc("finish_day", `{}`))
+	})
+	l := NewLLM(srv.Client(t, &model.Options{MaxRetries: -1}), pl, LLMOptions{ScratchDir: t.TempDir()})
+	a, b := smallPersona(), smallPersona()
+	b.ID, b.Name = "max-test", "Max Test"
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, p := range []*persona.Persona{a, b} {
+		wg.Go(func() {
+			_, errs[i] = l.Plan(context.Background(), &PlanJob{Persona: *p, Day: 0, Definitions: defs.ByName})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := l.definitions().ByName
+	if _, ok := got["tally_a"]; !ok {
+		t.Error("tally_a missing from the planner's definitions")
+	}
+	if _, ok := got["tally_b"]; !ok {
+		t.Error("tally_b missing from the planner's definitions")
+	}
+	lib, err := LoadLibrary(dir)
+	if err != nil || lib.ByName["tally_a"].Path == "" || lib.ByName["tally_b"].Path == "" {
+		t.Errorf("the library's index: %v %+v", err, lib.ByName)
 	}
 }
