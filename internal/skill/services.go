@@ -23,7 +23,7 @@ import (
 // the ledger, so that later events continue its records.
 func serviceSkills() []Skill {
 	return []Skill{
-		dmReply(), groupChat(),
+		dmReply(), groupChat(), orderDelivered(),
 		mailReceive(), mailReply(), mailWithAttachment(), mailFile(),
 		calendarSchedule(), calendarReschedule(), calendarRespond(),
 		contactSave(), contactTag(),

@@ -1647,7 +1647,7 @@ func deviceReturn() Skill {
 		Doc: Doc{Name: "device_return", Summary: "Return a device ordered on an earlier day from the device maker's store.",
 			Interfaces: []string{GUI}, Sites: []string{"devices"},
 			Changes:     []string{"devices.orders: the order's status becomes returned and returned_at is set, as the site's return action does"},
-			Constraints: []string{"the order was placed on an earlier day and is still placed (the site refuses a second return)", "returned_at is after placed_at"},
+			Constraints: []string{"the order was placed on an earlier day and is placed or delivered, not returned (the site refuses a second return)", "returned_at is after placed_at"},
 			Continues:   []string{"device_order"},
 			Example:     rawJSON(DeviceReturn{Username: "alex.rivera", OrderNo: "LO-100001", At: "2026-03-06 12:00:00"})},
 		Emit: func(b *Builder, p *DeviceReturn) error {
@@ -1660,7 +1660,7 @@ func deviceReturn() Skill {
 			}
 			o := &b.State.Orders[i]
 			switch {
-			case o.Status != "placed":
+			case o.Status != "placed" && o.Status != "delivered":
 				return fmt.Errorf("field order_no: order %s is %s already", p.OrderNo, o.Status)
 			case o.Day >= b.Day:
 				return fmt.Errorf("field order_no: order %s was placed on day %d; a return comes on a later day", p.OrderNo, o.Day)
@@ -1678,7 +1678,7 @@ func deviceReturn() Skill {
 			}
 			var open []string
 			for _, o := range d.State.Orders {
-				if o.Site == "devices" && o.Status == "placed" && o.Day < d.Day {
+				if o.Site == "devices" && (o.Status == "placed" || o.Status == "delivered") && o.Day < d.Day {
 					open = append(open, o.No)
 				}
 			}
