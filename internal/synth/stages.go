@@ -187,27 +187,52 @@ func (r *Run) ValidateDay(ctx context.Context, p *persona.Persona, day int) (*va
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(r.Dir, ".validate-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	in := validate.Input{Persona: p, Delta: d, Events: plan.Events, Dir: filepath.Join(tmp, "world"), Day: day, Recheck: true}
+	job := &CheckJob{Persona: *p, Day: day, Delta: d, Events: plan.Events, Recheck: true}
 	if day > 0 {
 		var parent Done
 		if err := readJSON(filepath.Join(r.DayDir(p.ID, day-1), "done.json"), &parent); err != nil {
 			return nil, fmt.Errorf("day %d of %s is not done: %w", day-1, p.ID, err)
 		}
-		in.ParentDir, in.ParentSnap = filepath.Join(tmp, "parent"), parent.Snapshot
-		if err := r.Store.Checkout(ctx, parent.Snapshot, in.ParentDir); err != nil {
-			return nil, err
-		}
+		job.Parent = parent.Snapshot
 	}
 	ps, err := r.LoadPersonas()
 	if err != nil {
 		return nil, err
 	}
 	r.Checker.Identities = persona.NewIdentities(ps)
+	return r.Check(ctx, job)
+}
+
+// CheckJob is the check stage's input as plain data: the day's delta and
+// plan over a parent named by its snapshot, so a worker with the store can
+// run it. Key(job) is its idempotency key.
+type CheckJob struct {
+	Persona persona.Persona `json:"persona"`
+	Day     int             `json:"day"`
+	Delta   *delta.Delta    `json:"delta"`
+	Events  []skill.Event   `json:"events"`
+	// Parent is the parent state's snapshot; zero on day 0.
+	Parent world.ID `json:"parent,omitzero"`
+	// Recheck is set for a day accepted before (its state is kept).
+	Recheck bool `json:"recheck,omitempty"`
+}
+
+// Check runs the check stage: it checks the parent out of the store into
+// a scratch directory and runs the five layers; the accepted state goes
+// into the store (the report names its snapshot).
+func (r *Run) Check(ctx context.Context, job *CheckJob) (*validate.Report, error) {
+	tmp, err := os.MkdirTemp(r.Dir, ".check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	in := validate.Input{Persona: &job.Persona, Delta: job.Delta, Events: job.Events, Dir: filepath.Join(tmp, "world"), Day: job.Day, Recheck: job.Recheck}
+	if !job.Parent.IsZero() {
+		in.ParentDir, in.ParentSnap = filepath.Join(tmp, "parent"), job.Parent
+		if err := r.Store.Checkout(ctx, job.Parent, in.ParentDir); err != nil {
+			return nil, err
+		}
+	}
 	return r.Checker.Check(ctx, in)
 }
 

@@ -178,6 +178,30 @@ func TestWorldsResumeAndDeterminism(t *testing.T) {
 	if rep, err := r2.ValidateDay(ctx, ps2[0], last); err != nil || !rep.OK {
 		t.Errorf("the re-check of the accepted day: %v %v", err, rep.Problems())
 	}
+	// The check stage as a job: its JSON, decoded, runs alone.
+	var day0 synth.Done
+	b, _ = os.ReadFile(filepath.Join(r2.DayDir(ps2[0].ID, 0), "done.json"))
+	json.Unmarshal(b, &day0)
+	var p1 synth.Day
+	b, _ = os.ReadFile(filepath.Join(r2.DayDir(ps2[0].ID, 1), "plan.json"))
+	json.Unmarshal(b, &p1)
+	df, _ := os.Open(filepath.Join(r2.DayDir(ps2[0].ID, 1), "delta.json"))
+	d1, err := delta.Parse(df)
+	df.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := json.Marshal(&synth.CheckJob{Persona: *ps2[0], Day: 1, Delta: d1, Events: p1.Events, Parent: day0.Snapshot, Recheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded synth.CheckJob
+	if err := json.Unmarshal(job, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r2.Check(ctx, &decoded); err != nil || !rep.OK || rep.Hash != want[ps2[0].ID+"/b"] {
+		t.Errorf("the decoded check job: %v %v, hash %s", err, rep.Problems(), rep.Hash.Short())
+	}
 	rb, err := r2.Prebake(ctx, ps2[1], ps2[1].Days-1, true)
 	if err != nil {
 		t.Fatal(err)
