@@ -49,7 +49,7 @@ func orderDelivered() Skill {
 				return fmt.Errorf("field order_no: order %s was placed on day %d; it is delivered on a later day", p.Order, o.Day)
 			}
 			m := mail.Mail{ExtID: p.ID, From: noticeFrom(p.Site), To: []string{selfAddress(b.Persona)}, Subject: deliverySubject(p.Order),
-				Body: fmt.Sprintf("Hello %s,\n\nyour order %s (%d x %s) was delivered today.\n\nThank you for shopping with us.", firstName(b.Persona.Name), p.Order, o.Qty, o.SKU),
+				Body:   fmt.Sprintf("Hello %s,\n\nyour order %s (%d x %s) was delivered today.\n\nThank you for shopping with us.", firstName(b.Persona.Name), p.Order, o.Qty, o.SKU),
 				SentAt: tm(p.At)}
 			if err := emitMail(b, m, false, noticeFrom(p.Site)); err != nil {
 				return err
