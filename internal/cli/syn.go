@@ -319,6 +319,31 @@ func (e *env) worldValidateCmd() *cobra.Command {
 	return c
 }
 
+// openToDay opens the run for growing persona id to day toDay: the
+// persona must have that day, and the identity check reserves every
+// persona's names.
+func (e *env) openToDay(cmd *cobra.Command, o *synOptions, id string, toDay int) (*synth.Run, *persona.Persona, func(), error) {
+	r, closeRun, err := e.openRun(cmd, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := r.LoadPersona(id)
+	if err == nil && (toDay < 0 || toDay >= p.Days) {
+		err = fmt.Errorf("--to-day %d: persona %s has days 0 to %d", toDay, id, p.Days-1)
+	}
+	var ps []*persona.Persona
+	if err == nil {
+		ps, err = r.LoadPersonas()
+	}
+	if err != nil {
+		closeRun()
+		return nil, nil, nil, err
+	}
+	r.SetIdentities(ps)
+	r.Progress = e.synProgress
+	return r, p, closeRun, nil
+}
+
 func (e *env) synWorldCmd() *cobra.Command {
 	var (
 		o     synOptions
@@ -330,24 +355,11 @@ func (e *env) synWorldCmd() *cobra.Command {
 		Short: "Grow one persona's world from day 0 to day N through the five-layer check (resumes after done days)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, closeRun, err := e.openRun(cmd, &o)
+			r, p, closeRun, err := e.openToDay(cmd, &o, id, toDay)
 			if err != nil {
 				return err
 			}
 			defer closeRun()
-			p, err := r.LoadPersona(id)
-			if err != nil {
-				return err
-			}
-			if toDay < 0 || toDay >= p.Days {
-				return fmt.Errorf("--to-day %d: persona %s has days 0 to %d", toDay, id, p.Days-1)
-			}
-			ps, err := r.LoadPersonas()
-			if err != nil {
-				return err
-			}
-			r.SetIdentities(ps)
-			r.Progress = e.synProgress
 			return r.World(cmd.Context(), p, toDay)
 		},
 	}
@@ -369,24 +381,11 @@ func (e *env) synPrebakeCmd() *cobra.Command {
 		Short: "Store every state of a persona's world up to day N; with --verify-rebake rebuild them from day 0 and compare the hashes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, closeRun, err := e.openRun(cmd, &o)
+			r, p, closeRun, err := e.openToDay(cmd, &o, id, toDay)
 			if err != nil {
 				return err
 			}
 			defer closeRun()
-			p, err := r.LoadPersona(id)
-			if err != nil {
-				return err
-			}
-			if toDay < 0 || toDay >= p.Days {
-				return fmt.Errorf("--to-day %d: persona %s has days 0 to %d", toDay, id, p.Days-1)
-			}
-			ps, err := r.LoadPersonas()
-			if err != nil {
-				return err
-			}
-			r.SetIdentities(ps)
-			r.Progress = e.synProgress
 			rb, err := r.Prebake(cmd.Context(), p, toDay, verify)
 			if err != nil {
 				return err
