@@ -21,10 +21,14 @@
 // The server checks what a real one would: a served model (404 otherwise,
 // as vLLM words it), messages present with known roles, a tool message
 // answering an earlier assistant tool call, tools of type function with a
-// name. Such a rejection (400 or 404) consumes no turn. Streaming is not
-// supported: a request with "stream": true gets a 400 that says so. Token
-// ids are sent only when the request asks for them ("return_token_ids":
-// true), as vLLM does.
+// name. Such a rejection (400 or 404) consumes no turn. A request with
+// "stream": true gets the same turn as server-sent events, as OpenAI
+// streams: chat.completion.chunk objects (the role, content pieces, each
+// tool call's id and name and then its arguments in pieces, the finish
+// reason, a usage chunk when stream_options.include_usage is set) and
+// data: [DONE]; an error turn is an HTTP error all the same. Token ids are
+// sent only when the request asks for them ("return_token_ids": true), as
+// vLLM does.
 //
 // The package imports model.
 package fake

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -82,14 +83,16 @@ type Request struct {
 	Body []byte
 
 	// The decoded chat request.
-	Model          string
-	Messages       []Message
-	Tools          []Tool
-	ToolChoice     json.RawMessage
-	MaxTokens      *int
-	Temperature    *float64
-	Seed           *int64
-	Stream         bool
+	Model       string
+	Messages    []Message
+	Tools       []Tool
+	ToolChoice  json.RawMessage
+	MaxTokens   *int
+	Temperature *float64
+	Seed        *int64
+	Stream      bool
+	// IncludeUsage is stream_options.include_usage.
+	IncludeUsage   bool
 	ReturnTokenIDs bool
 }
 
@@ -263,9 +266,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case problem != "":
 		writeError(w, http.StatusBadRequest, problem, "", "")
 		return
-	case req.Stream:
-		writeError(w, http.StatusBadRequest, `streaming is not supported by the fake server: send "stream": false`, "", "")
-		return
 	case !served:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "NotFoundError", "")
 		return
@@ -315,7 +315,8 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// reply writes turn as the completion of req.
+// reply writes turn as the completion of req: one JSON object, or
+// server-sent events when the request streams.
 func (s *Server) reply(w http.ResponseWriter, req Request, t Turn) {
 	if t.RetryAfter > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter.Round(time.Second)/time.Second)))
@@ -328,61 +329,167 @@ func (s *Server) reply(w http.ResponseWriter, req Request, t Turn) {
 		writeError(w, t.Status, msg, t.ErrorType, t.ErrorCode)
 		return
 	}
-	msg := map[string]any{"role": "assistant", "content": t.Content}
-	if t.Content == "" && len(t.ToolCalls) > 0 {
+	a := compose(req, t)
+	if req.Stream {
+		s.stream(w, req, a)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": a.content}
+	if a.content == "" && len(a.calls) > 0 {
 		msg["content"] = nil
 	}
-	if t.Reasoning != "" {
-		msg["reasoning_content"] = t.Reasoning
+	if a.reasoning != "" {
+		msg["reasoning_content"] = a.reasoning
 	}
-	if len(t.ToolCalls) > 0 {
-		calls := make([]map[string]any, len(t.ToolCalls))
-		for i, c := range t.ToolCalls {
-			id := c.ID
-			if id == "" {
-				id = fmt.Sprintf("call_%d_%d", req.N, i)
-			}
+	if len(a.calls) > 0 {
+		calls := make([]map[string]any, len(a.calls))
+		for i, c := range a.calls {
 			calls[i] = map[string]any{
-				"id":       id,
+				"id":       c.ID,
 				"type":     "function",
 				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
 			}
 		}
 		msg["tool_calls"] = calls
 	}
-	finish := t.FinishReason
-	if finish == "" {
-		finish = "stop"
-		if len(t.ToolCalls) > 0 {
-			finish = "tool_calls"
-		}
-	}
-	choice := map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}
-	usage := t.Usage
-	if usage == (model.Usage{}) {
-		usage = model.Usage{PromptTokens: len(t.PromptTokenIDs), CompletionTokens: len(t.CompletionTokenIDs)}
-	}
-	name := t.Model
-	if name == "" {
-		name = req.Model
-	}
-	out := map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-fake-%d", req.N),
-		"object":  "chat.completion",
-		"created": created,
-		"model":   name,
-		"choices": []any{choice},
-		"usage": map[string]any{
-			"prompt_tokens":     usage.PromptTokens,
-			"completion_tokens": usage.CompletionTokens,
-			"total_tokens":      usage.PromptTokens + usage.CompletionTokens,
-		},
-	}
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish, "logprobs": nil}
+	out := a.envelope("chat.completion")
+	out["choices"] = []any{choice}
+	out["usage"] = a.usageJSON()
 	if req.ReturnTokenIDs {
-		out["prompt_token_ids"] = orEmpty(t.PromptTokenIDs)
-		choice["token_ids"] = orEmpty(t.CompletionTokenIDs)
+		out["prompt_token_ids"] = orEmpty(a.promptIDs)
+		choice["token_ids"] = orEmpty(a.completionIDs)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// answer is a turn resolved against its request: defaults filled in.
+type answer struct {
+	id, model     string
+	content       string
+	reasoning     string
+	calls         []ToolCall // ids filled in
+	finish        string
+	usage         model.Usage
+	promptIDs     []int
+	completionIDs []int
+}
+
+func compose(req Request, t Turn) answer {
+	a := answer{
+		id:            fmt.Sprintf("chatcmpl-fake-%d", req.N),
+		model:         cmp.Or(t.Model, req.Model),
+		content:       t.Content,
+		reasoning:     t.Reasoning,
+		finish:        t.FinishReason,
+		usage:         t.Usage,
+		promptIDs:     t.PromptTokenIDs,
+		completionIDs: t.CompletionTokenIDs,
+	}
+	for i, c := range t.ToolCalls {
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d_%d", req.N, i)
+		}
+		a.calls = append(a.calls, c)
+	}
+	if a.finish == "" {
+		a.finish = "stop"
+		if len(a.calls) > 0 {
+			a.finish = "tool_calls"
+		}
+	}
+	if a.usage == (model.Usage{}) {
+		a.usage = model.Usage{PromptTokens: len(a.promptIDs), CompletionTokens: len(a.completionIDs)}
+	}
+	return a
+}
+
+// envelope is the fields every completion and chunk has.
+func (a answer) envelope(object string) map[string]any {
+	return map[string]any{"id": a.id, "object": object, "created": created, "model": a.model}
+}
+
+func (a answer) usageJSON() map[string]any {
+	return map[string]any{
+		"prompt_tokens":     a.usage.PromptTokens,
+		"completion_tokens": a.usage.CompletionTokens,
+		"total_tokens":      a.usage.PromptTokens + a.usage.CompletionTokens,
+	}
+}
+
+// StreamPiece is how many characters (runes) of content, reasoning or
+// tool-call arguments one streamed chunk carries.
+const StreamPiece = 4
+
+// stream writes a as OpenAI's server-sent events: a chat.completion.chunk
+// with the role, the reasoning's and the content's pieces, each tool call
+// (its index, id, type and name, then its arguments in pieces), a chunk
+// with the finish reason, a usage chunk when the request's stream_options
+// include usage, and data: [DONE].
+func (s *Server) stream(w http.ResponseWriter, req Request, a answer) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	send := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic("fake: " + err.Error()) // maps of plain values always marshal
+		}
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		flush()
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		c := a.envelope("chat.completion.chunk")
+		c["choices"] = []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}
+		if req.IncludeUsage {
+			c["usage"] = nil
+		}
+		return c
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, p := range pieces(a.reasoning) {
+		send(chunk(map[string]any{"reasoning_content": p}, nil))
+	}
+	for _, p := range pieces(a.content) {
+		send(chunk(map[string]any{"content": p}, nil))
+	}
+	for i, c := range a.calls {
+		send(chunk(map[string]any{"tool_calls": []any{map[string]any{
+			"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""},
+		}}}, nil))
+		for _, p := range pieces(c.Arguments) {
+			send(chunk(map[string]any{"tool_calls": []any{map[string]any{
+				"index": i, "function": map[string]any{"arguments": p},
+			}}}, nil))
+		}
+	}
+	send(chunk(map[string]any{}, a.finish))
+	if req.IncludeUsage {
+		u := a.envelope("chat.completion.chunk")
+		u["choices"] = []any{}
+		u["usage"] = a.usageJSON()
+		send(u)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	flush()
+}
+
+// pieces cuts s into StreamPiece-rune pieces.
+func pieces(s string) []string {
+	var out []string
+	r := []rune(s)
+	for len(r) > 0 {
+		n := min(StreamPiece, len(r))
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	return out
 }
 
 func orEmpty(ids []int) []int {
@@ -413,16 +520,19 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 // wireChat is a chat request's body.
 type wireChat struct {
-	Model          *string           `json:"model"`
-	Messages       []Message         `json:"messages"`
-	Tools          []json.RawMessage `json:"tools"`
-	ToolChoice     json.RawMessage   `json:"tool_choice"`
-	MaxTokens      *int              `json:"max_tokens"`
-	MaxCompletion  *int              `json:"max_completion_tokens"`
-	Temperature    *float64          `json:"temperature"`
-	Seed           *int64            `json:"seed"`
-	Stream         bool              `json:"stream"`
-	ReturnTokenIDs bool              `json:"return_token_ids"`
+	Model         *string           `json:"model"`
+	Messages      []Message         `json:"messages"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	MaxTokens     *int              `json:"max_tokens"`
+	MaxCompletion *int              `json:"max_completion_tokens"`
+	Temperature   *float64          `json:"temperature"`
+	Seed          *int64            `json:"seed"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	ReturnTokenIDs bool `json:"return_token_ids"`
 }
 
 // decodeChat fills req from body and returns what a real server would
@@ -433,6 +543,9 @@ func decodeChat(body []byte, req *Request) string {
 		return "the body is not a JSON chat request: " + err.Error()
 	}
 	req.Stream, req.ReturnTokenIDs = c.Stream, c.ReturnTokenIDs
+	if c.StreamOptions != nil {
+		req.IncludeUsage = c.StreamOptions.IncludeUsage
+	}
 	req.ToolChoice, req.Temperature, req.Seed = c.ToolChoice, c.Temperature, c.Seed
 	req.MaxTokens = c.MaxTokens
 	if req.MaxTokens == nil {
@@ -469,6 +582,9 @@ func decodeChat(body []byte, req *Request) string {
 	}
 	if len(c.Messages) == 0 {
 		return `"messages" must be a non-empty list`
+	}
+	if c.StreamOptions != nil && !c.Stream {
+		return "Stream options can only be defined when `stream=True`."
 	}
 	calls := map[string]bool{}
 	for i, m := range c.Messages {

@@ -97,7 +97,6 @@ func TestRejections(t *testing.T) {
 		status     int
 		want       string
 	}{
-		{"stream", `{"model":"fake-model","stream":true,"messages":[{"role":"user","content":"hi"}]}`, 400, "streaming is not supported"},
 		{"unknown model", `{"model":"other","messages":[{"role":"user","content":"hi"}]}`, 404, "The model `other` does not exist."},
 		{"no model", `{"messages":[{"role":"user","content":"hi"}]}`, 400, `"model" is required`},
 		{"no messages", `{"model":"fake-model","messages":[]}`, 400, "non-empty"},
