@@ -56,6 +56,9 @@ type Options struct {
 	Width, Height int
 	// Logger receives lifecycle messages. Nil discards.
 	Logger *slog.Logger
+	// AllowOrigins is the origin rule of New's own tab (see AllowOrigins);
+	// empty means no rule.
+	AllowOrigins []string
 }
 
 // Available reports whether Chromium is present at DefaultExecPath.
@@ -77,6 +80,7 @@ type Browser struct {
 	tab        context.Context // chromedp context of the tab
 	cancelTab  context.CancelFunc
 	cancelProc context.CancelFunc
+	rule       *originRule // nil: no origin rule
 
 	mu     sync.Mutex
 	closed bool
@@ -93,6 +97,13 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	if err := available(opts.ExecPath); err != nil {
 		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	var rule *originRule
+	if len(opts.AllowOrigins) > 0 {
+		var err error
+		if rule, err = newOriginRule(opts.AllowOrigins); err != nil {
+			return nil, fmt.Errorf("start browser: %w", err)
+		}
 	}
 	profile, err := os.MkdirTemp("", "wildawm-chromium-")
 	if err != nil {
@@ -113,7 +124,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	)
 	procCtx, cancelProc := chromedp.NewExecAllocator(ctx, flags...)
 	tab, cancelTab := chromedp.NewContext(procCtx)
-	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc}
+	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc, rule: rule}
 
 	// The first Do starts the process and binds it to tab, so the start
 	// timeout cancels through a timer, not a derived context.
@@ -128,6 +139,12 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		}
 		return nil, fmt.Errorf("start browser %s: %w", opts.ExecPath, err)
 	}
+	if rule != nil {
+		if err := rule.enforce(tab); err != nil {
+			b.shutdown()
+			return nil, fmt.Errorf("start browser: %w", err)
+		}
+	}
 	log.Debug("browser started", LogElapsed, time.Since(start))
 	return b, nil
 }
@@ -137,7 +154,20 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 // Browser whose Close closes only the tab. A tab opens in milliseconds where
 // a new Chromium takes a second or more on a loaded machine, so sessions
 // that need a clean browser (judges, probes, rollouts) share one process.
-func (b *Browser) Tab(ctx context.Context) (*Browser, error) {
+// A tab has the origin rule its options give (AllowOrigins), never its
+// parent's.
+func (b *Browser) Tab(ctx context.Context, opts ...TabOption) (*Browser, error) {
+	var allow []string
+	for _, o := range opts {
+		allow = append(allow, o.allow...)
+	}
+	var rule *originRule
+	if len(allow) > 0 {
+		var err error
+		if rule, err = newOriginRule(allow); err != nil {
+			return nil, fmt.Errorf("open tab: %w", err)
+		}
+	}
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
@@ -156,7 +186,13 @@ func (b *Browser) Tab(ctx context.Context) (*Browser, error) {
 		}
 		return nil, fmt.Errorf("open tab: %w", err)
 	}
-	return &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}}, nil
+	if rule != nil {
+		if err := rule.enforce(tab); err != nil {
+			cancel()
+			return nil, fmt.Errorf("open tab: %w", err)
+		}
+	}
+	return &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}, rule: rule}, nil
 }
 
 // Close stops Chromium and removes its profile directory (for a Tab: closes
@@ -225,6 +261,24 @@ func (b *Browser) run(ctx context.Context, op string, fn func(tctx context.Conte
 	return nil
 }
 
+// navigate is run for an action that may load a new page: a page the
+// origin rule refused on the way makes the action's error.
+func (b *Browser) navigate(ctx context.Context, op string, fn func(tctx context.Context) error) error {
+	if b.rule == nil {
+		return b.run(ctx, op, fn)
+	}
+	return b.run(ctx, op, func(tctx context.Context) error {
+		b.rule.take()
+		err := fn(tctx)
+		for _, f := range b.rule.take() {
+			if f.top {
+				return b.rule.refusedError(f)
+			}
+		}
+		return err
+	})
+}
+
 // answers reports whether the tab evaluates a trivial expression within a
 // few seconds.
 func (b *Browser) answers() bool {
@@ -236,7 +290,7 @@ func (b *Browser) answers() bool {
 
 // Navigate loads url and waits for its load event.
 func (b *Browser) Navigate(ctx context.Context, url string) error {
-	return b.run(ctx, fmt.Sprintf("navigate to %s", url), func(tctx context.Context) error {
+	return b.navigate(ctx, fmt.Sprintf("navigate to %s", url), func(tctx context.Context) error {
 		return chromedp.Do(tctx, chromedp.Navigate(url))
 	})
 }
@@ -244,7 +298,7 @@ func (b *Browser) Navigate(ctx context.Context, url string) error {
 // Click clicks the first element matching selector. If the click starts a
 // navigation, Click waits for the new page to load.
 func (b *Browser) Click(ctx context.Context, selector string) error {
-	return b.run(ctx, fmt.Sprintf("click %s", selector), func(tctx context.Context) error {
+	return b.navigate(ctx, fmt.Sprintf("click %s", selector), func(tctx context.Context) error {
 		return waitNavigation(tctx, chromedp.Click(chromedp.CSS(selector)))
 	})
 }
@@ -252,7 +306,7 @@ func (b *Browser) Click(ctx context.Context, selector string) error {
 // Submit submits the form of the first element matching selector and waits
 // for the resulting page to load.
 func (b *Browser) Submit(ctx context.Context, selector string) error {
-	return b.run(ctx, fmt.Sprintf("submit %s", selector), func(tctx context.Context) error {
+	return b.navigate(ctx, fmt.Sprintf("submit %s", selector), func(tctx context.Context) error {
 		return waitNavigation(tctx, chromedp.Submit(chromedp.CSS(selector)))
 	})
 }
@@ -267,7 +321,7 @@ func (b *Browser) SetValue(ctx context.Context, selector, text string) error {
 // Type focuses the element matching selector and types text as key events,
 // appending to its value. "\n" presses Enter.
 func (b *Browser) Type(ctx context.Context, selector, text string) error {
-	return b.run(ctx, fmt.Sprintf("type into %s", selector), func(tctx context.Context) error {
+	return b.navigate(ctx, fmt.Sprintf("type into %s", selector), func(tctx context.Context) error {
 		return waitNavigation(tctx, chromedp.SendKeys(chromedp.CSS(selector), text))
 	})
 }

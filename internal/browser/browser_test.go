@@ -15,18 +15,30 @@ import (
 
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/site/shop"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-func newBrowser(t *testing.T) *browser.Browser {
+// skipUnlessChromium skips t when Chromium is missing, saying how to
+// install it (under CI, WILDAWM_CI set, it fails instead).
+func skipUnlessChromium(t testing.TB) {
 	t.Helper()
 	if err := browser.Available(); err != nil {
-		t.Skipf("skipping: %v (install Debian's chromium at %s)", err, browser.DefaultExecPath)
+		runtime.SkipOutsideCI(t, fmt.Sprintf("skipping: %v (apt-get install -y chromium, which puts it at %s)", err, browser.DefaultExecPath))
 	}
+}
+
+func newBrowser(t *testing.T) *browser.Browser {
+	return newBrowserWith(t, browser.Options{})
+}
+
+func newBrowserWith(t *testing.T, opts browser.Options) *browser.Browser {
+	t.Helper()
+	skipUnlessChromium(t)
 	start := time.Now()
-	b, err := browser.New(t.Context(), browser.Options{})
+	b, err := browser.New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +143,7 @@ func TestShopEndToEnd(t *testing.T) {
 }
 
 func TestCloseRemovesProfile(t *testing.T) {
-	if err := browser.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	skipUnlessChromium(t)
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "wildawm-chromium-*"))
 	b, err := browser.New(t.Context(), browser.Options{})
 	if err != nil {
@@ -236,9 +246,7 @@ func TestTabsAreIsolated(t *testing.T) {
 // and a fresh tab in a browser context of its own in a shared process.
 // Each iteration opens one, loads a page and closes it.
 func BenchmarkSessionBrowser(b *testing.B) {
-	if err := browser.Available(); err != nil {
-		b.Skipf("skipping: %v", err)
-	}
+	skipUnlessChromium(b)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `<p id="c">ok</p>`) }))
 	defer srv.Close()
 	ctx := context.Background()
