@@ -3,6 +3,7 @@ package browser
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,6 +122,9 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// No back-forward cache: a page it restores has no new document
+		// for chromedp's queries to find (Back).
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
 	)
 	procCtx, cancelProc := chromedp.NewExecAllocator(ctx, flags...)
 	tab, cancelTab := chromedp.NewContext(procCtx)
@@ -430,4 +434,87 @@ func waitNavigation(ctx context.Context, trigger chromedp.Action[chromedp.Void])
 		return err
 	}
 	return ctx.Err()
+}
+
+// Select chooses the <option> of the <select> matching selector whose value
+// or visible label is value (a value match first), as a user would: the
+// page sees input and change events. No such option is an error that
+// lists the options.
+func (b *Browser) Select(ctx context.Context, selector, value string) error {
+	return b.run(ctx, fmt.Sprintf("select %q in %s", value, selector), func(tctx context.Context) error {
+		if err := chromedp.Do(tctx, chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
+			return err
+		}
+		args, err := json.Marshal([]string{selector, value})
+		if err != nil {
+			return err
+		}
+		msg, err := chromedp.Run(tctx, chromedp.Evaluate[string](`((sel, v) => {
+			const el = document.querySelector(sel);
+			if (!el) return "no element matches " + sel;
+			if (el.localName !== "select") return sel + " is a <" + el.localName + ">, not a <select>: use SetValue or Click";
+			const label = o => (o.getAttribute("label") || o.textContent).replace(/[ \t\n\r\f]+/g, " ").trim();
+			const opts = Array.from(el.options);
+			const o = opts.find(o => o.value === v) || opts.find(o => label(o) === v);
+			if (!o) return "no option has the value or label " + JSON.stringify(v) + "; the options are " + opts.map(o => JSON.stringify(label(o)) + (o.value !== label(o) ? " (value " + JSON.stringify(o.value) + ")" : "")).join(", ");
+			if (o.disabled) return "the option " + JSON.stringify(label(o)) + " is disabled";
+			o.selected = true;
+			el.dispatchEvent(new Event("input", {bubbles: true}));
+			el.dispatchEvent(new Event("change", {bubbles: true}));
+			return "";
+		}).apply(null, `+string(args)+`)`))
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			return errors.New(msg)
+		}
+		return nil
+	})
+}
+
+// Scroll scrolls the page by dy pixels (negative: up).
+func (b *Browser) Scroll(ctx context.Context, dy int) error {
+	return b.run(ctx, fmt.Sprintf("scroll by %d", dy), func(tctx context.Context) error {
+		_, err := chromedp.Run(tctx, chromedp.Evaluate[bool](fmt.Sprintf(`(window.scrollBy(0, %d), true)`, dy)))
+		return err
+	})
+}
+
+// Back goes to the previous page of the tab's history and waits for it to
+// load. With no previous page it is an error.
+func (b *Browser) Back(ctx context.Context) error {
+	return b.navigate(ctx, "go back", func(tctx context.Context) error {
+		h, err := chromedp.Run(tctx, chromedp.NavigationEntries())
+		if err != nil {
+			return err
+		}
+		i := int(h.CurrentIndex) - 1
+		if i < 0 || i >= len(h.Entries)-1 || i == 0 && h.Entries[0].URL == "about:blank" {
+			return errors.New("there is no previous page")
+		}
+		prev := h.Entries[i]
+		if _, err := chromedp.Call(tctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
+			return err
+		}
+		// A page restored from the back-forward cache fires no load
+		// event: wait for the document itself.
+		want, err := json.Marshal(prev.URL)
+		if err != nil {
+			return err
+		}
+		for {
+			// The document is replaced under the check: an error is a
+			// context that just went away, so ask again.
+			done, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`location.href === `+string(want)+` && document.readyState === "complete"`))
+			if err == nil && done {
+				return nil
+			}
+			select {
+			case <-tctx.Done():
+				return tctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
 }
