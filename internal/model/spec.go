@@ -16,8 +16,24 @@ const (
 // specExample is the example every ParseSpec error gives.
 const specExample = "http://127.0.0.1:8000/v1#qwen3-8b"
 
+// Engine names the server software behind a Spec, for the request fields
+// that are not OpenAI's (token ids, SGLang's meta_info). The client sends
+// only its engine's extensions; it reads every engine's response shape.
+type Engine string
+
+// The engines; EngineAny sends no engine's extension but
+// "return_token_ids", which both read.
+const (
+	EngineAny    Engine = ""
+	EngineVLLM   Engine = "vllm"
+	EngineSGLang Engine = "sglang"
+)
+
 // Spec says which endpoint and which model a Client talks to.
 type Spec struct {
+	// Engine is the server's software; ParseSpec reads it from a prefix
+	// of the URL's scheme (sglang+http://...), and "" means unknown.
+	Engine Engine
 	// BaseURL is the API's root, without a trailing slash: the chat
 	// endpoint is BaseURL + "/chat/completions".
 	BaseURL string
@@ -28,8 +44,9 @@ type Spec struct {
 	APIKey string
 }
 
-// ParseSpec parses URL#MODEL, e.g. http://127.0.0.1:8000/v1#qwen3-8b, and
-// takes the API key from the environment (KeyFromEnv).
+// ParseSpec parses [ENGINE+]URL#MODEL, e.g. http://127.0.0.1:8000/v1#qwen3-8b
+// or sglang+http://127.0.0.1:30000/v1#qwen3-8b (ENGINE is vllm or sglang),
+// and takes the API key from the environment (KeyFromEnv).
 func ParseSpec(s string) (Spec, error) {
 	spec, err := parseSpec(s)
 	if err != nil {
@@ -63,11 +80,27 @@ func parseSpec(s string) (Spec, error) {
 	if strings.ContainsAny(name, " \t\r\n") {
 		return Spec{}, specError(s, fmt.Sprintf("has white space in its model name %q", name))
 	}
+	var engine Engine
+	if e, rest, ok := strings.Cut(raw, "+"); ok && !strings.Contains(e, "/") {
+		engine, raw = Engine(e), rest
+		if err := engine.check(); err != nil {
+			return Spec{}, specError(s, err.Error())
+		}
+	}
 	base, err := checkBaseURL(raw)
 	if err != nil {
 		return Spec{}, specError(s, err.Error())
 	}
-	return Spec{BaseURL: base, Model: name}, nil
+	return Spec{Engine: engine, BaseURL: base, Model: name}, nil
+}
+
+// check reports an engine that is none of the known ones.
+func (e Engine) check() error {
+	switch e {
+	case EngineAny, EngineVLLM, EngineSGLang:
+		return nil
+	}
+	return fmt.Errorf("names engine %q, which is neither %s nor %s", string(e), EngineVLLM, EngineSGLang)
 }
 
 // checkBaseURL returns raw without a trailing slash, or what is wrong with
@@ -99,16 +132,24 @@ func checkBaseURL(raw string) (string, error) {
 }
 
 func specError(s, problem string) error {
-	return fmt.Errorf("model spec %q %s; want URL#MODEL, e.g. %s", s, problem, specExample)
+	return fmt.Errorf("model spec %q %s; want [ENGINE+]URL#MODEL, e.g. %s", s, problem, specExample)
 }
 
 // String returns the spec as ParseSpec reads it, without the API key.
-func (s Spec) String() string { return s.BaseURL + "#" + s.Model }
+func (s Spec) String() string {
+	if s.Engine != EngineAny {
+		return string(s.Engine) + "+" + s.BaseURL + "#" + s.Model
+	}
+	return s.BaseURL + "#" + s.Model
+}
 
 // validate reports what is wrong with a spec built by hand.
 func (s Spec) validate() error {
 	if s.Model == "" {
 		return specError(s.String(), "has no model name after #")
+	}
+	if err := s.Engine.check(); err != nil {
+		return specError(s.String(), err.Error())
 	}
 	if _, err := checkBaseURL(s.BaseURL); err != nil {
 		return specError(s.String(), err.Error())

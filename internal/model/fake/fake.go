@@ -2,7 +2,6 @@ package fake
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +25,8 @@ const created = 1700000000
 // Turn is one scripted reply.
 type Turn struct {
 	// Content is the assistant's text; Reasoning, when set, is sent as
-	// reasoning_content, as vLLM does for reasoning models.
+	// the engine does for reasoning models: vLLM's reasoning, SGLang's
+	// reasoning_content.
 	Content   string
 	Reasoning string
 	// ToolCalls are the calls the assistant makes.
@@ -34,11 +34,18 @@ type Turn struct {
 	// FinishReason defaults to "tool_calls" when there are tool calls,
 	// else "stop".
 	FinishReason string
-	// PromptTokenIDs and CompletionTokenIDs are sent, as vLLM's top-level
-	// prompt_token_ids and per-choice token_ids, when the request asks for
-	// token ids.
+	// PromptTokenIDs and CompletionTokenIDs are sent when the request
+	// asks for token ids, in the engine's shape (vLLM: top-level
+	// prompt_token_ids and per-choice token_ids; SGLang: both per choice).
 	PromptTokenIDs     []int
 	CompletionTokenIDs []int
+	// Logprobs are the completion tokens' log probabilities, sent as
+	// choice.logprobs.content when the request asks ("logprobs": true);
+	// nil means DefaultLogprobs(CompletionTokenIDs).
+	Logprobs []float64
+	// WeightVersion is SGLang's meta_info.weight_version; "" means
+	// "default", SGLang's own default.
+	WeightVersion string
 	// Usage defaults to the token ids' lengths.
 	Usage model.Usage
 	// Model names the answering model; "" echoes the request's.
@@ -92,8 +99,16 @@ type Request struct {
 	Seed        *int64
 	Stream      bool
 	// IncludeUsage is stream_options.include_usage.
-	IncludeUsage   bool
-	ReturnTokenIDs bool
+	IncludeUsage bool
+	// Logprobs and TopLogprobs are OpenAI's logprobs and top_logprobs.
+	Logprobs    bool
+	TopLogprobs *int
+	// ReturnTokenIDs is vLLM's and SGLang's return_token_ids;
+	// ReturnPromptTokenIDs and ReturnMetaInfo SGLang's
+	// return_prompt_token_ids and return_meta_info.
+	ReturnTokenIDs       bool
+	ReturnPromptTokenIDs bool
+	ReturnMetaInfo       bool
 }
 
 // Message is a message as it was on the wire.
@@ -133,6 +148,7 @@ type Server struct {
 	closing sync.Once
 
 	mu        sync.Mutex
+	engine    model.Engine
 	models    []string
 	script    []Turn
 	responder func(Request) Turn
@@ -183,11 +199,26 @@ func (s *Server) Close() {
 // URL is the base URL, ending in /v1.
 func (s *Server) URL() string { return s.ts.URL + "/v1" }
 
-// Spec is the spec of the server's first model, with no API key.
+// Spec is the spec of the server's first model, with the server's
+// engine and no API key.
 func (s *Server) Spec() model.Spec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return model.Spec{BaseURL: s.URL(), Model: s.models[0]}
+	return model.Spec{Engine: s.engine, BaseURL: s.URL(), Model: s.models[0]}
+}
+
+// SetEngine makes the server answer as engine does: model.EngineVLLM (and
+// model.EngineAny, the default) in vLLM's shapes, model.EngineSGLang in
+// SGLang's. Spec carries it.
+func (s *Server) SetEngine(engine model.Engine) {
+	switch engine {
+	case model.EngineAny, model.EngineVLLM, model.EngineSGLang:
+	default:
+		panic(fmt.Sprintf("fake: SetEngine(%q): no such engine", engine))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.engine = engine
 }
 
 // Client is a model client of the server's Spec; nil opts mean the
@@ -260,7 +291,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.N = s.chats
 	s.requests = append(s.requests, req)
 	served := slices.Contains(s.models, req.Model)
+	engine := s.engine
 	s.mu.Unlock()
+	if problem == "" {
+		problem = engineProblem(engine, req)
+	}
 
 	switch {
 	case problem != "":
@@ -278,7 +313,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if turn.Handler != nil {
 		turn = turn.Handler(req)
 	}
-	s.reply(w, req, turn)
+	reply(w, engine, req, turn)
 }
 
 // turn takes the next turn: the responder's, the script's, or, when the
@@ -315,190 +350,6 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// reply writes turn as the completion of req: one JSON object, or
-// server-sent events when the request streams.
-func (s *Server) reply(w http.ResponseWriter, req Request, t Turn) {
-	if t.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter.Round(time.Second)/time.Second)))
-	}
-	if t.Status != 0 {
-		msg := t.Error
-		if msg == "" {
-			msg = http.StatusText(t.Status)
-		}
-		writeError(w, t.Status, msg, t.ErrorType, t.ErrorCode)
-		return
-	}
-	a := compose(req, t)
-	if req.Stream {
-		s.stream(w, req, a)
-		return
-	}
-	msg := map[string]any{"role": "assistant", "content": a.content}
-	if a.content == "" && len(a.calls) > 0 {
-		msg["content"] = nil
-	}
-	if a.reasoning != "" {
-		msg["reasoning_content"] = a.reasoning
-	}
-	if len(a.calls) > 0 {
-		calls := make([]map[string]any, len(a.calls))
-		for i, c := range a.calls {
-			calls[i] = map[string]any{
-				"id":       c.ID,
-				"type":     "function",
-				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
-			}
-		}
-		msg["tool_calls"] = calls
-	}
-	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish, "logprobs": nil}
-	out := a.envelope("chat.completion")
-	out["choices"] = []any{choice}
-	out["usage"] = a.usageJSON()
-	if req.ReturnTokenIDs {
-		out["prompt_token_ids"] = orEmpty(a.promptIDs)
-		choice["token_ids"] = orEmpty(a.completionIDs)
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// answer is a turn resolved against its request: defaults filled in.
-type answer struct {
-	id, model     string
-	content       string
-	reasoning     string
-	calls         []ToolCall // ids filled in
-	finish        string
-	usage         model.Usage
-	promptIDs     []int
-	completionIDs []int
-}
-
-func compose(req Request, t Turn) answer {
-	a := answer{
-		id:            fmt.Sprintf("chatcmpl-fake-%d", req.N),
-		model:         cmp.Or(t.Model, req.Model),
-		content:       t.Content,
-		reasoning:     t.Reasoning,
-		finish:        t.FinishReason,
-		usage:         t.Usage,
-		promptIDs:     t.PromptTokenIDs,
-		completionIDs: t.CompletionTokenIDs,
-	}
-	for i, c := range t.ToolCalls {
-		if c.ID == "" {
-			c.ID = fmt.Sprintf("call_%d_%d", req.N, i)
-		}
-		a.calls = append(a.calls, c)
-	}
-	if a.finish == "" {
-		a.finish = "stop"
-		if len(a.calls) > 0 {
-			a.finish = "tool_calls"
-		}
-	}
-	if a.usage == (model.Usage{}) {
-		a.usage = model.Usage{PromptTokens: len(a.promptIDs), CompletionTokens: len(a.completionIDs)}
-	}
-	return a
-}
-
-// envelope is the fields every completion and chunk has.
-func (a answer) envelope(object string) map[string]any {
-	return map[string]any{"id": a.id, "object": object, "created": created, "model": a.model}
-}
-
-func (a answer) usageJSON() map[string]any {
-	return map[string]any{
-		"prompt_tokens":     a.usage.PromptTokens,
-		"completion_tokens": a.usage.CompletionTokens,
-		"total_tokens":      a.usage.PromptTokens + a.usage.CompletionTokens,
-	}
-}
-
-// StreamPiece is how many characters (runes) of content, reasoning or
-// tool-call arguments one streamed chunk carries.
-const StreamPiece = 4
-
-// stream writes a as OpenAI's server-sent events: a chat.completion.chunk
-// with the role, the reasoning's and the content's pieces, each tool call
-// (its index, id, type and name, then its arguments in pieces), a chunk
-// with the finish reason, a usage chunk when the request's stream_options
-// include usage, and data: [DONE].
-func (s *Server) stream(w http.ResponseWriter, req Request, a answer) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	send := func(v any) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			panic("fake: " + err.Error()) // maps of plain values always marshal
-		}
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		flush()
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		c := a.envelope("chat.completion.chunk")
-		c["choices"] = []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}
-		if req.IncludeUsage {
-			c["usage"] = nil
-		}
-		return c
-	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for _, p := range pieces(a.reasoning) {
-		send(chunk(map[string]any{"reasoning_content": p}, nil))
-	}
-	for _, p := range pieces(a.content) {
-		send(chunk(map[string]any{"content": p}, nil))
-	}
-	for i, c := range a.calls {
-		send(chunk(map[string]any{"tool_calls": []any{map[string]any{
-			"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": ""},
-		}}}, nil))
-		for _, p := range pieces(c.Arguments) {
-			send(chunk(map[string]any{"tool_calls": []any{map[string]any{
-				"index": i, "function": map[string]any{"arguments": p},
-			}}}, nil))
-		}
-	}
-	send(chunk(map[string]any{}, a.finish))
-	if req.IncludeUsage {
-		u := a.envelope("chat.completion.chunk")
-		u["choices"] = []any{}
-		u["usage"] = a.usageJSON()
-		send(u)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	flush()
-}
-
-// pieces cuts s into StreamPiece-rune pieces.
-func pieces(s string) []string {
-	var out []string
-	r := []rune(s)
-	for len(r) > 0 {
-		n := min(StreamPiece, len(r))
-		out = append(out, string(r[:n]))
-		r = r[n:]
-	}
-	return out
-}
-
-func orEmpty(ids []int) []int {
-	if ids == nil {
-		return []int{}
-	}
-	return ids
-}
-
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
@@ -532,7 +383,11 @@ type wireChat struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	ReturnTokenIDs bool `json:"return_token_ids"`
+	Logprobs             bool `json:"logprobs"`
+	TopLogprobs          *int `json:"top_logprobs"`
+	ReturnTokenIDs       bool `json:"return_token_ids"`
+	ReturnPromptTokenIDs bool `json:"return_prompt_token_ids"`
+	ReturnMetaInfo       bool `json:"return_meta_info"`
 }
 
 // decodeChat fills req from body and returns what a real server would
@@ -543,6 +398,8 @@ func decodeChat(body []byte, req *Request) string {
 		return "the body is not a JSON chat request: " + err.Error()
 	}
 	req.Stream, req.ReturnTokenIDs = c.Stream, c.ReturnTokenIDs
+	req.Logprobs, req.TopLogprobs = c.Logprobs, c.TopLogprobs
+	req.ReturnPromptTokenIDs, req.ReturnMetaInfo = c.ReturnPromptTokenIDs, c.ReturnMetaInfo
 	if c.StreamOptions != nil {
 		req.IncludeUsage = c.StreamOptions.IncludeUsage
 	}
@@ -585,6 +442,9 @@ func decodeChat(body []byte, req *Request) string {
 	}
 	if c.StreamOptions != nil && !c.Stream {
 		return "Stream options can only be defined when `stream=True`."
+	}
+	if c.TopLogprobs != nil && *c.TopLogprobs > 0 && !c.Logprobs {
+		return "when using `top_logprobs`, `logprobs` must be set to true."
 	}
 	calls := map[string]bool{}
 	for i, m := range c.Messages {

@@ -59,6 +59,7 @@ type wireChunk struct {
 		Delta struct {
 			Role             *string `json:"role"`
 			Content          *string `json:"content"`
+			Reasoning        *string `json:"reasoning"`
 			ReasoningContent *string `json:"reasoning_content"`
 			ToolCalls        []struct {
 				Index    int     `json:"index"`
@@ -139,7 +140,10 @@ func TestStreamRaw(t *testing.T) {
 			t.Errorf("chunk %d repeats the role", i)
 		}
 		if d.ReasoningContent != nil {
-			reasoning.WriteString(*d.ReasoningContent)
+			t.Errorf("chunk %d: reasoning_content; vLLM streams reasoning", i)
+		}
+		if d.Reasoning != nil {
+			reasoning.WriteString(*d.Reasoning)
 		}
 		if d.Content != nil {
 			content.WriteString(*d.Content)
