@@ -17,14 +17,31 @@ import (
 	"github.com/wildawm/wildawm/internal/vision"
 )
 
-// Browser is what the GUI tools need of a browser (internal/browser).
+// Browser is what the GUI tools need of a browser: internal/browser drives
+// Chromium, internal/browser/fake speaks HTTP without one. Selectors are
+// CSS; Snapshot numbers the page's elements and browser.Ref(n) is the
+// selector of number n.
 type Browser interface {
 	Navigate(ctx context.Context, url string) error
 	Click(ctx context.Context, selector string) error
 	SetValue(ctx context.Context, selector, value string) error
+	Select(ctx context.Context, selector, value string) error
+	Submit(ctx context.Context, selector string) error
 	Text(ctx context.Context, selector string) (string, error)
 	ImageBytes(ctx context.Context, selector string) ([]byte, error)
 	HTML(ctx context.Context) (string, error)
+	URL(ctx context.Context) (string, error)
+	// Snapshot is the page as accessible text with numbered elements.
+	Snapshot(ctx context.Context) (string, error)
+	Scroll(ctx context.Context, dy int) error
+	Back(ctx context.Context) error
+	Screenshot(ctx context.Context) ([]byte, error)
+}
+
+// Files reads and writes files of the instance's home.
+type Files interface {
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	WriteFile(ctx context.Context, path string, data []byte) error
 }
 
 // Shell runs a command in the sandboxed shell.
@@ -40,13 +57,26 @@ var ErrInfra = errors.New("infrastructure failure")
 // error), never changing state on its own.
 type Env struct {
 	Browser Browser
-	BaseURL string // the shop's URL
+	// BaseURL is the website a path ("/login") opens on: the shop's, in
+	// the case study.
+	BaseURL string
+	// Sites maps every website of the instance to its base URL. The
+	// browser opens these origins and BaseURL's, nothing else.
+	Sites map[string]string
 	// MCP holds one client session per MCP service of the instance, by
 	// service name. Tools are called by namespaced name, SERVICE__TOOL
 	// ("messages__send_message"; see ToolSep), so every service is
 	// reachable and two services may have tools of the same name.
 	MCP   map[string]*mcp.ClientSession
 	Shell Shell
+	// Files are the home's files for the file tools; nil means none.
+	Files Files
+	// Describe is the vision tool (default vision.Describe, the offline
+	// analyser of the pixels).
+	Describe func(img []byte) (*vision.Description, error)
+	// Artifacts is the directory screenshots are saved in (a step names
+	// them relative to ArtifactsRel); empty means they are not kept.
+	Artifacts, ArtifactsRel string
 	// AblateImages removes the images' information from the vision tool:
 	// LookAt returns a description with no visual attributes. The
 	// image-ablation gate runs the reference procedure this way; a task
@@ -56,7 +86,18 @@ type Env struct {
 	MaxObservation int
 
 	Traj *Trajectory
+
+	// turn and callID are the model turn and tool call the next steps
+	// belong to (At).
+	turn   int
+	callID string
+	// artifacts are the artifacts of the step being recorded.
+	artifacts []string
 }
+
+// At marks the steps recorded next as issued by model turn turn's tool
+// call id (0 and "" for a scripted policy).
+func (e *Env) At(turn int, callID string) { e.turn, e.callID = turn, callID }
 
 // guiErr marks a browser error as the harness's when the browser itself is
 // gone while the rollout goes on.
@@ -76,33 +117,64 @@ func (e *Env) record(iface, tool string, args map[string]any, start time.Time, o
 		obs = obs[:limit] + fmt.Sprintf("... [%d more bytes]", len(obs)-limit)
 	}
 	s := Step{Index: len(e.Traj.Steps), Interface: iface, Tool: tool, Args: args, Observation: obs,
-		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+		Turn: e.turn, CallID: e.callID, Artifacts: e.artifacts, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	e.artifacts = nil
 	if err != nil {
 		s.Error = err.Error()
 	}
 	e.Traj.Steps = append(e.Traj.Steps, s)
 }
 
-// Open navigates the browser to a path of the instance's website ("/p/X"),
-// or to an absolute URL on the same origin. Anything else (another host or
-// port, file:, data:, javascript:) is refused: the agent's browser reaches
-// its own instance only.
+// Open navigates the browser to a path of the default website ("/p/X"),
+// or to an absolute URL on one of the instance's websites. Anything else
+// (another host or port, file:, data:, javascript:) is refused: the
+// agent's browser reaches its own instance only (and the browser enforces
+// the same rule on every request a page makes).
 func (e *Env) Open(ctx context.Context, path string) error {
 	start := time.Now()
-	url := path
-	var err error
-	switch {
-	case strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//"):
-		url = e.BaseURL + path
-	case strings.HasPrefix(path, e.BaseURL+"/") || path == e.BaseURL:
-	default:
-		err = fmt.Errorf("refused: %q is not on this instance's website (%s); open a path such as /login", path, e.BaseURL)
-	}
+	url, err := e.resolve(path)
 	if err == nil {
 		err = guiErr(ctx, e.Browser.Navigate(ctx, url))
 	}
 	e.record(GUI, "browser.open", map[string]any{"url": path}, start, "", err)
 	return err
+}
+
+// resolve turns what the agent asked to open into a URL of the instance.
+func (e *Env) resolve(path string) (string, error) {
+	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
+		if e.BaseURL == "" {
+			return "", fmt.Errorf("refused: %q is a path but this instance has no default website; open a full URL: %s", path, strings.Join(e.siteList(), ", "))
+		}
+		return e.BaseURL + path, nil
+	}
+	for _, base := range e.origins() {
+		if path == base || strings.HasPrefix(path, base+"/") || strings.HasPrefix(path, base+"?") {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("refused: %q is not on one of this instance's websites; open one of %s, or a path such as /login", path, strings.Join(e.siteList(), ", "))
+}
+
+// origins lists the base URLs the browser may open.
+func (e *Env) origins() []string {
+	out := slices.Sorted(maps.Values(e.Sites))
+	if e.BaseURL != "" && !slices.Contains(out, e.BaseURL) {
+		out = append(out, e.BaseURL)
+	}
+	return out
+}
+
+// siteList names the websites as "name URL", sorted by name.
+func (e *Env) siteList() []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(e.Sites)) {
+		out = append(out, name+" "+e.Sites[name])
+	}
+	if len(out) == 0 && e.BaseURL != "" {
+		out = append(out, e.BaseURL)
+	}
+	return out
 }
 
 // Click clicks an element.
@@ -150,7 +222,7 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	case err == nil && e.AblateImages:
 		d = vision.Ablated()
 	case err == nil:
-		d, err = vision.Describe(img)
+		d, err = e.describe(img)
 	}
 	obs := ""
 	if d != nil {
@@ -158,6 +230,13 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	}
 	e.record(GUI, "vision.describe", map[string]any{"selector": selector}, start, obs, err)
 	return d, err
+}
+
+func (e *Env) describe(img []byte) (*vision.Description, error) {
+	if e.Describe != nil {
+		return e.Describe(img)
+	}
+	return vision.Describe(img)
 }
 
 // ToolSep joins a service's name and its tool's name into the name an agent

@@ -76,11 +76,11 @@ type Prepared struct {
 
 // newTab opens a fresh, isolated tab of the run's Chromium, starting it on
 // first use (or again, if it died).
-func (p *Prepared) newTab(ctx context.Context) (rollout.Browser, error) {
+func (p *Prepared) newTab(ctx context.Context, origins []string) (rollout.Browser, error) {
 	p.browserMu.Lock()
 	defer p.browserMu.Unlock()
 	if p.browser != nil {
-		tab, err := p.browser.Tab(ctx)
+		tab, err := p.browser.Tab(ctx, browser.AllowOrigins(origins...))
 		if err == nil {
 			return tab, nil
 		}
@@ -96,7 +96,7 @@ func (p *Prepared) newTab(ctx context.Context) (rollout.Browser, error) {
 		return nil, err
 	}
 	p.browser = b
-	return b.Tab(ctx)
+	return b.Tab(ctx, browser.AllowOrigins(origins...))
 }
 
 // Close stops the run's Chromium.

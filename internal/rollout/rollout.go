@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -41,10 +43,16 @@ type Env struct {
 	Self string
 	// Services is the library of service definitions worlds may name.
 	Services *service.Library
-	// NewBrowser starts a fresh browser for one session.
-	NewBrowser func(ctx context.Context) (Browser, error)
-	// Timeout bounds one rollout (default 5 minutes).
+	// NewBrowser opens a fresh browser for one session (a tab in a browser
+	// context of its own, of a shared Chromium) that reaches origins only:
+	// the instance's websites.
+	NewBrowser func(ctx context.Context, origins []string) (Browser, error)
+	// Timeout bounds one rollout (default 5 minutes; a model-driven policy
+	// has its own wall budget within it).
 	Timeout time.Duration
+	// Artifacts, when set, keeps each rollout's artifacts (screenshots) in
+	// Artifacts/<rollout id>/, named in its steps relative to Artifacts.
+	Artifacts string
 	// BeforePolicy, if set, runs after a rollout's session opens and before
 	// its policy starts, with the attempt number (1 for the first). Tests
 	// use it to inject an infrastructure fault (closing the instance or the
@@ -104,12 +112,14 @@ type Session struct {
 	Env     *agent.Env
 	browser Browser
 	mcp     map[string]*mcp.ClientSession
+	closed  bool
 }
 
 // Open starts a session on inst: a browser, and an MCP client session on
 // every service the instance serves, namespaced by service name.
 func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Trajectory) (*Session, error) {
-	b, err := e.NewBrowser(ctx)
+	origins := slices.Sorted(maps.Values(inst.SiteURLs))
+	b, err := e.NewBrowser(ctx, origins)
 	if err != nil {
 		return nil, fmt.Errorf("%w: start browser: %v", agent.ErrInfra, err)
 	}
@@ -123,8 +133,10 @@ func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Traj
 		}
 		s.mcp[name] = cs
 	}
-	// agent.Env knows one website: the shop, the case study's.
-	s.Env = &agent.Env{Browser: b, BaseURL: inst.SiteURL("shop"), MCP: s.mcp, Shell: inst.Shell, Traj: traj}
+	// A path opens on the shop, the case study's website; a full URL on any.
+	uid, gid := inst.SandboxIDs()
+	s.Env = &agent.Env{Browser: b, BaseURL: inst.SiteURL("shop"), Sites: maps.Clone(inst.SiteURLs), MCP: s.mcp, Shell: inst.Shell,
+		Files: agent.HomeFiles{Dir: filepath.Join(inst.Dir(), world.HomeDir), UID: uid, GID: gid}, Traj: traj}
 	return s, nil
 }
 
@@ -151,8 +163,13 @@ func Services(dir string) []string {
 // Browser is the session's browser.
 func (s *Session) Browser() Browser { return s.browser }
 
-// Close ends the session's browser and MCP session.
+// Close ends the session's browser and MCP sessions; it is safe to call
+// more than once.
 func (s *Session) Close(ctx context.Context) error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	var errs []error
 	for _, cs := range s.mcp {
 		errs = append(errs, cs.Close())
@@ -194,6 +211,13 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, ErrSetup) {
+			traj := &agent.Trajectory{Version: agent.TrajectoryVersion, TaskID: t.ID, Rollout: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint,
+				Start: t.Provenance.Snapshot, Outcome: OutcomeSetup, Failure: agent.FailSetup, Error: err.Error(), Attempts: attempt, InfraErrors: infra}
+			res := &Result{Spec: spec, Final: t.Provenance.Snapshot, Trajectory: traj, Wall: time.Since(start)}
+			traj.WallMS = float64(res.Wall.Microseconds()) / 1000
+			return res, nil
+		}
 		if err != nil && !errors.Is(err, agent.ErrInfra) {
 			return nil, err
 		}
@@ -216,7 +240,7 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 					Rollout: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Start: t.Provenance.Snapshot}}
 			}
 			res.Final = t.Provenance.Snapshot
-			res.Trajectory.Outcome = OutcomeInfra
+			res.Trajectory.Outcome, res.Trajectory.Failure = OutcomeInfra, agent.FailInfra
 			res.Trajectory.Error = fmt.Sprintf("infrastructure failed in all %d attempts: %s", MaxAttempts, strings.Join(infra, "; "))
 			res.Trajectory.Attempts, res.Trajectory.InfraErrors = attempt, infra
 			res.Wall = time.Since(start)
@@ -226,13 +250,21 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 	}
 }
 
-// Trajectory outcomes.
+// Trajectory outcomes (agent's, under the names rollout's callers use).
 const (
-	OutcomeDone    = "done"
-	OutcomeStopped = "stopped"
-	OutcomeGaveUp  = "gave_up"
-	OutcomeInfra   = "infra_error"
+	OutcomeDone    = agent.OutcomeDone
+	OutcomeStopped = agent.OutcomeStop
+	OutcomeGaveUp  = agent.OutcomeGaveUp
+	OutcomeBudget  = agent.OutcomeBudget
+	OutcomeFormat  = agent.OutcomeFormat
+	OutcomeSetup   = agent.OutcomeSetup
+	OutcomeInfra   = agent.OutcomeInfra
 )
+
+// ErrSetup marks a rollout whose initial world cannot be made (its
+// snapshot is not in the store): the task's failure, not retried, not the
+// agent's.
+var ErrSetup = errors.New("set-up failure")
 
 // attempt is one try of a rollout in a fresh instance. Its error wraps
 // agent.ErrInfra when the instance or session could not start.
@@ -242,6 +274,9 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 		name += fmt.Sprintf("-attempt%d", attempt)
 	}
 	inst, err := e.Start(ctx, t.Provenance.Snapshot, name)
+	if errors.Is(err, store.ErrNoSnapshot) {
+		return nil, fmt.Errorf("%w: start instance: %v", ErrSetup, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: start instance: %v", agent.ErrInfra, err)
 	}
@@ -252,6 +287,9 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 		return nil, err
 	}
 	sess.Env.AblateImages = spec.AblateImages
+	if e.Artifacts != "" {
+		sess.Env.Artifacts, sess.Env.ArtifactsRel = filepath.Join(e.Artifacts, spec.ID), spec.ID
+	}
 	if e.BeforePolicy != nil {
 		e.BeforePolicy(ctx, spec, attempt, inst, sess)
 	}
@@ -261,6 +299,7 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	answer, perr := spec.Policy.Run(rctx, sess.Env, t.Public(spec.Hint))
+	timedOut := rctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	sess.Close(ctx)
 	if ctx.Err() != nil {
@@ -272,12 +311,19 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 		traj.Outcome = OutcomeDone
 	case errors.Is(perr, ErrStopped):
 		traj.Outcome = OutcomeStopped
+	case errors.Is(perr, agent.ErrFormat):
+		traj.Outcome, traj.Error = OutcomeFormat, perr.Error()
+	case errors.Is(perr, agent.ErrBudget):
+		traj.Outcome, traj.Error = OutcomeBudget, perr.Error()
+	case timedOut:
+		traj.Outcome, traj.Error = OutcomeBudget, fmt.Sprintf("the rollout's %v ran out: %v", timeout, perr)
 	case errors.Is(perr, agent.ErrInfra):
 		traj.Outcome, traj.Error = OutcomeInfra, perr.Error()
 		return &Result{Spec: spec, Trajectory: traj}, nil
 	default:
 		traj.Outcome, traj.Error = OutcomeGaveUp, perr.Error()
 	}
+	traj.Failure = agent.FailureOf(traj.Outcome)
 	final, err := SnapshotWorld(ctx, e.Store, inst.Dir(), t.Provenance.Snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot final world: %w", err)

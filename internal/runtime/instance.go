@@ -318,6 +318,10 @@ func (in *Instance) MCPHandler() http.Handler { return http.HandlerFunc(in.serve
 // Dir is the instance's world directory (orchestrator only).
 func (in *Instance) Dir() string { return in.inst.Dir() }
 
+// SandboxIDs are the uid and gid the instance's shell runs as: files the
+// agent writes by other means belong to them too.
+func (in *Instance) SandboxIDs() (uid, gid int) { return in.opts.SandboxUID, in.opts.SandboxGID }
+
 // Clock is the instance's clock: frozen at the world's day until the
 // runtime steps it.
 func (in *Instance) Clock() world.Clock { return in.clock }

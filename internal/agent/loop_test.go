@@ -1,0 +1,424 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wildawm/wildawm/internal/model"
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/sandbox"
+)
+
+// pageBrowser is a Browser over fixed pages: enough for the loop's tests
+// (internal/browser/fake speaks HTTP to real sites).
+type pageBrowser struct {
+	pages   map[string]string // URL -> snapshot text
+	url     string
+	history []string
+	clicked []string
+	values  map[string]string
+	closed  bool
+}
+
+func (b *pageBrowser) Navigate(ctx context.Context, url string) error {
+	if _, ok := b.pages[url]; !ok {
+		return fmt.Errorf("navigate to %s: 404", url)
+	}
+	if b.url != "" {
+		b.history = append(b.history, b.url)
+	}
+	b.url = url
+	return nil
+}
+func (b *pageBrowser) Click(ctx context.Context, sel string) error {
+	b.clicked = append(b.clicked, sel)
+	return nil
+}
+func (b *pageBrowser) SetValue(ctx context.Context, sel, v string) error {
+	if b.values == nil {
+		b.values = map[string]string{}
+	}
+	b.values[sel] = v
+	return nil
+}
+func (b *pageBrowser) Select(ctx context.Context, sel, v string) error {
+	return b.SetValue(ctx, sel, v)
+}
+func (b *pageBrowser) Submit(ctx context.Context, sel string) error { return b.Click(ctx, sel) }
+func (b *pageBrowser) Text(ctx context.Context, sel string) (string, error) {
+	return b.pages[b.url], nil
+}
+func (b *pageBrowser) ImageBytes(ctx context.Context, sel string) ([]byte, error) {
+	return nil, errors.New("no images here")
+}
+func (b *pageBrowser) HTML(ctx context.Context) (string, error) { return "<html></html>", nil }
+func (b *pageBrowser) URL(ctx context.Context) (string, error)  { return b.url, nil }
+func (b *pageBrowser) Snapshot(ctx context.Context) (string, error) {
+	if b.url == "" {
+		return "URL: about:blank", nil
+	}
+	return "URL: " + b.url + "\n" + b.pages[b.url], nil
+}
+func (b *pageBrowser) Scroll(ctx context.Context, dy int) error { return nil }
+func (b *pageBrowser) Back(ctx context.Context) error {
+	if len(b.history) == 0 {
+		return errors.New("no previous page")
+	}
+	b.url, b.history = b.history[len(b.history)-1], b.history[:len(b.history)-1]
+	return nil
+}
+func (b *pageBrowser) Screenshot(ctx context.Context) ([]byte, error) { return []byte("\x89PNG"), nil }
+
+// testEnv is an Env with a page browser on http://site.test, a bash shell
+// in a temporary home (the sandbox is internal/sandbox's business), the
+// home's files, and the MCP sessions given.
+func testEnv(t *testing.T, sessions map[string]*mcp.ClientSession) (*Env, *pageBrowser, string) {
+	home := t.TempDir()
+	b := &pageBrowser{pages: map[string]string{
+		"http://site.test/":      `Title: Shop\n[1] link "Orders" -> /orders`,
+		"http://site.test/login": `Title: Log in\n[1] textbox "Username"\n[2] button "Log in"`,
+	}}
+	env := &Env{Browser: b, BaseURL: "http://site.test", Sites: map[string]string{"shop": "http://site.test"}, MCP: sessions,
+		Files: HomeFiles{Dir: home, UID: os.Getuid(), GID: os.Getgid()}, Traj: &Trajectory{Version: TrajectoryVersion},
+		Shell: func(ctx context.Context, command string) (*sandbox.Result, error) {
+			out, err := runBash(ctx, home, command)
+			return out, err
+		}}
+	return env, b, home
+}
+
+func runBash(ctx context.Context, dir, command string) (*sandbox.Result, error) {
+	cmd := execCommand(ctx, dir, command)
+	out, err := cmd.Output()
+	code := 0
+	var ee interface{ ExitCode() int }
+	if errors.As(err, &ee) {
+		code, err = ee.ExitCode(), nil
+	}
+	return &sandbox.Result{Stdout: out, ExitCode: code}, err
+}
+
+// notesService is a one-tool MCP service in memory.
+func notesService(t *testing.T) *mcp.ClientSession {
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	type in struct {
+		Query string `json:"query"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "search_notes", Description: "search the notes"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		if a.Query == "" {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "query is empty"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"notes":[{"title":"rack","body":"order 2"}]}`}}}, nil, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(id, name, args string) fake.ToolCall {
+	return fake.ToolCall{ID: id, Name: name, Arguments: args}
+}
+
+// TestHarnessDrivesEveryInterface: a model's tool calls reach the browser,
+// an MCP service, the shell and the files; each observation comes back as
+// the tool message of its call; the answer ends the rollout; the
+// trajectory has every step with its interface and turn, and every turn's
+// token ids, logprobs and weight version.
+func TestHarnessDrivesEveryInterface(t *testing.T) {
+	srv := fake.New(t,
+		fake.Turn{ToolCalls: []fake.ToolCall{
+			call("c1", "browser_navigate", `{"url":"/login"}`),
+			call("c2", "browser_type", `{"ref":1,"text":"ana"}`),
+			call("c3", "notes__search_notes", `{"query":"rack"}`),
+		}, PromptTokenIDs: []int{1, 2, 3}, CompletionTokenIDs: []int{4, 5}, Logprobs: []float64{-0.5, -0.25}},
+		fake.Turn{ToolCalls: []fake.ToolCall{
+			call("c4", "write_file", `{"path":"notes/plan.md","content":"order 2\n"}`),
+			call("c5", "shell", `{"command":"cat notes/plan.md | tr a-z A-Z"}`),
+			call("c6", "read_file", `{"path":"notes/missing.md"}`),
+		}},
+		fake.Turn{Content: "Ordered 2."},
+	)
+	env, b, home := testEnv(t, map[string]*mcp.ClientSession{"notes": notesService(t)})
+	h := &Harness{Model: srv.Client(t, nil), ModelName: "test-model", TokenIDs: true, WeightVersion: "step-7"}
+	answer, err := h.Run(context.Background(), env, "Order what the note says.", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer != "Ordered 2." {
+		t.Fatalf("answer = %q", answer)
+	}
+	if got, _ := os.ReadFile(filepath.Join(home, "notes/plan.md")); string(got) != "order 2\n" {
+		t.Fatalf("write_file wrote %q", got)
+	}
+	if b.values[Ref(1)] != "ana" {
+		t.Fatalf("browser_type set %v", b.values)
+	}
+	tr := env.Traj
+	var tools []string
+	for _, s := range tr.Steps {
+		tools = append(tools, fmt.Sprintf("%s:%s@%d", s.Interface, s.Tool, s.Turn))
+	}
+	want := "gui:browser.open@1 gui:browser.snapshot@1 gui:browser.fill@1 mcp:mcp.notes__search_notes@1 file:file.write@2 cli:shell.run@2 file:file.read@2"
+	if strings.Join(tools, " ") != want {
+		t.Fatalf("steps:\n got %s\nwant %s", strings.Join(tools, " "), want)
+	}
+	if s := tr.Steps[5]; s.Observation != "ORDER 2\n" || s.CallID != "c5" {
+		t.Fatalf("shell step = %+v", s)
+	}
+	if s := tr.Steps[6]; !strings.Contains(s.Error, "does not exist") {
+		t.Fatalf("read of a missing file: %+v", s)
+	}
+	// The observations came back, in call order, as tool messages.
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var got []string
+	for _, m := range reqs[2].Messages {
+		if m.Role == "tool" {
+			got = append(got, m.ToolCallID+"="+abbrev(m.Content, 50))
+		}
+	}
+	if len(got) != 6 || !strings.HasPrefix(got[0], "c1=URL: http://site.test/login") || got[4] != "c5=ORDER 2\n" || !strings.HasPrefix(got[5], "c6=error: notes/missing.md does not exist") {
+		t.Fatalf("tool messages: %q", got)
+	}
+	// The tools offered: the harness's own and the service's, namespaced.
+	names := map[string]bool{}
+	for _, tl := range reqs[0].Tools {
+		names[tl.Name] = true
+	}
+	for _, n := range []string{"browser_navigate", "browser_read", "browser_click", "shell", "read_file", "write_file", "describe_image", "notes__search_notes"} {
+		if !names[n] {
+			t.Errorf("tool %s not offered (offered %v)", n, names)
+		}
+	}
+	if !reqs[0].ReturnTokenIDs || !reqs[0].Logprobs {
+		t.Errorf("token ids and logprobs not asked for")
+	}
+	if len(tr.Turns) != 3 || tr.Turns[0].Kind != "act" || fmt.Sprint(tr.Turns[0].PromptTokenIDs) != "[1 2 3]" ||
+		fmt.Sprint(tr.Turns[0].CompletionTokenIDs) != "[4 5]" || fmt.Sprint(tr.Turns[0].Logprobs) != "[-0.5 -0.25]" || tr.Turns[0].WeightVersion != "step-7" {
+		t.Fatalf("turns = %+v", tr.Turns)
+	}
+	if len(tr.Segments) != 1 || tr.Segments[0].FirstTurn != 1 || tr.Segments[0].LastTurn != 3 || tr.Harness != HarnessName || tr.Model != "test-model" {
+		t.Fatalf("segments %+v harness %q model %q", tr.Segments, tr.Harness, tr.Model)
+	}
+	if ifs := tr.InterfacesUsed(); fmt.Sprint(ifs) != "[cli file gui mcp]" {
+		t.Fatalf("interfaces %v", ifs)
+	}
+}
+
+// TestHarnessMalformedCallIsFormatFailure: arguments that are not JSON end
+// the rollout as a format failure, with the call kept in the turn and
+// nothing run.
+func TestHarnessMalformedCallIsFormatFailure(t *testing.T) {
+	srv := fake.New(t, fake.Turn{ToolCalls: []fake.ToolCall{call("c1", "shell", `{"command": "rm -rf notes`)}})
+	env, _, _ := testEnv(t, nil)
+	_, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, ErrFormat) {
+		t.Fatalf("err = %v, want a format failure", err)
+	}
+	if len(env.Traj.Steps) != 0 {
+		t.Fatalf("a malformed call ran: %+v", env.Traj.Steps)
+	}
+	if tc := env.Traj.Turns[0].ToolCalls; len(tc) != 1 || tc[0].Error == "" || tc[0].Arguments != `{"command": "rm -rf notes` {
+		t.Fatalf("the malformed call was not kept: %+v", tc)
+	}
+	if FailureOf(OutcomeFormat) != FailFormat {
+		t.Fatal("format outcome is not a format failure")
+	}
+}
+
+// TestHarnessWrongCallsAreObservations: an unknown tool, an unknown
+// argument, a missing one, a wrong type and an off-site URL are errors the
+// model sees and can correct, not the end of the rollout.
+func TestHarnessWrongCallsAreObservations(t *testing.T) {
+	srv := fake.New(t,
+		fake.Turn{ToolCalls: []fake.ToolCall{
+			call("c1", "browser_fly", `{}`),
+			call("c2", "shell", `{"cmd":"ls"}`),
+			call("c3", "browser_click", `{}`),
+			call("c4", "browser_click", `{"ref":"two"}`),
+			call("c5", "browser_navigate", `{"url":"http://evil.test/"}`),
+			call("c6", "nosuch__tool", `{}`),
+			call("c7", "browser_click", `{"ref":"2"}`),
+		}},
+		fake.Turn{Content: "done"},
+	)
+	env, b, _ := testEnv(t, nil)
+	if _, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	wants := []string{`no tool "browser_fly"`, `no argument "cmd": it takes command`, `argument "ref" is missing`, `"ref" must be an integer`, `refused: "http://evil.test/"`, `no MCP service "nosuch"`}
+	var msgs []string
+	for _, m := range srv.Requests()[1].Messages {
+		if m.Role == "tool" {
+			msgs = append(msgs, m.Content)
+		}
+	}
+	for i, w := range wants {
+		if !strings.HasPrefix(msgs[i], "error: ") || !strings.Contains(msgs[i], w) {
+			t.Errorf("call %d: observation %q, want an error with %q", i+1, msgs[i], w)
+		}
+	}
+	// A quoted number is taken.
+	if len(b.clicked) != 1 || b.clicked[0] != Ref(2) {
+		t.Fatalf("clicked %v", b.clicked)
+	}
+}
+
+// TestHarnessCompacts: a long conversation outgrows the context budget,
+// the model summarises, and the next request starts a new segment from
+// the task and the summary; every turn belongs to its segment.
+func TestHarnessCompacts(t *testing.T) {
+	n := 0
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		n++
+		last := r.Messages[len(r.Messages)-1]
+		if last.Role == "user" && strings.Contains(last.Content, "about to be cut") {
+			if len(r.Tools) != 0 {
+				t.Errorf("the compaction request offers tools")
+			}
+			return fake.Turn{Content: fmt.Sprintf("summary %d: counted to %d", n, n), Usage: model.Usage{PromptTokens: 900, CompletionTokens: 10}}
+		}
+		if n > 12 {
+			return fake.Turn{Content: "finished", Usage: model.Usage{PromptTokens: 300, CompletionTokens: 2}}
+		}
+		// The prompt grows 150 tokens a turn.
+		return fake.Turn{ToolCalls: []fake.ToolCall{call(fmt.Sprintf("c%d", n), "shell", `{"command":"echo step"}`)},
+			Usage: model.Usage{PromptTokens: 150 * len(r.Messages), CompletionTokens: 20}}
+	})
+	env, _, _ := testEnv(t, nil)
+	h := &Harness{Model: srv.Client(t, nil), ContextTokens: 1200, MaxTokens: 200}
+	answer, err := h.Run(context.Background(), env, "count", "")
+	if err != nil || answer != "finished" {
+		t.Fatalf("answer %q, err %v", answer, err)
+	}
+	tr := env.Traj
+	if len(tr.Compactions) == 0 {
+		t.Fatal("no compaction")
+	}
+	if len(tr.Segments) != len(tr.Compactions)+1 {
+		t.Fatalf("%d segments for %d compactions", len(tr.Segments), len(tr.Compactions))
+	}
+	reqs := srv.Requests()
+	for i, c := range tr.Compactions {
+		ct := tr.Turns[c.Turn-1]
+		if ct.Kind != "compaction" || ct.Segment != i || c.Tokens+h.MaxTokens <= h.ContextTokens || !strings.HasPrefix(c.Summary, "summary") {
+			t.Fatalf("compaction %d = %+v, turn %+v", i, c, ct)
+		}
+		seg := tr.Segments[i+1]
+		if seg.Reason != "compaction" || seg.FirstTurn != c.Turn+1 || seg.Summary != c.Summary {
+			t.Fatalf("segment %d = %+v after %+v", i+1, seg, c)
+		}
+		// The request after the compaction holds the system prompt, the
+		// task and the summary, nothing else.
+		next := reqs[c.Turn].Messages
+		if len(next) != 3 || next[0].Role != "system" || next[1].Content != "count" || !strings.Contains(next[2].Content, c.Summary) {
+			t.Fatalf("request after compaction %d: %+v", i, next)
+		}
+	}
+	for _, turn := range tr.Turns {
+		seg := tr.Segments[turn.Segment]
+		if turn.Index < seg.FirstTurn || turn.Index > seg.LastTurn {
+			t.Fatalf("turn %d (segment %d) outside %+v", turn.Index, turn.Segment, seg)
+		}
+	}
+}
+
+// TestHarnessBudgets: the turn budget and the wall-time budget end a
+// rollout as ErrBudget.
+func TestHarnessBudgets(t *testing.T) {
+	loop := func(fake.Request) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{call("c", "browser_read", `{}`)}}
+	}
+	env, _, _ := testEnv(t, nil)
+	_, err := (&Harness{Model: fake.NewResponder(t, loop).Client(t, nil), MaxTurns: 3}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, ErrBudget) || len(env.Traj.Turns) != 3 {
+		t.Fatalf("turn budget: err %v after %d turns", err, len(env.Traj.Turns))
+	}
+	slow := fake.NewResponder(t, func(r fake.Request) fake.Turn { t := loop(r); t.Delay = 300 * time.Millisecond; return t })
+	env, _, _ = testEnv(t, nil)
+	start := time.Now()
+	_, err = (&Harness{Model: slow.Client(t, nil), WallTime: 500 * time.Millisecond}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, ErrBudget) || time.Since(start) > 5*time.Second {
+		t.Fatalf("wall budget: err %v after %v", err, time.Since(start))
+	}
+}
+
+// TestHarnessModelFailureIsInfra: a model server that fails after its
+// retries is the harness's failure, not the agent's.
+func TestHarnessModelFailureIsInfra(t *testing.T) {
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Status: 503, Error: "overloaded"} })
+	env, _, _ := testEnv(t, nil)
+	_, err := (&Harness{Model: srv.Client(t, &model.Options{MaxRetries: 1})}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, ErrInfra) || !strings.Contains(err.Error(), "overloaded") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestGatewayServesTheTools: an MCP client of the gateway reaches the same
+// tools, recorded as the same steps; a refused call is a tool error.
+func TestGatewayServesTheTools(t *testing.T) {
+	env, _, _ := testEnv(t, map[string]*mcp.ClientSession{"notes": notesService(t)})
+	ctx := context.Background()
+	g, err := NewGateway(ctx, env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.Tools) != len(builtins)+1 {
+		t.Fatalf("%d tools", len(lt.Tools))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "echo hi"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "hi\n" {
+		t.Fatalf("shell: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes__search_notes", Arguments: map[string]any{"query": "rack"}})
+	if err != nil || res.IsError {
+		t.Fatalf("service: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": "file:///etc/passwd"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("off-site navigation: %v %+v", err, res)
+	}
+	steps := g.Steps()
+	if len(steps) != 3 || steps[0].Interface != CLI || steps[1].Interface != MCP || steps[2].Error == "" {
+		b, _ := json.Marshal(steps)
+		t.Fatalf("steps %s", b)
+	}
+}
+
+func execCommand(ctx context.Context, dir, command string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
+	cmd.Dir = dir
+	return cmd
+}
