@@ -75,8 +75,12 @@ type Request struct {
 	Temperature *float64
 	Seed        *int64
 	// ReturnTokenIDs asks the server for the prompt's and the completion's
-	// token ids (vLLM's and SGLang's "return_token_ids": true).
+	// token ids: "return_token_ids": true, which vLLM and SGLang read, and
+	// for SGLang "return_prompt_token_ids": true as well.
 	ReturnTokenIDs bool
+	// Logprobs asks for each completion token's log probability
+	// ("logprobs": true, OpenAI's field).
+	Logprobs bool
 }
 
 // Usage is what the server counted.
@@ -95,10 +99,22 @@ type Response struct {
 	FinishReason string     `json:"finish_reason"`
 	Usage        Usage      `json:"usage"`
 	// PromptTokenIDs and CompletionTokenIDs are set when the server
-	// returned them (vLLM's top-level prompt_token_ids and per-choice
-	// token_ids); ReturnTokenIDs asks for them.
+	// returned them (vLLM's top-level prompt_token_ids, SGLang's
+	// per-choice prompt_token_ids; the choice's token_ids, else SGLang's
+	// meta_info.output_token_logprobs); ReturnTokenIDs asks for them.
 	PromptTokenIDs     []int `json:"prompt_token_ids,omitempty"`
 	CompletionTokenIDs []int `json:"completion_token_ids,omitempty"`
+	// Logprobs are the completion tokens' log probabilities
+	// (choice.logprobs.content[].logprob), one per token: when
+	// CompletionTokenIDs is set too, Logprobs[i] is CompletionTokenIDs[i]'s
+	// (a reply where the two differ in length is an ErrMisaligned error).
+	// Request.Logprobs asks for them.
+	Logprobs []float64 `json:"logprobs,omitempty"`
+	// WeightVersion is the version of the weights that answered, as the
+	// server names it: SGLang's meta_info.weight_version ("default" until
+	// the trainer sets one); "" when the server says none (vLLM's chat
+	// completions carry none).
+	WeightVersion string `json:"weight_version,omitempty"`
 	// Model is the model that answered, as the server names it.
 	Model string `json:"model"`
 	// Latency is the whole call's wall time, retries and backoff included.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -156,8 +157,12 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	resp, err := c.read(completion)
 	if err != nil {
+		fix := "the server's reply is not an OpenAI chat completion"
+		if errors.Is(err, ErrMisaligned) {
+			fix = "the server's token ids and logprobs cannot be paired for training: report it to the server's maintainers"
+		}
 		return nil, &Error{Op: "chat", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Status: http.StatusOK,
-			Message: err.Error(), Attempts: attempts, Fix: "the server's reply is not an OpenAI chat completion", Err: err}
+			Message: err.Error(), Attempts: attempts, Fix: fix, Err: err}
 	}
 	resp.Latency = time.Since(start)
 	resp.Attempts = attempts
@@ -234,11 +239,35 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, []option.R
 	if s := cmpPtr(req.Seed, c.seed); s != nil {
 		p.Seed = openai.Int(*s)
 	}
+	if req.Logprobs {
+		p.Logprobs = openai.Bool(true)
+	}
 	var extra []option.RequestOption
-	if req.ReturnTokenIDs {
-		extra = append(extra, option.WithJSONSet("return_token_ids", true))
+	for _, k := range extensions(c.spec.Engine, req) {
+		extra = append(extra, option.WithJSONSet(k, true))
 	}
 	return p, extra, nil
+}
+
+// extensions are the engine's own request fields req needs, each sent as
+// true, in order:
+//
+//	vLLM:   return_token_ids (docs: vllm/entrypoints/openai/chat_completion/protocol.py)
+//	SGLang: return_token_ids, return_prompt_token_ids, and always
+//	        return_meta_info, for weight_version (python/sglang/srt/entrypoints/openai/protocol.py)
+//	any:    return_token_ids, which both read
+func extensions(e Engine, req Request) []string {
+	var keys []string
+	if req.ReturnTokenIDs {
+		keys = append(keys, "return_token_ids")
+		if e == EngineSGLang {
+			keys = append(keys, "return_prompt_token_ids")
+		}
+	}
+	if e == EngineSGLang {
+		keys = append(keys, "return_meta_info")
+	}
+	return keys
 }
 
 // cmpPtr returns the first non-nil pointer.
@@ -279,15 +308,31 @@ func wireMessage(m Message) openai.ChatCompletionMessageParamUnion {
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
 
-// vllmExtras are the fields of a completion the SDK has no field for.
-type vllmExtras struct {
+// extras are the fields of a completion the SDK has no field for, in
+// vLLM's and SGLang's shapes, and the logprobs, read from the raw JSON so
+// that a null is told from a zero.
+type extras struct {
+	// PromptTokenIDs is vLLM's (top level).
 	PromptTokenIDs []int `json:"prompt_token_ids"`
 	Choices        []struct {
 		TokenIDs []int `json:"token_ids"`
-		Message  struct {
+		// PromptTokenIDs is SGLang's (per choice).
+		PromptTokenIDs []int `json:"prompt_token_ids"`
+		Message        struct {
 			ReasoningContent string `json:"reasoning_content"`
 			Reasoning        string `json:"reasoning"`
 		} `json:"message"`
+		Logprobs *struct {
+			Content []struct {
+				Logprob *float64 `json:"logprob"`
+			} `json:"content"`
+		} `json:"logprobs"`
+		// MetaInfo is SGLang's (return_meta_info).
+		MetaInfo *struct {
+			WeightVersion json.RawMessage `json:"weight_version"`
+			// OutputTokenLogprobs are [logprob, token id, text] triples.
+			OutputTokenLogprobs [][]json.RawMessage `json:"output_token_logprobs"`
+		} `json:"meta_info"`
 	} `json:"choices"`
 }
 
@@ -315,16 +360,68 @@ func (c *Client) read(cc *openai.ChatCompletion) (*Response, error) {
 		}
 		r.ToolCalls = append(r.ToolCalls, readToolCall(id, tc.Function.Name, tc.Function.Arguments))
 	}
-	var x vllmExtras
+	var x extras
 	if err := json.Unmarshal([]byte(cc.RawJSON()), &x); err != nil {
 		return nil, fmt.Errorf("reading token ids: %w", err)
 	}
 	r.PromptTokenIDs = x.PromptTokenIDs
-	if len(x.Choices) > 0 {
-		r.CompletionTokenIDs = x.Choices[0].TokenIDs
-		r.Reasoning = cmpString(x.Choices[0].Message.ReasoningContent, x.Choices[0].Message.Reasoning)
+	if len(x.Choices) == 0 {
+		return r, nil
+	}
+	xc := x.Choices[0]
+	if r.PromptTokenIDs == nil {
+		r.PromptTokenIDs = xc.PromptTokenIDs
+	}
+	r.CompletionTokenIDs = xc.TokenIDs
+	r.Reasoning = cmpString(xc.Message.ReasoningContent, xc.Message.Reasoning)
+	if xc.Logprobs != nil && xc.Logprobs.Content != nil {
+		r.Logprobs = make([]float64, len(xc.Logprobs.Content))
+		for i, t := range xc.Logprobs.Content {
+			if t.Logprob == nil {
+				return nil, fmt.Errorf("logprobs.content[%d] has no logprob", i)
+			}
+			r.Logprobs[i] = *t.Logprob
+		}
+	}
+	if m := xc.MetaInfo; m != nil {
+		r.WeightVersion = rawString(m.WeightVersion)
+		if r.CompletionTokenIDs == nil && m.OutputTokenLogprobs != nil {
+			ids, err := outputTokenIDs(m.OutputTokenLogprobs)
+			if err != nil {
+				return nil, err
+			}
+			r.CompletionTokenIDs = ids
+		}
+	}
+	if r.CompletionTokenIDs != nil && r.Logprobs != nil && len(r.CompletionTokenIDs) != len(r.Logprobs) {
+		return nil, fmt.Errorf("%w: %d completion token ids and %d logprobs", ErrMisaligned, len(r.CompletionTokenIDs), len(r.Logprobs))
 	}
 	return r, nil
+}
+
+// outputTokenIDs reads the token ids of SGLang's output_token_logprobs,
+// [logprob, token id, text] triples.
+func outputTokenIDs(triples [][]json.RawMessage) ([]int, error) {
+	ids := make([]int, len(triples))
+	for i, t := range triples {
+		if len(t) < 2 || json.Unmarshal(t[1], &ids[i]) != nil {
+			return nil, fmt.Errorf("meta_info.output_token_logprobs[%d] is not a [logprob, token id, text] triple", i)
+		}
+	}
+	return ids, nil
+}
+
+// rawString is a JSON string's value, another JSON value's text, or ""
+// for none or null.
+func rawString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }
 
 func cmpString(ss ...string) string {

@@ -16,6 +16,8 @@ var (
 	ErrTimeout = errors.New("timed out")
 	// ErrNotServed: the server's model list lacks the spec's model.
 	ErrNotServed = errors.New("model not served")
+	// ErrMisaligned: the reply's token ids and logprobs do not pair up.
+	ErrMisaligned = errors.New("token ids and logprobs do not align")
 )
 
 // Error is a failed exchange with the server: where, what the server said,
@@ -38,8 +40,8 @@ type Error struct {
 	Attempts int
 	// Fix says what to do, for a user.
 	Fix string
-	// Err is the cause, when there is one: ErrTimeout, ErrNotServed, a
-	// transport error, a decoding error.
+	// Err is the cause, when there is one: ErrTimeout, ErrNotServed,
+	// ErrMisaligned, a transport error, a decoding error.
 	Err error
 }
 
