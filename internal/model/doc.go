@@ -5,9 +5,13 @@
 // (docs/models.md).
 //
 // Glossary:
-//   - Spec: which endpoint and which model, written URL#MODEL
-//     (http://127.0.0.1:8000/v1#qwen3-8b), and the API key, which ParseSpec
-//     takes from WILDAWM_API_KEY, else OPENAI_API_KEY, else none.
+//   - Spec: which endpoint and which model, written [ENGINE+]URL#MODEL
+//     (http://127.0.0.1:8000/v1#qwen3-8b, sglang+http://...), and the API
+//     key, which ParseSpec takes from WILDAWM_API_KEY, else OPENAI_API_KEY,
+//     else none.
+//   - Engine: the server's software, vllm, sglang or "" (unknown): which
+//     extension fields a request carries. Every engine's response shape is
+//     read.
 //   - Options: the per-request Timeout (120s), MaxRetries (3), the first
 //     retry's Backoff (1s, doubling), and default Seed and Temperature; the
 //     zero value and nil mean these defaults.
@@ -15,17 +19,19 @@
 //     what the server serves.
 //   - Request: Messages (system, user, assistant with its ToolCalls, tool
 //     results by ToolCallID), Tools with JSON Schema parameters, ToolChoice,
-//     MaxTokens, Temperature, Seed, and ReturnTokenIDs, the vLLM/SGLang
-//     extension that returns the prompt's and the completion's token ids.
+//     MaxTokens, Temperature, Seed, ReturnTokenIDs (the prompt's and the
+//     completion's token ids, a vLLM/SGLang extension) and Logprobs.
 //   - Response: the first choice's Content and ToolCalls, FinishReason,
-//     Usage, the token ids when the server returned them, the Model that
-//     answered, Latency and Attempts. A tool call whose arguments are not a
+//     Usage, the token ids and the logprobs (aligned, one per completion
+//     token) when the server returned them, SGLang's WeightVersion, the
+//     Model that answered, Latency and Attempts. A tool call whose arguments are not a
 //     JSON object is kept, with ArgError saying why: what the model said is
 //     a value, not an error.
 //   - Error: what went wrong talking to the server (endpoint, HTTP status,
 //     the server's own message, how many attempts) and a Fix for the user.
 //     ErrTimeout marks a request that ran out of Timeout, ErrNotServed a
-//     model the server's model list lacks.
+//     model the server's model list lacks, ErrMisaligned a reply whose
+//     token ids and logprobs do not pair up.
 //
 // Retries: 429, 5xx and connection errors are retried at most MaxRetries
 // times, after Backoff, 2*Backoff, 4*Backoff, ... (at most 30s, or the
