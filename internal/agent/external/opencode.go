@@ -73,6 +73,9 @@ const (
 	TrajectoryFile = "trajectory.json"
 )
 
+// HarnessName is the harness's name in trajectories.
+const HarnessName = "opencode"
+
 // Provider is the provider id the generated configuration gives the model
 // endpoint; the model is then "wildawm/MODEL".
 const Provider = "wildawm"
@@ -327,8 +330,8 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 
-	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, Policy: "model:" + r.Model + " (opencode)",
-		Steps: []agent.Step{}, WallMS: float64(wall.Microseconds()) / 1000}
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion, Policy: "model:" + r.Model,
+		Harness: HarnessName, Model: r.Model, Steps: []agent.Step{}, WallMS: float64(wall.Microseconds()) / 1000}
 	res.Trajectory = traj
 	f, err := os.Open(res.Transcript)
 	if err != nil {
@@ -338,8 +341,12 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 	f.Close()
 	res.Parsed = parsed
 	traj.Steps = append(traj.Steps, parsed.Steps...)
+	traj.Turns = parsed.Turns
+	if len(parsed.Turns) > 0 {
+		traj.Segments = []agent.Segment{{Index: 0, FirstTurn: 1, LastTurn: len(parsed.Turns), Reason: "start"}}
+	}
 	traj.Answer = parsed.Answer
-	traj.Outcome = agent.OutcomeDoneString
+	traj.Outcome = agent.OutcomeDone
 	var why string
 	switch {
 	case ctx.Err() != nil:
@@ -358,7 +365,7 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 		}
 	}
 	if why != "" {
-		traj.Outcome, traj.Error = "infra_error", why
+		traj.Outcome, traj.Error, traj.Failure = agent.OutcomeInfra, why, agent.FailInfra
 	}
 	if perr != nil {
 		return res, perr

@@ -8,11 +8,8 @@ import (
 
 // Gateway is the name a Run gives wildawm's own tool server (the gateway:
 // browser_*, describe_image, shell, read_file, write_file) among its MCP
-// servers. It is the gateway's MCP server name.
-const Gateway = "wildawm"
-
-// fileInterface is the trajectory's interface of the file tools.
-const fileInterface = "file"
+// servers: agent.GatewayName.
+const Gateway = agent.GatewayName
 
 // Route is how one call of an MCP tool is recorded: the step's interface
 // and its tool name.
@@ -31,8 +28,8 @@ type Router func(server, tool string) Route
 func GatewayRoutes() map[string]Route {
 	return map[string]Route{
 		"shell":            {agent.CLI, "shell.run"},
-		"read_file":        {fileInterface, "file.read"},
-		"write_file":       {fileInterface, "file.write"},
+		"read_file":        {agent.File, "file.read"},
+		"write_file":       {agent.File, "file.write"},
 		"describe_image":   {agent.GUI, "vision.describe"},
 		"browser_navigate": {agent.GUI, "browser.open"},
 		"browser_read":     {agent.GUI, "browser.snapshot"},

@@ -21,6 +21,11 @@ const MaxObservation = 4000
 type Transcript struct {
 	Session string
 	Steps   []agent.Step
+	// Turns are the model's replies, one per opencode step (a request to
+	// the model): its text, its tool calls, its finish reason and usage.
+	// opencode does not say how many messages a request held, nor any
+	// token ids.
+	Turns []agent.Turn
 	// Answer is the assistant's text after its last tool call.
 	Answer string
 	// Errors are the session's error events' messages, in order.
@@ -105,11 +110,16 @@ func ParseOpencode(r io.Reader, servers []string, route Router) (*Transcript, er
 
 func (t *Transcript) add(ev opencodeEvent, servers []string, route Router, answer *[]string) error {
 	switch ev.Type {
+	case "step_start":
+		t.Turns = append(t.Turns, agent.Turn{Index: len(t.Turns) + 1, Kind: "act"})
 	case "text":
 		if ev.Part == nil {
 			return errors.New("a text event without its part")
 		}
 		*answer = append(*answer, ev.Part.Text)
+		if turn := t.turn(); turn != nil {
+			turn.Content += ev.Part.Text
+		}
 	case "tool_use":
 		p := ev.Part
 		if p == nil || p.State == nil || p.Tool == "" {
@@ -132,8 +142,12 @@ func (t *Transcript) add(ev opencodeEvent, servers []string, route Router, answe
 		} else {
 			rt = Route{Tool: "opencode." + p.Tool}
 		}
-		s := agent.Step{Index: len(t.Steps), Interface: rt.Interface, Tool: rt.Tool, Args: args,
+		s := agent.Step{Index: len(t.Steps), Interface: rt.Interface, Tool: rt.Tool, Args: args, CallID: p.CallID,
 			DurationMS: float64(max(p.State.Time.End-p.State.Time.Start, 0))}
+		if turn := t.turn(); turn != nil {
+			s.Turn = turn.Index
+			turn.ToolCalls = append(turn.ToolCalls, agent.TurnCall{ID: p.CallID, Name: p.Tool, Arguments: string(p.State.Input)})
+		}
 		switch p.State.Status {
 		case "completed":
 			s.Observation = cut(p.State.Output)
@@ -150,15 +164,30 @@ func (t *Transcript) add(ev opencodeEvent, servers []string, route Router, answe
 	case "step_finish":
 		if ev.Part != nil {
 			t.Finish = ev.Part.Reason
+			turn := t.turn()
+			if turn != nil {
+				turn.FinishReason = ev.Part.Reason
+			}
 			if ev.Part.Tokens != nil {
 				t.PromptTokens += ev.Part.Tokens.Input
 				t.CompletionTokens += ev.Part.Tokens.Output
+				if turn != nil {
+					turn.PromptTokens, turn.CompletionTokens = ev.Part.Tokens.Input, ev.Part.Tokens.Output
+				}
 			}
 		}
 	case "error":
 		t.Errors = append(t.Errors, errorMessage(ev.Error))
 	}
 	return nil
+}
+
+// turn is the turn under way, or nil before the first step.
+func (t *Transcript) turn() *agent.Turn {
+	if len(t.Turns) == 0 {
+		return nil
+	}
+	return &t.Turns[len(t.Turns)-1]
 }
 
 // errorMessage words a session error {"name", "data": {"message",

@@ -1,0 +1,271 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/model/fake"
+)
+
+// opencodeBin skips the test when opencode is not installed, or fails it
+// when WILDAWM_CI is set (CI installs it).
+func opencodeBin(t *testing.T) string {
+	t.Helper()
+	bin, err := FindOpencode()
+	if err != nil {
+		if os.Getenv("WILDAWM_CI") != "" {
+			t.Fatalf("WILDAWM_CI is set but %v", err)
+		}
+		t.Skip(err)
+	}
+	return bin
+}
+
+// toolMessages returns the contents of a request's tool messages.
+func toolMessages(r fake.Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+func TestOpencodeEndToEnd(t *testing.T) {
+	bin := opencodeBin(t)
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "hello.txt"), []byte("hello from the home directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gw, notes := newGateway(t, home), newNotes(t)
+	const modelName = "org/fake-model" // a slash, as hub names have
+	srv := fake.New(t,
+		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "call_a", Name: "wildawm_shell", Arguments: `{"command":"cat hello.txt"}`}}},
+		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "call_b", Name: "wildawm_read_file", Arguments: `{"path":"missing.txt"}`}}},
+		fake.Turn{Content: "Let me look at the notes.", ToolCalls: []fake.ToolCall{{ID: "call_c", Name: "notes_list_notes", Arguments: `{"limit":2}`}}},
+		fake.Turn{Content: "The file says hello; the first two notes are groceries and surge protector."},
+	)
+	srv.SetModels(modelName)
+
+	work := filepath.Join(t.TempDir(), "run")
+	oc := &Opencode{Bin: bin}
+	res, err := oc.Run(context.Background(), Run{
+		Prompt:       "Read hello.txt and list two notes.\nThen answer.",
+		ModelBaseURL: srv.URL(),
+		Model:        modelName,
+		APIKey:       "sk-test-key",
+		OutputTokens: 2048,
+		MCP:          map[string]string{Gateway: gw.URL, "notes": notes.URL},
+		WorkDir:      work,
+		Timeout:      2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v (log %s)", err, tail(res))
+	}
+	tr := res.Trajectory
+	if tr.Outcome != "done" || tr.Error != "" {
+		t.Fatalf("outcome %q, error %q; log: %s", tr.Outcome, tr.Error, tail(res))
+	}
+
+	chats := srv.Chats()
+	if len(chats) != 4 {
+		t.Fatalf("the model got %d chat requests, want 4 (no title request)", len(chats))
+	}
+	first := chats[0]
+	if !first.Stream {
+		t.Error(`opencode did not ask for "stream": true`)
+	}
+	if got := first.Header.Get("Authorization"); got != "Bearer sk-test-key" {
+		t.Errorf("Authorization %q", got)
+	}
+	if first.MaxTokens == nil || *first.MaxTokens != 2048 {
+		t.Errorf("max_tokens %v, want 2048", first.MaxTokens)
+	}
+	var names []string
+	for _, tool := range first.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"notes_list_notes", "wildawm_read_file", "wildawm_shell"}; !slices.Equal(names, want) {
+		t.Errorf("tools offered %v, want only the MCP servers' %v", names, want)
+	}
+	var user string
+	for _, m := range first.Messages {
+		if m.Role == "user" {
+			user = m.Content
+		}
+	}
+	if user != "Read hello.txt and list two notes.\nThen answer." {
+		t.Errorf("the user message is %q, not the prompt verbatim", user)
+	}
+	// Each tool's result is in the next request.
+	if got := toolMessages(chats[1]); len(got) != 1 || !strings.Contains(got[0], "hello from the home directory") {
+		t.Errorf("request 2's tool results %q, want the shell's output", got)
+	}
+	if got := toolMessages(chats[2]); len(got) != 2 || !strings.Contains(got[1], "no file missing.txt") {
+		t.Errorf("request 3's tool results %q, want read_file's error", got)
+	}
+	if got := toolMessages(chats[3]); len(got) != 3 || !strings.Contains(got[2], "surge protector") || strings.Contains(got[2], "trip") {
+		t.Errorf("request 4's tool results %q, want two notes", got)
+	}
+	if c := gw.Calls(); !slices.Equal(c, []string{"shell", "read_file"}) {
+		t.Errorf("gateway calls %v", c)
+	}
+	if c := notes.Calls(); !slices.Equal(c, []string{"list_notes"}) {
+		t.Errorf("notes calls %v", c)
+	}
+
+	if len(tr.Steps) != 3 {
+		t.Fatalf("%d steps, want 3: %+v", len(tr.Steps), tr.Steps)
+	}
+	want := []struct{ iface, tool, arg string }{
+		{agent.CLI, "shell.run", "command"},
+		{"file", "file.read", "path"},
+		{agent.MCP, "mcp.notes__list_notes", "limit"},
+	}
+	for i, w := range want {
+		s := tr.Steps[i]
+		if s.Index != i || s.Interface != w.iface || s.Tool != w.tool || s.Args[w.arg] == nil {
+			t.Errorf("step %d: %+v, want %s %s with %s", i, s, w.iface, w.tool, w.arg)
+		}
+	}
+	if s := tr.Steps[0]; !strings.Contains(s.Observation, "hello from the home directory") || s.Error != "" {
+		t.Errorf("shell step: %+v", s)
+	}
+	if s := tr.Steps[1]; !strings.Contains(s.Error, "no file missing.txt") {
+		t.Errorf("read_file step should carry the tool's error: %+v", s)
+	}
+	if s := tr.Steps[2]; !strings.Contains(s.Observation, "surge protector") {
+		t.Errorf("notes step: %+v", s)
+	}
+	if tr.Answer != "The file says hello; the first two notes are groceries and surge protector." {
+		t.Errorf("answer %q", tr.Answer)
+	}
+	if got := tr.InterfacesUsed(); !slices.Equal(got, []string{agent.CLI, agent.MCP}) {
+		t.Errorf("interfaces used %v", got)
+	}
+
+	// The files: the trajectory next to the raw transcript, no API key
+	// written down, nothing outside the work directory.
+	saved, err := agent.LoadTrajectory(res.TrajectoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Steps) != 3 || filepath.Dir(res.Transcript) != filepath.Dir(res.TrajectoryPath) {
+		t.Errorf("saved trajectory %s, transcript %s", res.TrajectoryPath, res.Transcript)
+	}
+	cfg, err := os.ReadFile(res.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cfg), "sk-test-key") {
+		t.Error("the API key is written in the configuration")
+	}
+	if _, err := os.Stat(filepath.Join(work, "home", ".local", "share", "opencode")); err != nil {
+		t.Errorf("opencode's data is not under the run's home: %v", err)
+	}
+}
+
+func TestOpencodeProviderErrorIsInfraError(t *testing.T) {
+	bin := opencodeBin(t)
+	// A server that fails every request, asking for a retry after a
+	// second: opencode retries a few times, then gives up.
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{Status: http.StatusInternalServerError, Error: "the fake model is down", RetryAfter: time.Second}
+	})
+	gw := newGateway(t, t.TempDir())
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), Run{
+		Prompt: "hi", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: gw.URL}, WorkDir: t.TempDir(), Timeout: 90 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.Outcome != "infra_error" || !strings.Contains(tr.Error, "the fake model is down") {
+		t.Fatalf("outcome %q, error %q; want infra_error with the server's message", tr.Outcome, tr.Error)
+	}
+	if n := len(srv.Chats()); n < 2 {
+		t.Errorf("%d requests: opencode did not retry", n)
+	}
+	if res.ExitCode == 0 {
+		t.Error("opencode exited 0 after the provider failed")
+	}
+}
+
+func TestOpencodeCancelKillsProcessGroup(t *testing.T) {
+	bin := opencodeBin(t)
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{Content: "too late", Delay: 5 * time.Minute}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for len(srv.Chats()) == 0 && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	res, err := (&Opencode{Bin: bin}).Run(ctx, Run{
+		Prompt: "hi", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: newGateway(t, t.TempDir()).URL}, WorkDir: t.TempDir(), Timeout: 2 * time.Minute,
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("Run took %s to return after the cancel", d)
+	}
+	if res == nil || res.PID == 0 {
+		t.Fatal("no result with the process id")
+	}
+	if err := syscall.Kill(-res.PID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("opencode's process group %d is still there (kill 0: %v)", res.PID, err)
+	}
+	if tr := res.Trajectory; tr.Outcome != "infra_error" || !strings.Contains(tr.Error, "cancelled") {
+		t.Errorf("outcome %q, error %q", tr.Outcome, tr.Error)
+	}
+}
+
+func TestOpencodeTimeout(t *testing.T) {
+	bin := opencodeBin(t)
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{Content: "too late", Delay: 5 * time.Minute}
+	})
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), Run{
+		Prompt: "hi", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: newGateway(t, t.TempDir()).URL}, WorkDir: t.TempDir(), Timeout: 3 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Trajectory; tr.Outcome != "infra_error" || !strings.Contains(tr.Error, "timed out after 3s") {
+		t.Errorf("outcome %q, error %q", tr.Outcome, tr.Error)
+	}
+	if err := syscall.Kill(-res.PID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("opencode's process group %d is still there after the timeout", res.PID)
+	}
+}
+
+// tail is the end of a run's log, for failure messages.
+func tail(res *Result) string {
+	if res == nil {
+		return "(no result)"
+	}
+	b, _ := os.ReadFile(res.Log)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
