@@ -250,11 +250,11 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, []option.R
 }
 
 // extensions are the engine's own request fields req needs, each sent as
-// true, in order:
+// true (docs/models.md has the sources):
 //
-//	vLLM:   return_token_ids (docs: vllm/entrypoints/openai/chat_completion/protocol.py)
-//	SGLang: return_token_ids, return_prompt_token_ids, and always
-//	        return_meta_info, for weight_version (python/sglang/srt/entrypoints/openai/protocol.py)
+//	vLLM:   return_token_ids
+//	SGLang: return_token_ids and return_prompt_token_ids; and always
+//	        return_meta_info, for its weight_version
 //	any:    return_token_ids, which both read
 func extensions(e Engine, req Request) []string {
 	var keys []string

@@ -50,6 +50,21 @@ func TestParseSpecEngine(t *testing.T) {
 	}
 }
 
+func TestSGLangStartHint(t *testing.T) {
+	s := fake.New(nil)
+	s.SetEngine(model.EngineSGLang)
+	spec := s.Spec()
+	s.Close()
+	c, err := model.New(spec, &model.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Chat(context.Background(), hello)
+	if want := "python -m sglang.launch_server --model-path " + spec.Model; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v; want it to say %q", err, want)
+	}
+}
+
 // sentExtensions lists the non-OpenAI fields of a chat request's body.
 func sentExtensions(t *testing.T, body []byte) []string {
 	t.Helper()
@@ -72,14 +87,15 @@ func sentExtensions(t *testing.T, body []byte) []string {
 
 func TestEngineRequestFields(t *testing.T) {
 	for _, tc := range []struct {
+		name      string
 		engine    model.Engine
 		ids, none []string
 	}{
-		{model.EngineAny, []string{"return_token_ids"}, nil},
-		{model.EngineVLLM, []string{"return_token_ids"}, nil},
-		{model.EngineSGLang, []string{"return_meta_info", "return_prompt_token_ids", "return_token_ids"}, []string{"return_meta_info"}},
+		{"any", model.EngineAny, []string{"return_token_ids"}, nil},
+		{"vllm", model.EngineVLLM, []string{"return_token_ids"}, nil},
+		{"sglang", model.EngineSGLang, []string{"return_meta_info", "return_prompt_token_ids", "return_token_ids"}, []string{"return_meta_info"}},
 	} {
-		t.Run(string(tc.engine)+"_", func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			s := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "x"} })
 			s.SetEngine(tc.engine)
 			c := s.Client(t, nil)

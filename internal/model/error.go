@@ -153,7 +153,11 @@ func startHint(spec Spec) string {
 	if u, err := url.Parse(spec.BaseURL); err == nil && u.Port() != "" {
 		port = u.Port()
 	}
-	return fmt.Sprintf("is the server running? start it with `vllm serve %s --port %s` (or any OpenAI-compatible server answering at %s)", spec.Model, port, spec.BaseURL)
+	start := fmt.Sprintf("vllm serve %s --port %s", spec.Model, port)
+	if spec.Engine == EngineSGLang {
+		start = fmt.Sprintf("python -m sglang.launch_server --model-path %s --port %s", spec.Model, port)
+	}
+	return fmt.Sprintf("is the server running? start it with `%s` (or any OpenAI-compatible server answering at %s)", start, spec.BaseURL)
 }
 
 // mentionsModel says whether a rejection may be about the model's name,

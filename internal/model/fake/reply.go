@@ -330,7 +330,11 @@ func (a answer) stream(w http.ResponseWriter, req Request) {
 
 	n := a.tokens()
 	chunk := func(delta map[string]any, finish any, from, to int) map[string]any {
-		choice := map[string]any{"index": 0, "delta": delta, "logprobs": a.logprobsJSON(req, from, to), "finish_reason": finish}
+		var logprobs any // null on a chunk without tokens, as the engines send it
+		if from < to {
+			logprobs = a.logprobsJSON(req, from, to)
+		}
+		choice := map[string]any{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
 		c := a.envelope("chat.completion.chunk")
 		c["choices"] = []any{choice}
 		if req.IncludeUsage {
