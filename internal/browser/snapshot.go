@@ -40,7 +40,7 @@ func (b *Browser) Snapshot(ctx context.Context) (string, error) {
 // number).
 const snapshotJS = `(() => {
 if (document.readyState === "loading" || !document.body) return "";
-const collapse = s => s.replace(/[ \t\n\r\f]+/g, " ").trim();
+const collapse = s => s.replace(/[ \t\n\r\f]+/g, " ").replace(/^ | $/g, "");
 const q = s => '"' + s.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
 const SKIP = new Set(["script", "style", "template", "noscript", "head", "title", "meta", "link", "base", "iframe", "object", "embed", "svg", "math", "canvas", "video", "audio", "datalist", "select", "option", "optgroup", "textarea"]);
 const BLOCK = new Set(["address", "article", "aside", "blockquote", "caption", "dd", "details", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "legend", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"]);
