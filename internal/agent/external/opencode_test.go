@@ -17,9 +17,11 @@ import (
 )
 
 // opencodeBin skips the test when opencode is not installed, or fails it
-// when WILDAWM_CI is set (CI installs it).
+// when WILDAWM_CI is set (CI installs it). The tests that run opencode run
+// in parallel: most of their time is its start-up.
 func opencodeBin(t *testing.T) string {
 	t.Helper()
+	t.Parallel()
 	bin, err := FindOpencode()
 	if err != nil {
 		if os.Getenv("WILDAWM_CI") != "" {

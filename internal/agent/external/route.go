@@ -41,9 +41,14 @@ func GatewayRoutes() map[string]Route {
 // TableRouter routes the tools of the server named gateway by table (an
 // exact name first, then the longest matching prefix), and every other
 // server's tool, or a gateway tool the table does not name, as an MCP
-// call: interface mcp, tool mcp.SERVER__TOOL.
+// call: interface mcp, tool mcp.SERVER__TOOL. A gateway tool named
+// SERVICE__TOOL is a service's the gateway serves for the instance
+// (agent.NewGateway with services): mcp.SERVICE__TOOL.
 func TableRouter(gateway string, table map[string]Route) Router {
 	return func(server, tool string) Route {
+		if server == gateway && strings.Contains(tool, agent.ToolSep) {
+			return Route{agent.MCP, "mcp." + tool}
+		}
 		if server == gateway {
 			if r, ok := table[tool]; ok {
 				return r

@@ -1,0 +1,168 @@
+package external
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/agent"
+)
+
+// testdata/opencode-run.jsonl is opencode 1.18's transcript of
+// TestOpencodeEndToEnd's conversation: a shell call, a read_file call the
+// tool rejects, a notes service call after some text, the answer.
+func TestParseOpencode(t *testing.T) {
+	f, err := os.Open("testdata/opencode-run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ParseOpencode(f, []string{Gateway, "notes"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []agent.Step{
+		{Index: 0, Interface: agent.CLI, Tool: "shell.run", Args: map[string]any{"command": "cat hello.txt"},
+			Observation: "hello from the home directory\n", Turn: 1, CallID: "call_a", DurationMS: 30},
+		{Index: 1, Interface: agent.File, Tool: "file.read", Args: map[string]any{"path": "missing.txt"},
+			Observation: "read_file: no file missing.txt", Error: "read_file: no file missing.txt", Turn: 2, CallID: "call_b", DurationMS: 20},
+		{Index: 2, Interface: agent.MCP, Tool: "mcp.notes__list_notes", Args: map[string]any{"limit": json.Number("2")},
+			Observation: `{"notes":[{"id":1,"title":"groceries"},{"id":2,"title":"surge protector"}]}`, Turn: 3, CallID: "call_c", DurationMS: 13},
+	}
+	got, _ := json.Marshal(tr.Steps)
+	exp, _ := json.Marshal(want)
+	if !bytes.Equal(got, exp) {
+		t.Errorf("steps\n got %s\nwant %s", got, exp)
+	}
+	if tr.Answer != "The file says hello; the first two notes are groceries and surge protector." {
+		t.Errorf("answer %q", tr.Answer)
+	}
+	if len(tr.Turns) != 4 || tr.Turns[2].Content != "Let me look at the notes." || len(tr.Turns[2].ToolCalls) != 1 ||
+		tr.Turns[2].ToolCalls[0].Name != "notes_list_notes" || tr.Turns[3].FinishReason != "stop" {
+		t.Errorf("turns %+v", tr.Turns)
+	}
+	if tr.Session == "" || tr.Finish != "stop" || len(tr.Errors) != 0 {
+		t.Errorf("session %q, finish %q, errors %q", tr.Session, tr.Finish, tr.Errors)
+	}
+}
+
+func TestParseOpencodeErrorsAndOwnTools(t *testing.T) {
+	in := `{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}
+{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"invalid","callID":"c1","state":{"status":"error","input":{"tool":"bash"},"error":"Model tried to call unavailable tool 'bash'.","time":{"start":1,"end":2}}}}
+{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"my_svc_do_it","callID":"c2","state":{"status":"completed","input":{},"output":"ok","time":{"start":5,"end":9}}}}
+
+{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"boom","statusCode":500,"isRetryable":true}}}
+{"type":"some_future_event","sessionID":"s"}
+`
+	tr, err := ParseOpencode(strings.NewReader(in), []string{"my", "my.svc"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Steps) != 2 {
+		t.Fatalf("steps %+v", tr.Steps)
+	}
+	if s := tr.Steps[0]; s.Interface != "" || s.Tool != "opencode.invalid" || !strings.Contains(s.Error, "unavailable tool") {
+		t.Errorf("opencode's own tool: %+v", s)
+	}
+	// The longest server wins: my.svc (sanitized my_svc), not my.
+	if s := tr.Steps[1]; s.Interface != agent.MCP || s.Tool != "mcp.my.svc__do_it" || s.DurationMS != 4 {
+		t.Errorf("service tool: %+v", s)
+	}
+	if len(tr.Errors) != 1 || tr.Errors[0] != "APIError: boom (HTTP 500)" {
+		t.Errorf("errors %q", tr.Errors)
+	}
+}
+
+func TestParseOpencodeBadLine(t *testing.T) {
+	in := `{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}
+permission requested: bash (*); auto-rejecting
+`
+	_, err := ParseOpencode(strings.NewReader(in), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("err %v, want one naming line 2", err)
+	}
+	_, err = ParseOpencode(strings.NewReader(`{"type":"tool_use","part":{"tool":"x"}}`), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("err %v, want one naming line 1", err)
+	}
+}
+
+func TestCut(t *testing.T) {
+	s := strings.Repeat("é", MaxObservation) // 2 bytes each
+	c := cut(s)
+	if !strings.HasPrefix(c, strings.Repeat("é", MaxObservation/2)+"... [") {
+		t.Errorf("cut %q...", c[:40])
+	}
+	if cut("short") != "short" {
+		t.Error("a short observation was cut")
+	}
+}
+
+func TestTableRouter(t *testing.T) {
+	r := DefaultRouter()
+	for _, c := range []struct {
+		server, tool string
+		want         Route
+	}{
+		{Gateway, "shell", Route{agent.CLI, "shell.run"}},
+		{Gateway, "write_file", Route{agent.File, "file.write"}},
+		{Gateway, "browser_navigate", Route{agent.GUI, "browser.open"}},
+		{Gateway, "browser_click", Route{agent.GUI, "browser.click"}},
+		{Gateway, "describe_image", Route{agent.GUI, "vision.describe"}},
+		{Gateway, "calendar__list_events", Route{agent.MCP, "mcp.calendar__list_events"}},
+		{Gateway, "mystery", Route{agent.MCP, "mcp.wildawm__mystery"}},
+		{"calendar", "list_events", Route{agent.MCP, "mcp.calendar__list_events"}},
+		{"calendar", "shell", Route{agent.MCP, "mcp.calendar__shell"}},
+	} {
+		if got := r(c.server, c.tool); got != c.want {
+			t.Errorf("%s %s: %+v, want %+v", c.server, c.tool, got, c.want)
+		}
+	}
+}
+
+func TestOpencodeConfig(t *testing.T) {
+	b, err := OpencodeConfig(Run{ModelBaseURL: "http://gpu:8000/v1", Model: "Qwen/Qwen3-8B", APIKey: "secret",
+		ContextTokens: 32768, OutputTokens: 4096,
+		MCP: map[string]string{Gateway: "http://127.0.0.1:1/mcp", "calendar": "http://127.0.0.1:2/mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if strings.Contains(s, "secret") || !strings.Contains(s, `"apiKey": "{env:`+apiKeyEnv+`}"`) {
+		t.Errorf("the API key must come from the environment:\n%s", s)
+	}
+	// Permission rules in order: deny everything, then allow the servers'.
+	i, j, k := strings.Index(s, `"*": "deny"`), strings.Index(s, `"calendar_*": "allow"`), strings.Index(s, `"wildawm_*": "allow"`)
+	if i < 0 || j < i || k < j {
+		t.Errorf("permission rules out of order:\n%s", s)
+	}
+	var cfg struct {
+		Autoupdate bool   `json:"autoupdate"`
+		Share      string `json:"share"`
+		Model      string `json:"model"`
+		Provider   map[string]struct {
+			NPM     string         `json:"npm"`
+			Options map[string]any `json:"options"`
+			Models  map[string]struct {
+				Limit struct{ Context, Output int } `json:"limit"`
+			} `json:"models"`
+		} `json:"provider"`
+		MCP map[string]struct {
+			Type, URL string
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Provider[Provider]
+	if cfg.Autoupdate || cfg.Share != "disabled" || cfg.Model != "wildawm/Qwen/Qwen3-8B" || p.NPM != "@ai-sdk/openai-compatible" ||
+		p.Options["baseURL"] != "http://gpu:8000/v1" || p.Models["Qwen/Qwen3-8B"].Limit.Output != 4096 ||
+		cfg.MCP["calendar"].Type != "remote" || cfg.MCP[Gateway].URL != "http://127.0.0.1:1/mcp" {
+		t.Errorf("config:\n%s", s)
+	}
+	if _, err := OpencodeConfig(Run{Model: "m"}); err == nil {
+		t.Error("a config without a base URL")
+	}
+}
