@@ -436,3 +436,5 @@ func (e *Env) WriteFile(ctx context.Context, path, content string) (string, erro
 	e.record(File, "file.write", map[string]any{"path": path, "content": content}, start, obs, err)
 	return obs, err
 }
+
+func argsOf(m map[string]any) args { return args{m: m} }
