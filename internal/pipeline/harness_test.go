@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+var (
+	textboxRE = regexp.MustCompile(`\[(\d+)\] textbox "([^"]*)"`)
+	buttonRE  = regexp.MustCompile(`\[(\d+)\] button "([^"]*)"`)
+	loginRE   = regexp.MustCompile("shop: user `([^`]+)`, password `([^`]+)`")
+)
+
+// lastTool is the content of the request's last tool message.
+func lastTool(r fake.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "tool" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// refOf finds the number of the element whose name contains name.
+func refOf(re *regexp.Regexp, page, name string) string {
+	for _, m := range re.FindAllStringSubmatch(page, -1) {
+		if strings.Contains(strings.ToLower(m[2]), strings.ToLower(name)) {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// TestModelDrivesARealInstance: a fake model, through tool calls only,
+// reads the logins file in the sandboxed shell, lists the message threads
+// over MCP, logs in to the shop in Chromium by the numbers of the page's
+// accessible text, and writes a file; the rollout's trajectory records it
+// all by interface, turn and token ids, and the final world has the file.
+func TestModelDrivesARealInstance(t *testing.T) {
+	needTools(t)
+	ctx := context.Background()
+	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	var user, pass string
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		calls := func(cs ...fake.ToolCall) fake.Turn {
+			return fake.Turn{ToolCalls: cs, PromptTokenIDs: []int{1, 2}, CompletionTokenIDs: []int{3}}
+		}
+		obs := lastTool(r)
+		switch n := r.N; {
+		case n == 1:
+			return calls(fake.ToolCall{ID: "a", Name: "shell", Arguments: `{"command":"cat notes/logins.md"}`})
+		case n == 2:
+			m := loginRE.FindStringSubmatch(obs)
+			if m == nil {
+				return fake.Turn{Content: "no login found in: " + obs}
+			}
+			user, pass = m[1], m[2]
+			return calls(fake.ToolCall{ID: "b", Name: "messages__list_threads", Arguments: `{"limit":5}`},
+				fake.ToolCall{ID: "c", Name: "browser_navigate", Arguments: `{"url":"/login"}`})
+		case n == 3:
+			u, pw, btn := refOf(textboxRE, obs, "user"), refOf(textboxRE, obs, "password"), refOf(buttonRE, obs, "log in")
+			if u == "" || pw == "" || btn == "" {
+				return fake.Turn{Content: "no login form in: " + obs}
+			}
+			return calls(fake.ToolCall{ID: "d", Name: "browser_type", Arguments: fmt.Sprintf(`{"ref":%s,"text":%q}`, u, user)},
+				fake.ToolCall{ID: "e", Name: "browser_type", Arguments: fmt.Sprintf(`{"ref":%s,"text":%q}`, pw, pass)},
+				fake.ToolCall{ID: "f", Name: "browser_click", Arguments: fmt.Sprintf(`{"ref":%s}`, btn)})
+		case n == 4:
+			return calls(fake.ToolCall{ID: "g", Name: "write_file", Arguments: `{"path":"notes/harness.md","content":"logged in\n"}`})
+		}
+		return fake.Turn{Content: "Logged in and noted it."}
+	})
+	h := &agent.Harness{Model: srv.Client(t, nil), ModelName: "fake-model", TokenIDs: true}
+	res, err := p.Env.Run(ctx, p.Task, rollout.Spec{ID: "model", Policy: policy.Model{Harness: h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.Outcome != rollout.OutcomeDone || tr.Answer != "Logged in and noted it." || tr.Policy != "model:fake-model" {
+		t.Fatalf("outcome %s (%s), answer %q, policy %s", tr.Outcome, tr.Error, tr.Answer, tr.Policy)
+	}
+	for _, s := range tr.Steps {
+		if s.Error != "" {
+			t.Errorf("step %d %s failed: %s", s.Index, s.Tool, s.Error)
+		}
+	}
+	if got := tr.InterfacesUsed(); strings.Join(got, ",") != "cli,file,gui,mcp" {
+		t.Fatalf("interfaces %v", got)
+	}
+	// After the click the page is the logged-in shop, not the login form.
+	var after string
+	for _, s := range tr.Steps {
+		if s.Tool == "browser.snapshot" && s.Turn == 3 {
+			after = s.Observation
+		}
+	}
+	if after == "" || strings.Contains(after, `textbox "Password"`) || !strings.Contains(strings.ToLower(after), "log out") {
+		t.Fatalf("the login did not go through; the page after it:\n%s", after)
+	}
+	if len(tr.Turns) != 5 || fmt.Sprint(tr.Turns[0].PromptTokenIDs) != "[1 2]" {
+		t.Fatalf("turns %+v", tr.Turns)
+	}
+	dir, err := p.Env.Materializer.Lower(ctx, res.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, world.HomeDir, "notes/harness.md")); err != nil || string(b) != "logged in\n" {
+		t.Fatalf("the final world's notes/harness.md: %q, %v", b, err)
+	}
+}
+
+// trackedBrowser records whether its session closed it.
+type trackedBrowser struct {
+	rollout.Browser
+	mu     sync.Mutex
+	closed bool
+}
+
+func (b *trackedBrowser) Close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return b.Browser.Close(ctx)
+}
+
+// TestCancelTearsDownTheRollout: cancelling a rollout while its model
+// waits in a long shell command stops the command, closes the session's
+// browser context and its MCP sessions, and returns promptly.
+func TestCancelTearsDownTheRollout(t *testing.T) {
+	needTools(t)
+	ctx := context.Background()
+	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	var tabs []*trackedBrowser
+	newTab := p.Env.NewBrowser
+	p.Env.NewBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
+		b, err := newTab(ctx, origins)
+		if err != nil {
+			return nil, err
+		}
+		tb := &trackedBrowser{Browser: b}
+		tabs = append(tabs, tb)
+		return tb, nil
+	}
+	var sess *rollout.Session
+	var sandboxUID atomic.Int64
+	p.Env.BeforePolicy = func(ctx context.Context, spec rollout.Spec, attempt int, inst *runtime.Instance, s *rollout.Session) {
+		sess = s
+		uid, _ := inst.SandboxIDs()
+		sandboxUID.Store(int64(uid))
+	}
+	srv := fake.New(t,
+		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "a", Name: "browser_navigate", Arguments: `{"url":"/"}`}}},
+		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "b", Name: "shell", Arguments: `{"command":"sleep 300"}`}}},
+	)
+	h := &agent.Harness{Model: srv.Client(t, nil), ModelName: "fake-model"}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Env.Run(rctx, p.Task, rollout.Spec{ID: "cancel", Policy: policy.Model{Harness: h}})
+		done <- err
+	}()
+	// Wait for the sleep to be running in the sandbox.
+	deadline := time.Now().Add(60 * time.Second)
+	for !sleeping(int(sandboxUID.Load())) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shell command never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return within 20s of the cancel")
+	}
+	t.Logf("returned %v after the cancel", time.Since(start))
+	if len(tabs) != 1 || !tabs[0].closed {
+		t.Fatalf("the browser context was not closed (%d tabs)", len(tabs))
+	}
+	if _, err := tabs[0].Browser.URL(ctx); err == nil {
+		t.Fatal("the closed tab still answers")
+	}
+	for name, cs := range sess.Env.MCP {
+		if err := cs.Ping(ctx, nil); err == nil {
+			t.Fatalf("MCP session %s still answers after the cancel", name)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if sleeping(int(sandboxUID.Load())) {
+		t.Fatal("the shell command outlived the rollout")
+	}
+}
+
+// sleeping reports whether a "sleep 300" runs as uid.
+func sleeping(uid int) bool {
+	if uid == 0 {
+		return false
+	}
+	out, _ := exec.Command("pgrep", "-u", fmt.Sprint(uid), "-f", "sleep 300").Output()
+	return len(strings.TrimSpace(string(out))) > 0
+}
