@@ -23,6 +23,10 @@ import (
 type Run struct {
 	// Prompt is the task as the user's message (sent on stdin, verbatim).
 	Prompt string
+	// System, when set, replaces the harness's own system prompt
+	// (opencode's is a coding assistant's); opencode still appends its
+	// environment block (model, working directory, platform, date).
+	System string
 	// ModelBaseURL is the OpenAI-compatible endpoint's base URL, ending in
 	// /v1 (vLLM, SGLang, a hosted API); Model the model's name there.
 	ModelBaseURL string
@@ -170,6 +174,9 @@ func OpencodeConfig(r Run) ([]byte, error) {
 		}}},
 		{"mcp", mcp},
 		{"permission", ordered(perm)},
+	}
+	if r.System != "" {
+		cfg = append(cfg, kv{"agent", map[string]any{"build": map[string]any{"prompt": r.System}}})
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

@@ -63,6 +63,7 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	oc := &Opencode{Bin: bin}
 	res, err := oc.Run(context.Background(), Run{
 		Prompt:       "Read hello.txt and list two notes.\nThen answer.",
+		System:       "You are the wildawm test agent.",
 		ModelBaseURL: srv.URL(),
 		Model:        modelName,
 		APIKey:       "sk-test-key",
@@ -100,6 +101,9 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{"notes_list_notes", "wildawm_read_file", "wildawm_shell"}; !slices.Equal(names, want) {
 		t.Errorf("tools offered %v, want only the MCP servers' %v", names, want)
+	}
+	if sys := first.Messages[0]; sys.Role != "system" || !strings.HasPrefix(sys.Content, "You are the wildawm test agent.") {
+		t.Errorf("the system message %q does not start with Run.System", sys.Content[:min(len(sys.Content), 200)])
 	}
 	var user string
 	for _, m := range first.Messages {
