@@ -27,6 +27,9 @@ type Run struct {
 	// (opencode's is a coding assistant's); opencode still appends its
 	// environment block (model, working directory, platform, date).
 	System string
+	// Temperature, when set, is sent with every request (opencode sends
+	// none by default, leaving the server's).
+	Temperature *float64
 	// ModelBaseURL is the OpenAI-compatible endpoint's base URL, ending in
 	// /v1 (vLLM, SGLang, a hosted API); Model the model's name there.
 	ModelBaseURL string
@@ -140,7 +143,9 @@ func OpencodeConfig(r Run) ([]byte, error) {
 	if r.APIKey != "" {
 		options["apiKey"] = "{env:" + apiKeyEnv + "}"
 	}
-	m := map[string]any{"name": r.Model, "tool_call": true}
+	// tool_call and temperature are the model's capabilities: opencode
+	// sends a temperature only to a model that has the latter.
+	m := map[string]any{"name": r.Model, "tool_call": true, "temperature": true}
 	if r.ContextTokens > 0 || r.OutputTokens > 0 {
 		m["limit"] = map[string]any{"context": r.ContextTokens, "output": r.OutputTokens}
 	}
@@ -175,8 +180,17 @@ func OpencodeConfig(r Run) ([]byte, error) {
 		{"mcp", mcp},
 		{"permission", ordered(perm)},
 	}
+	// The agent opencode runs is "build"; its prompt and temperature are
+	// the run's when set.
+	build := map[string]any{}
 	if r.System != "" {
-		cfg = append(cfg, kv{"agent", map[string]any{"build": map[string]any{"prompt": r.System}}})
+		build["prompt"] = r.System
+	}
+	if r.Temperature != nil {
+		build["temperature"] = *r.Temperature
+	}
+	if len(build) > 0 {
+		cfg = append(cfg, kv{"agent", map[string]any{"build": build}})
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
@@ -315,6 +329,7 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 		"--format", "json",
 		"--model", Provider+"/"+r.Model,
 		"--title", "wildawm", // a title of its own: no title request to the model
+		"--thinking", // reasoning events too
 		"--print-logs", "--log-level", "INFO")
 	cmd.Dir = cwd
 	cmd.Env = environment(dir, r)

@@ -52,7 +52,7 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	gw, notes := newGateway(t, home), newNotes(t)
 	const modelName = "org/fake-model" // a slash, as hub names have
 	srv := fake.New(t,
-		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "call_a", Name: "wildawm_shell", Arguments: `{"command":"cat hello.txt"}`}}},
+		fake.Turn{Reasoning: "The file first.", ToolCalls: []fake.ToolCall{{ID: "call_a", Name: "wildawm_shell", Arguments: `{"command":"cat hello.txt"}`}}},
 		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "call_b", Name: "wildawm_read_file", Arguments: `{"path":"missing.txt"}`}}},
 		fake.Turn{Content: "Let me look at the notes.", ToolCalls: []fake.ToolCall{{ID: "call_c", Name: "notes_list_notes", Arguments: `{"limit":2}`}}},
 		fake.Turn{Content: "The file says hello; the first two notes are groceries and surge protector."},
@@ -60,10 +60,12 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	srv.SetModels(modelName)
 
 	work := filepath.Join(t.TempDir(), "run")
+	temperature := 0.25
 	oc := &Opencode{Bin: bin}
 	res, err := oc.Run(context.Background(), Run{
 		Prompt:       "Read hello.txt and list two notes.\nThen answer.",
 		System:       "You are the wildawm test agent.",
+		Temperature:  &temperature,
 		ModelBaseURL: srv.URL(),
 		Model:        modelName,
 		APIKey:       "sk-test-key",
@@ -93,6 +95,9 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	}
 	if first.MaxTokens == nil || *first.MaxTokens != 2048 {
 		t.Errorf("max_tokens %v, want 2048", first.MaxTokens)
+	}
+	if first.Temperature == nil || *first.Temperature != 0.25 {
+		t.Errorf("temperature %v, want 0.25", first.Temperature)
 	}
 	var names []string
 	for _, tool := range first.Tools {
@@ -156,6 +161,10 @@ func TestOpencodeEndToEnd(t *testing.T) {
 	}
 	if tr.Answer != "The file says hello; the first two notes are groceries and surge protector." {
 		t.Errorf("answer %q", tr.Answer)
+	}
+	if len(tr.Turns) != 4 || tr.Turns[0].Reasoning != "The file first." || tr.Turns[0].ToolCalls[0].ID != "call_a" ||
+		tr.Steps[2].Turn != 3 || tr.Harness != HarnessName || tr.Model != modelName {
+		t.Errorf("turns %+v; harness %q, model %q", tr.Turns, tr.Harness, tr.Model)
 	}
 	if got := tr.InterfacesUsed(); !slices.Equal(got, []string{agent.CLI, agent.MCP}) {
 		t.Errorf("interfaces used %v", got)

@@ -120,6 +120,12 @@ func (t *Transcript) add(ev opencodeEvent, servers []string, route Router, answe
 		if turn := t.turn(); turn != nil {
 			turn.Content += ev.Part.Text
 		}
+	case "reasoning":
+		if ev.Part != nil {
+			if turn := t.turn(); turn != nil {
+				turn.Reasoning += ev.Part.Text
+			}
+		}
 	case "tool_use":
 		p := ev.Part
 		if p == nil || p.State == nil || p.Tool == "" {
