@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/model"
+	"github.com/wildawm/wildawm/internal/pipeline"
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/rollout"
+)
+
+// scriptedPolicies are the scripted policies `rollout --policy` names.
+func scriptedPolicies() map[string]func(p *pipeline.Prepared, seed uint64) rollout.Policy {
+	out := map[string]func(p *pipeline.Prepared, seed uint64) rollout.Policy{
+		"oracle":        func(*pipeline.Prepared, uint64) rollout.Policy { return policy.Oracle() },
+		"image-blind":   func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ImageBlind() },
+		"shell-only":    func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ShellOnly() },
+		"skip-approval": func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ApprovalSkipper() },
+		"stops-early":   func(*pipeline.Prepared, uint64) rollout.Policy { return policy.Quitter() },
+	}
+	for _, v := range policy.ReplayVariants {
+		out["replay-"+v.Name] = func(p *pipeline.Prepared, seed uint64) rollout.Policy {
+			return policy.NewReplay(v.Name, p.Task, v.Errors, seed)
+		}
+	}
+	return out
+}
+
+func (e *env) rolloutCmd() *cobra.Command {
+	var (
+		dir, modelSpec, name, id, weights string
+		hint, tokenIDs                    bool
+		seed                              uint64
+		h                                 agent.Harness
+	)
+	c := &cobra.Command{
+		Use:   "rollout [--model URL#MODEL | --policy NAME]",
+		Short: "Run one rollout of the case-study task: a model through the harness, or a scripted policy",
+		Long: `Build (or reuse) the case-study world and task under --dir, as the demo does, run
+one rollout in a fresh instance, verify it and write its trajectory to
+DIR/rollouts/ID.json (screenshots in DIR/rollouts/artifacts/ID/).
+
+With --model, a model served by an OpenAI-compatible endpoint (vLLM, SGLang,
+llama.cpp, a hosted API) acts through the wildawm harness: browser, MCP, shell,
+file and vision tools, with the turn, time and context budgets below
+(docs/harness.md). --model is URL#MODEL, with an optional engine prefix for the
+token-id fields: sglang+http://127.0.0.1:30000/v1#qwen3-8b; the API key comes
+from WILDAWM_API_KEY or OPENAI_API_KEY.
+
+Without --model, --policy picks a scripted policy (never a model): the case
+study's oracle and its variants, or replay-VARIANT, the reference completion
+replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scriptedPolicies())), ", ") + `).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var pol rollout.Policy
+			var makePolicy func(*pipeline.Prepared, uint64) rollout.Policy
+			switch {
+			case modelSpec != "" && name != "":
+				return fmt.Errorf("--model and --policy: give one (a model acts, or a script does)")
+			case modelSpec != "":
+				spec, err := model.ParseSpec(modelSpec)
+				if err != nil {
+					return fmt.Errorf("--model: %w", err)
+				}
+				client, err := model.New(spec, nil)
+				if err != nil {
+					return fmt.Errorf("--model: %w", err)
+				}
+				h.Model, h.ModelName, h.TokenIDs, h.WeightVersion = client, spec.Model, tokenIDs, weights
+				pol = policy.Model{Harness: &h}
+			default:
+				if name == "" {
+					name = "replay-oracle"
+				}
+				makePolicy = scriptedPolicies()[name]
+				if makePolicy == nil {
+					return fmt.Errorf("--policy %q: no such scripted policy; choose one of %s", name, strings.Join(slices.Sorted(maps.Keys(scriptedPolicies())), ", "))
+				}
+			}
+			if err := e.ensureDeps(ctx, true); err != nil {
+				return err
+			}
+			p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
+			if err != nil {
+				return err
+			}
+			defer p.Close(ctx)
+			if makePolicy != nil {
+				pol = makePolicy(p, seed)
+			}
+			p.Env.Artifacts = filepath.Join(dir, "rollouts", "artifacts")
+			if h.WallTime > 0 && h.WallTime+time.Minute > p.Env.Timeout {
+				p.Env.Timeout = h.WallTime + time.Minute
+			} else if modelSpec != "" {
+				p.Env.Timeout = agent.DefaultWallTime + time.Minute
+			}
+			if id == "" {
+				id = "r-" + strings.NewReplacer(":", "-", "/", "-").Replace(pol.Name())
+			}
+			e.progress("rollout %s: %s on task %s (hint %t)", id, pol.Name(), p.Task.ID, hint)
+			res, err := p.Env.Run(ctx, p.Task, rollout.Spec{ID: id, Policy: pol, Hint: hint})
+			if err != nil {
+				return err
+			}
+			tr := res.Trajectory
+			passed, score := false, ""
+			if tr.Countable() {
+				v, err := p.Env.Verify(ctx, p.Task, p.VerifierDir, res.Final, tr.Answer)
+				if err != nil {
+					return fmt.Errorf("verify: %w", err)
+				}
+				passed, score = v.V == 1, fmt.Sprintf(" (%d of %d criteria)", v.Passed, v.Total)
+			}
+			tr.Classify(passed)
+			path := filepath.Join(dir, "rollouts", id+".json")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			if err := tr.Save(path); err != nil {
+				return err
+			}
+			verdict := "FAILED"
+			if passed {
+				verdict = "PASSED"
+			}
+			fmt.Fprintf(e.stdout, "rollout %s: %s, outcome %s, %d steps over %v, %d model turns, %d segments; V %s%s", id, pol.Name(), tr.Outcome,
+				len(tr.Steps), tr.InterfacesUsed(), len(tr.Turns), len(tr.Segments), verdict, score)
+			if tr.Failure != "" {
+				fmt.Fprintf(e.stdout, " (failure: %s)", tr.Failure)
+			}
+			fmt.Fprintf(e.stdout, "\ntrajectory: %s\n", path)
+			if tr.Error != "" {
+				fmt.Fprintf(e.stdout, "error: %s\n", tr.Error)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&dir, "dir", "wildawm-demo", "the case study's directory (built on first use, as the demo builds it)")
+	f.StringVar(&modelSpec, "model", "", "the model that acts, URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen3-8b)")
+	f.StringVar(&name, "policy", "", "a scripted policy instead of a model (default replay-oracle)")
+	f.StringVar(&id, "id", "", "the rollout's id (default from the policy)")
+	f.BoolVar(&hint, "hint", false, "show the task's hint")
+	f.Uint64Var(&seed, "seed", 1, "the replay's error-model seed")
+	f.IntVar(&h.MaxTurns, "max-turns", agent.DefaultMaxTurns, "the turn budget")
+	f.DurationVar(&h.WallTime, "wall", agent.DefaultWallTime, "the wall-time budget")
+	f.IntVar(&h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "the context budget: past it, older turns are summarised into a new segment")
+	f.IntVar(&h.MaxTokens, "max-tokens", agent.DefaultMaxTokens, "the completion budget of a turn")
+	f.BoolVar(&tokenIDs, "token-ids", false, "ask the engine for token ids and logprobs (vLLM, SGLang) and record them")
+	f.StringVar(&weights, "weight-version", "", "the policy's weight version to record when the server does not say")
+	return c
+}
