@@ -199,6 +199,17 @@ func (b *Browser) Tab(ctx context.Context, opts ...TabOption) (*Browser, error) 
 	return &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}, rule: rule}, nil
 }
 
+// PID returns the process id of the Chromium b runs in (a tab's is its
+// parent's), or 0 if it is unknown. Benchmarks read the process tree's
+// memory from /proc with it.
+func (b *Browser) PID() int {
+	c := chromedp.FromContext(b.tab)
+	if c == nil || c.Browser == nil || c.Browser.Process() == nil {
+		return 0
+	}
+	return c.Browser.Process().Pid
+}
+
 // Close stops Chromium and removes its profile directory (for a Tab: closes
 // the tab and its browser context). It is safe to call more than once.
 func (b *Browser) Close(ctx context.Context) error {

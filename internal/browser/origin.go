@@ -132,16 +132,21 @@ func (r *originRule) enforce(tab context.Context) error {
 				return // the tab ended
 			}
 			ok, origin := r.allows(ev.Request.URL)
-			if ok {
-				chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
-				continue
-			}
-			if ev.ResourceType == network.ResourceTypeDocument {
+			if !ok && ev.ResourceType == network.ResourceTypeDocument {
 				r.mu.Lock()
 				r.refused = append(r.refused, refusal{url: ev.Request.URL, origin: origin, top: string(ev.FrameID) == string(top)})
 				r.mu.Unlock()
 			}
-			chromedp.Call(tab, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			// Answer concurrently: a page's images and scripts pause
+			// together, and each answer is a round trip to Chromium. An
+			// answer that fails leaves a request of a tab that ended.
+			go func() {
+				if ok {
+					chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+				} else {
+					chromedp.Call(tab, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+				}
+			}()
 		}
 	}()
 	return nil
