@@ -263,3 +263,27 @@ func TestSelectors(t *testing.T) {
 		t.Errorf("SetValue on a div: %v", err)
 	}
 }
+
+// browserMethods is every method the fake shares with the real browser.
+type browserMethods interface {
+	Navigate(ctx context.Context, url string) error
+	Click(ctx context.Context, selector string) error
+	SetValue(ctx context.Context, selector, value string) error
+	Type(ctx context.Context, selector, text string) error
+	Select(ctx context.Context, selector, value string) error
+	Submit(ctx context.Context, selector string) error
+	Text(ctx context.Context, selector string) (string, error)
+	ImageBytes(ctx context.Context, selector string) ([]byte, error)
+	HTML(ctx context.Context) (string, error)
+	URL(ctx context.Context) (string, error)
+	Snapshot(ctx context.Context) (string, error)
+	Scroll(ctx context.Context, dy int) error
+	Back(ctx context.Context) error
+	Screenshot(ctx context.Context) ([]byte, error)
+	Close(ctx context.Context) error
+}
+
+var (
+	_ browserMethods = (*fake.Browser)(nil)
+	_ browserMethods = (*browser.Browser)(nil)
+)
