@@ -389,6 +389,10 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 	if why != "" {
 		traj.Outcome, traj.Error, traj.Failure = agent.OutcomeInfra, why, agent.FailInfra
 	}
+	var le *LineError
+	if perr != nil && rctx.Err() != nil && errors.As(perr, &le) && le.Unterminated {
+		perr = nil // killed in the middle of a line: the steps before it stand
+	}
 	if perr != nil {
 		return res, perr
 	}

@@ -37,6 +37,21 @@ type Transcript struct {
 	PromptTokens, CompletionTokens int
 }
 
+// LineError is a transcript line that cannot be parsed. Unterminated says
+// it is a last line without its newline: what a harness killed mid-write
+// leaves.
+type LineError struct {
+	Line         int
+	Unterminated bool
+	Err          error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("opencode transcript: line %d: %v", e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
 // opencodeEvent is one line of `opencode run --format json`.
 type opencodeEvent struct {
 	Type      string          `json:"type"`
@@ -72,7 +87,8 @@ type opencodePart struct {
 // SERVER_TOOL, both with every character outside [a-zA-Z0-9_-] made "_");
 // a tool of no server in servers (one of opencode's own) is a step with no
 // interface and the tool "opencode.NAME". A line that is not a JSON object
-// is an error naming the line. Event types it does not know are skipped.
+// is a *LineError naming the line, returned with what came before it.
+// Event types it does not know are skipped.
 func ParseOpencode(r io.Reader, servers []string, route Router) (*Transcript, error) {
 	if route == nil {
 		route = DefaultRouter()
@@ -83,21 +99,22 @@ func ParseOpencode(r io.Reader, servers []string, route Router) (*Transcript, er
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			return t, fmt.Errorf("opencode transcript: line %d: %w", n, err)
+			return t, &LineError{Line: n, Err: err}
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
+			unterminated := !bytes.HasSuffix(line, []byte("\n"))
 			var ev opencodeEvent
 			if jerr := json.Unmarshal(line, &ev); jerr != nil {
-				return t, fmt.Errorf("opencode transcript: line %d is not a JSON event: %v: %.200q", n, jerr, line)
+				return t, &LineError{Line: n, Unterminated: unterminated, Err: fmt.Errorf("not a JSON event: %v: %.200q", jerr, line)}
 			}
 			if ev.Type == "" {
-				return t, fmt.Errorf("opencode transcript: line %d: an event without a type: %.200q", n, line)
+				return t, &LineError{Line: n, Unterminated: unterminated, Err: fmt.Errorf("an event without a type: %.200q", line)}
 			}
 			if t.Session == "" {
 				t.Session = ev.SessionID
 			}
 			if perr := t.add(ev, servers, route, &answer); perr != nil {
-				return t, fmt.Errorf("opencode transcript: line %d: %w", n, perr)
+				return t, &LineError{Line: n, Unterminated: unterminated, Err: perr}
 			}
 		}
 		if err != nil {

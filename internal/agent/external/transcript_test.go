@@ -2,10 +2,16 @@ package external
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
 )
@@ -79,9 +85,17 @@ func TestParseOpencodeBadLine(t *testing.T) {
 	in := `{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}
 permission requested: bash (*); auto-rejecting
 `
-	_, err := ParseOpencode(strings.NewReader(in), nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "line 2") {
+	tr, err := ParseOpencode(strings.NewReader(in), nil, nil)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || le.Unterminated || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("err %v, want one naming line 2", err)
+	}
+	if len(tr.Turns) != 1 {
+		t.Errorf("the events before the bad line are lost: %+v", tr)
+	}
+	_, err = ParseOpencode(strings.NewReader(`{"type":"step_start"}`+"\n"+`{"type":"tool_use","part":{"tool":"wil`), nil, nil)
+	if !errors.As(err, &le) || le.Line != 2 || !le.Unterminated {
+		t.Fatalf("err %v, want an unterminated line 2", err)
 	}
 	_, err = ParseOpencode(strings.NewReader(`{"type":"tool_use","part":{"tool":"x"}}`), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "line 1") {
@@ -164,5 +178,149 @@ func TestOpencodeConfig(t *testing.T) {
 	}
 	if _, err := OpencodeConfig(Run{Model: "m"}); err == nil {
 		t.Error("a config without a base URL")
+	}
+}
+
+// alive reports whether a process runs: it exists and is not a zombie
+// (a killed orphan stays one until whoever adopted it reaps it).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
+
+// groupAlive lists the running (not zombie) processes of a process group.
+func groupAlive(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// after "(comm)": state ppid pgrp ...
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == fmt.Sprint(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// script writes an executable shell script standing in for opencode.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "opencode")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testRun(t *testing.T) Run {
+	return Run{Prompt: "hi", ModelBaseURL: "http://127.0.0.1:1/v1", Model: "m",
+		MCP: map[string]string{Gateway: "http://127.0.0.1:2/mcp"}, WorkDir: filepath.Join(t.TempDir(), "run"), Timeout: time.Minute}
+}
+
+func TestRunBadTranscript(t *testing.T) {
+	bin := script(t, `echo '{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}'
+echo 'permission requested: bash (*); auto-rejecting'
+`)
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), testRun(t))
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("err %v, want a LineError of line 2", err)
+	}
+	if res == nil || res.Transcript == "" {
+		t.Fatal("no result to find the transcript by")
+	}
+	if b, _ := os.ReadFile(res.Transcript); !strings.Contains(string(b), "auto-rejecting") {
+		t.Errorf("the raw transcript is not kept: %q", b)
+	}
+}
+
+func TestRunExitStatus(t *testing.T) {
+	bin := script(t, `cat >/dev/null
+echo 'timestamp=x level=ERROR message="stream error" error.error="AI_APICallError: connection refused"' >&2
+exit 3
+`)
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), testRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.Outcome != agent.OutcomeInfra || tr.Failure != agent.FailInfra || !strings.Contains(tr.Error, "exit status 3") ||
+		!strings.Contains(tr.Error, "connection refused") || res.ExitCode != 3 {
+		t.Errorf("outcome %q (%q), error %q, exit %d", tr.Outcome, tr.Failure, tr.Error, res.ExitCode)
+	}
+	if _, err := agent.LoadTrajectory(res.TrajectoryPath); err != nil {
+		t.Errorf("the trajectory is not saved: %v", err)
+	}
+	// The work directory holds one run.
+	r := testRun(t)
+	r.WorkDir = filepath.Dir(res.Transcript)
+	if _, err := (&Opencode{Bin: bin}).Run(context.Background(), r); err == nil || !strings.Contains(err.Error(), "earlier run") {
+		t.Errorf("a second run in the same directory: %v", err)
+	}
+}
+
+// TestRunKillsProcessGroup checks, without opencode, that cancelling kills
+// what the harness started too, and that its environment is its own.
+func TestRunKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	bin := script(t, `env > `+dir+`/env
+sleep 300 &
+echo $! > `+dir+`/child
+echo '{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}'
+printf '{"type":"text","part":{"text":"unfinish'
+wait
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(dir + "/child"); err == nil && len(b) > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	r := testRun(t)
+	r.APIKey = "sk-secret"
+	res, err := (&Opencode{Bin: bin}).Run(ctx, r)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	b, err := os.ReadFile(dir + "/child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	fmt.Sscan(string(b), &child)
+	if alive(child) || len(groupAlive(res.PID)) > 0 {
+		t.Errorf("the harness's child %d outlived the cancel", child)
+	}
+	if tr := res.Trajectory; tr.Outcome != agent.OutcomeInfra || len(tr.Turns) != 1 {
+		t.Errorf("outcome %q, turns %d: the cut last line should be dropped, the rest kept", tr.Outcome, len(tr.Turns))
+	}
+	env, _ := os.ReadFile(dir + "/env")
+	home := filepath.Join(r.WorkDir, "home")
+	for _, want := range []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "OPENCODE_CONFIG=" + filepath.Join(r.WorkDir, ConfigFile),
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_PROJECT_CONFIG=1", "npm_config_offline=true", apiKeyEnv + "=sk-secret"} {
+		if !strings.Contains(string(env), want+"\n") {
+			t.Errorf("the harness's environment lacks %s", want)
+		}
 	}
 }
