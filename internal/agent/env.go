@@ -71,9 +71,9 @@ type Env struct {
 	Shell Shell
 	// Files are the home's files for the file tools; nil means none.
 	Files Files
-	// Describe is the vision tool (default vision.Describe, the offline
-	// analyser of the pixels).
-	Describe func(img []byte) (*vision.Description, error)
+	// Describe is the vision tool: nil means vision.Describe, the offline
+	// analyser of the pixels; ModelVision asks a vision model.
+	Describe func(ctx context.Context, img []byte) (*vision.Description, error)
 	// Artifacts is the directory screenshots are saved in (a step names
 	// them relative to ArtifactsRel); empty means they are not kept.
 	Artifacts, ArtifactsRel string
@@ -222,7 +222,7 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	case err == nil && e.AblateImages:
 		d = vision.Ablated()
 	case err == nil:
-		d, err = e.describe(img)
+		d, err = e.describe(ctx, img)
 	}
 	obs := ""
 	if d != nil {
@@ -232,9 +232,9 @@ func (e *Env) LookAt(ctx context.Context, selector string) (*vision.Description,
 	return d, err
 }
 
-func (e *Env) describe(img []byte) (*vision.Description, error) {
+func (e *Env) describe(ctx context.Context, img []byte) (*vision.Description, error) {
 	if e.Describe != nil {
-		return e.Describe(img)
+		return e.Describe(ctx, img)
 	}
 	return vision.Describe(img)
 }

@@ -1,10 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -421,4 +426,41 @@ func execCommand(ctx context.Context, dir, command string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", command)
 	cmd.Dir = dir
 	return cmd
+}
+
+// TestVisionTools: describe_image reads an image file of the home with the
+// offline analyser by default, and with ModelVision sends the picture to a
+// vision model as an image part and returns its words.
+func TestVisionTools(t *testing.T) {
+	env, _, home := testEnv(t, nil)
+	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	for y := range 30 {
+		for x := range 40 {
+			c := color.RGBA{250, 250, 250, 255} // the background
+			if x > 10 && x < 30 && y > 8 && y < 22 {
+				c = color.RGBA{200, 40, 40, 255} // a red body
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	os.WriteFile(filepath.Join(home, "photo.png"), buf.Bytes(), 0o644)
+	obs, err := env.Call(context.Background(), "describe_image", `{"path":"photo.png"}`)
+	if err != nil || !strings.Contains(obs, "red") {
+		t.Fatalf("offline: %q, %v", obs, err)
+	}
+	srv := fake.New(t, fake.Turn{Content: "A red box on a white ground."})
+	env.Describe = ModelVision(srv.Client(t, nil))
+	obs, err = env.Call(context.Background(), "describe_image", `{"path":"photo.png"}`)
+	if err != nil || obs != "A red box on a white ground." {
+		t.Fatalf("model: %q, %v", obs, err)
+	}
+	raw := string(srv.Requests()[0].Messages[0].RawContent)
+	if !strings.Contains(raw, `"image_url"`) || !strings.Contains(raw, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(buf.Bytes())[:40]) {
+		t.Fatalf("the request carried no image part: %.300s", raw)
+	}
+	if _, err := env.Call(context.Background(), "describe_image", `{}`); err == nil {
+		t.Fatal("describe_image without ref or path")
+	}
 }

@@ -384,7 +384,7 @@ func (e *Env) DescribeFile(ctx context.Context, path string) (string, error) {
 		if e.AblateImages {
 			obs = vision.Ablated().Text
 		} else {
-			d, derr := e.describe(img)
+			d, derr := e.describe(ctx, img)
 			if err = derr; d != nil {
 				obs = d.Text
 			}

@@ -38,6 +38,7 @@ func scriptedPolicies() map[string]func(p *pipeline.Prepared, seed uint64) rollo
 func (e *env) rolloutCmd() *cobra.Command {
 	var (
 		dir, modelSpec, name, id, weights string
+		visionSpec                        string
 		hint, tokenIDs                    bool
 		seed                              uint64
 		h                                 agent.Harness
@@ -98,6 +99,17 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 			if makePolicy != nil {
 				pol = makePolicy(p, seed)
 			}
+			if visionSpec != "" {
+				spec, err := model.ParseSpec(visionSpec)
+				if err != nil {
+					return fmt.Errorf("--vision-model: %w", err)
+				}
+				vc, err := model.New(spec, nil)
+				if err != nil {
+					return fmt.Errorf("--vision-model: %w", err)
+				}
+				p.Env.Vision = agent.ModelVision(vc)
+			}
 			p.Env.Artifacts = filepath.Join(dir, "rollouts", "artifacts")
 			if h.WallTime > 0 && h.WallTime+time.Minute > p.Env.Timeout {
 				p.Env.Timeout = h.WallTime + time.Minute
@@ -157,6 +169,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 	f.IntVar(&h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "the context budget: past it, older turns are summarised into a new segment")
 	f.IntVar(&h.MaxTokens, "max-tokens", agent.DefaultMaxTokens, "the completion budget of a turn")
 	f.BoolVar(&tokenIDs, "token-ids", false, "ask the engine for token ids and logprobs (vLLM, SGLang) and record them")
+	f.StringVar(&visionSpec, "vision-model", "", "a vision model for describe_image, URL#MODEL (default: the offline analyser of the pixels)")
 	f.StringVar(&weights, "weight-version", "", "the policy's weight version to record when the server does not say")
 	return c
 }

@@ -38,6 +38,16 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Images go with a user message's text as image parts (data URLs), for
+	// a vision model.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture sent to a vision model.
+type Image struct {
+	// MIME is its type ("image/png", "image/jpeg").
+	MIME string `json:"mime"`
+	Data []byte `json:"data"`
 }
 
 // Tool is a function the model may call.
@@ -143,6 +153,14 @@ func (r Request) check() error {
 			}
 		default:
 			return fmt.Errorf("message %d: role %q is none of system, user, assistant, tool", i, m.Role)
+		}
+		if m.Role != RoleUser && len(m.Images) > 0 {
+			return fmt.Errorf("message %d: only a user message carries images, not a %s message", i, m.Role)
+		}
+		for j, im := range m.Images {
+			if !strings.HasPrefix(im.MIME, "image/") || len(im.Data) == 0 {
+				return fmt.Errorf("message %d: image %d: want a MIME type image/... and data, got %q with %d bytes", i, j, im.MIME, len(im.Data))
+			}
 		}
 		if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
 			return fmt.Errorf("message %d: only an assistant message has tool calls, not a %s message", i, m.Role)

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -286,7 +287,15 @@ func wireMessage(m Message) openai.ChatCompletionMessageParamUnion {
 	case RoleSystem:
 		return openai.SystemMessage(m.Content)
 	case RoleUser:
-		return openai.UserMessage(m.Content)
+		if len(m.Images) == 0 {
+			return openai.UserMessage(m.Content)
+		}
+		parts := []openai.ChatCompletionContentPartUnionParam{openai.TextContentPart(m.Content)}
+		for _, im := range m.Images {
+			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + im.MIME + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}))
+		}
+		return openai.UserMessage(parts)
 	case RoleTool:
 		return openai.ToolMessage(m.Content, m.ToolCallID)
 	}

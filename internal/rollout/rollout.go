@@ -23,6 +23,7 @@ import (
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/vision"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -50,6 +51,9 @@ type Env struct {
 	// Timeout bounds one rollout (default 5 minutes; a model-driven policy
 	// has its own wall budget within it).
 	Timeout time.Duration
+	// Vision, when set, is the sessions' vision tool (agent.ModelVision);
+	// nil is the offline analyser of the pixels.
+	Vision func(ctx context.Context, img []byte) (*vision.Description, error)
 	// Artifacts, when set, keeps each rollout's artifacts (screenshots) in
 	// Artifacts/<rollout id>/, named in its steps relative to Artifacts.
 	Artifacts string
@@ -136,7 +140,7 @@ func (e *Env) Open(ctx context.Context, inst *runtime.Instance, traj *agent.Traj
 	// A path opens on the shop, the case study's website; a full URL on any.
 	uid, gid := inst.SandboxIDs()
 	s.Env = &agent.Env{Browser: b, BaseURL: inst.SiteURL("shop"), Sites: maps.Clone(inst.SiteURLs), MCP: s.mcp, Shell: inst.Shell,
-		Files: agent.HomeFiles{Dir: filepath.Join(inst.Dir(), world.HomeDir), UID: uid, GID: gid}, Traj: traj}
+		Files: agent.HomeFiles{Dir: filepath.Join(inst.Dir(), world.HomeDir), UID: uid, GID: gid}, Describe: e.Vision, Traj: traj}
 	return s, nil
 }
 
