@@ -22,7 +22,7 @@
 //
 // The CLI's own failures (a non-zero exit, a provider error, a timeout) are
 // the outcome infra_error, a value; a transcript that cannot be parsed is
-// an error naming its line.
+// an error naming its line (LineError).
 //
 // The package imports agent.
 package external
