@@ -284,7 +284,11 @@ func (b *Browser) navigate(ctx context.Context, op string, fn func(tctx context.
 	}
 	return b.run(ctx, op, func(tctx context.Context) error {
 		b.rule.take()
-		err := fn(tctx)
+		nctx, cancel := context.WithCancel(tctx)
+		defer cancel()
+		stop := b.rule.watch(cancel)
+		err := fn(nctx)
+		stop()
 		for _, f := range b.rule.take() {
 			if f.top {
 				return b.rule.refusedError(f)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -67,6 +68,7 @@ type originRule struct {
 
 	mu      sync.Mutex
 	refused []refusal // documents refused since the last take
+	onTop   func()    // called when the tab's own page is refused
 }
 
 type refusal struct {
@@ -104,6 +106,19 @@ func (r *originRule) allows(raw string) (bool, string) {
 	return r.allowed[o], o
 }
 
+// watch makes fn the call for a refused top-level document, until the
+// returned stop.
+func (r *originRule) watch(fn func()) (stop func()) {
+	r.mu.Lock()
+	r.onTop = fn
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.onTop = nil
+		r.mu.Unlock()
+	}
+}
+
 // take returns and forgets the refused top-level documents.
 func (r *originRule) take() []refusal {
 	r.mu.Lock()
@@ -126,6 +141,11 @@ func (r *originRule) enforce(tab context.Context) error {
 	if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return fmt.Errorf("enable the origin rule: %w", err)
 	}
+	// A new window is a target of its own that this interception does not
+	// see: keep the tab's links, forms and window.open in the tab.
+	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: sameWindowJS}); err != nil {
+		return fmt.Errorf("enable the origin rule: %w", err)
+	}
 	go func() {
 		for ev, err := range paused {
 			if err != nil {
@@ -133,9 +153,14 @@ func (r *originRule) enforce(tab context.Context) error {
 			}
 			ok, origin := r.allows(ev.Request.URL)
 			if !ok && ev.ResourceType == network.ResourceTypeDocument {
+				f := refusal{url: ev.Request.URL, origin: origin, top: string(ev.FrameID) == string(top)}
 				r.mu.Lock()
-				r.refused = append(r.refused, refusal{url: ev.Request.URL, origin: origin, top: string(ev.FrameID) == string(top)})
+				r.refused = append(r.refused, f)
+				onTop := r.onTop
 				r.mu.Unlock()
+				if f.top && onTop != nil {
+					onTop() // a script's navigation commits no error page to wait for
+				}
 			}
 			// Answer concurrently: a page's images and scripts pause
 			// together, and each answer is a round trip to Chromium. An
@@ -151,3 +176,25 @@ func (r *originRule) enforce(tab context.Context) error {
 	}()
 	return nil
 }
+
+// sameWindowJS runs before every document's own scripts in a tab with an
+// origin rule: window.open opens nothing, and a link or form that would
+// open a new window (a target other than the frame's own, or a modifier
+// key, or the middle button) loads in the tab instead, where the rule
+// sees its requests. It is a guard at the level of the page's script, so a
+// hostile page could undo it; the sites this repository serves are not.
+const sameWindowJS = `(() => {
+const own = t => t === "" || ["_self", "_top", "_parent"].includes(t.toLowerCase());
+const targetOf = el => el.getAttribute("target") ?? (document.querySelector("base[target]")?.getAttribute("target") ?? "");
+try { Object.defineProperty(window, "open", {value: () => null, writable: false, configurable: false}); } catch (e) {}
+const click = e => {
+  const a = e.target instanceof Element ? e.target.closest("a[href], area[href]") : null;
+  if (!a || own(targetOf(a)) && !e.ctrlKey && !e.shiftKey && !e.metaKey && e.button !== 1) return;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  location.href = a.href;
+};
+addEventListener("click", click, true);
+addEventListener("auxclick", click, true);
+addEventListener("submit", e => { const f = e.target; if (f instanceof HTMLFormElement && !own(targetOf(f))) f.target = "_self"; }, true);
+})()`

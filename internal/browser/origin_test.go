@@ -41,6 +41,7 @@ func newOriginPair(t *testing.T) *originPair {
 		"/form":    `<form id="f" method="post" action="` + o + `/steal"><input name="secret" value="s3"><button id="go" type="submit">Send</button></form>`,
 		"/meta":    `<meta http-equiv="refresh" content="0;url=` + o + `/meta"><p id="where">meta</p>`,
 		"/js":      `<p id="where">js</p><script>setTimeout(() => location.href = "` + o + `/js", 10)</script>`,
+		"/popup":   `<a id="blank" target="_blank" href="` + o + `/blank">new window</a><form id="pf" target="_blank" method="post" action="` + o + `/pf"><button id="pgo">Go</button></form><script>window.open("` + o + `/open")</script>`,
 		"/ownimg":  `<img id="pic" src="/pic.svg"><script>fetch("/two").then(r => document.title = "same " + r.status)</script>`,
 		"/pic.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`,
 	}
@@ -144,6 +145,10 @@ func TestOriginRule(t *testing.T) {
 	must(tab.Navigate(ctx, p.own.URL+"/iframe"))
 	must(tab.Navigate(ctx, p.own.URL+"/form"))
 	refused(tab.Click(ctx, "#go"), "a form post")
+	must(tab.Navigate(ctx, p.own.URL+"/popup"))
+	refused(tab.Click(ctx, "#blank"), "a target=_blank link")
+	must(tab.Navigate(ctx, p.own.URL+"/popup"))
+	refused(tab.Click(ctx, "#pgo"), "a target=_blank form")
 	must(tab.Navigate(ctx, p.own.URL+"/meta"))
 	time.Sleep(300 * time.Millisecond) // the refresh fires
 	must(tab.Navigate(ctx, p.own.URL+"/js"))
