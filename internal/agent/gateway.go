@@ -23,6 +23,15 @@ type Gateway struct {
 	env    *Env
 	server *mcp.Server
 	mu     sync.Mutex
+	calls  []GatewayCall
+}
+
+// GatewayCall is one tool call the gateway served: the steps it recorded
+// are env.Traj.Steps[First:End] (a browser action records the action and
+// the page after it).
+type GatewayCall struct {
+	Tool       string
+	First, End int
 }
 
 // NewGateway builds the gateway over env's tools, discovering the MCP
@@ -51,7 +60,9 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 		if len(req.Params.Arguments) > 0 {
 			args = string(req.Params.Arguments)
 		}
+		first := len(g.env.Traj.Steps)
 		obs, err := g.env.Call(ctx, name, args)
+		g.calls = append(g.calls, GatewayCall{Tool: name, First: first, End: len(g.env.Traj.Steps)})
 		if err != nil {
 			if errors.Is(err, ErrInfra) {
 				return nil, err // a protocol error: the harness failed, not the call
@@ -72,6 +83,13 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // Handler serves the gateway over streamable HTTP.
 func (g *Gateway) Handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil)
+}
+
+// Calls lists the calls served so far, in order.
+func (g *Gateway) Calls() []GatewayCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]GatewayCall(nil), g.calls...)
 }
 
 // Steps returns a copy of the steps recorded so far.

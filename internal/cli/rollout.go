@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/policy"
@@ -38,7 +39,7 @@ func scriptedPolicies() map[string]func(p *pipeline.Prepared, seed uint64) rollo
 func (e *env) rolloutCmd() *cobra.Command {
 	var (
 		dir, modelSpec, name, id, weights string
-		visionSpec                        string
+		visionSpec, harness               string
 		hint, tokenIDs                    bool
 		seed                              uint64
 		h                                 agent.Harness
@@ -78,7 +79,19 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 					return fmt.Errorf("--model: %w", err)
 				}
 				h.Model, h.ModelName, h.TokenIDs, h.WeightVersion = client, spec.Model, tokenIDs, weights
-				pol = policy.Model{Harness: &h}
+				switch harness {
+				case agent.HarnessName:
+					pol = policy.Model{Harness: &h}
+				case external.HarnessName:
+					bin, err := external.FindOpencode()
+					if err != nil {
+						return fmt.Errorf("--harness opencode: %w", err)
+					}
+					pol = &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: spec.BaseURL, Model: spec.Model, APIKey: spec.APIKey,
+						ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WorkDir: filepath.Join(dir, "rollouts", "opencode"), WallTime: h.WallTime}
+				default:
+					return fmt.Errorf("--harness %q: choose %s (the wildawm tool loop) or %s (the opencode CLI, docs/external-harness.md)", harness, agent.HarnessName, external.HarnessName)
+				}
 			default:
 				if name == "" {
 					name = "replay-oracle"
@@ -169,6 +182,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 	f.IntVar(&h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "the context budget: past it, older turns are summarised into a new segment")
 	f.IntVar(&h.MaxTokens, "max-tokens", agent.DefaultMaxTokens, "the completion budget of a turn")
 	f.BoolVar(&tokenIDs, "token-ids", false, "ask the engine for token ids and logprobs (vLLM, SGLang) and record them")
+	f.StringVar(&harness, "harness", agent.HarnessName, "with --model, the harness the model acts through: wildawm, or opencode (the CLI, through wildawm's MCP gateway)")
 	f.StringVar(&visionSpec, "vision-model", "", "a vision model for describe_image, URL#MODEL (default: the offline analyser of the pixels)")
 	f.StringVar(&weights, "weight-version", "", "the policy's weight version to record when the server does not say")
 	return c

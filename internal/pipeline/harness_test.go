@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
@@ -227,4 +228,79 @@ func sleeping(uid int) bool {
 	}
 	out, _ := exec.Command("pgrep", "-u", fmt.Sprint(uid), "-f", "sleep 300").Output()
 	return len(strings.TrimSpace(string(out))) > 0
+}
+
+// TestOpencodeDrivesARealInstance: the opencode CLI, its model the fake
+// server, acts on a real instance through the gateway alone (the shell, an
+// MCP service, Chromium, the files); the steps are the gateway's records,
+// with opencode's turns, and the final world has the file it wrote.
+func TestOpencodeDrivesARealInstance(t *testing.T) {
+	needTools(t)
+	bin, err := external.FindOpencode()
+	if err != nil {
+		runtime.SkipOutsideCI(t, err.Error())
+	}
+	ctx := context.Background()
+	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		tool := func(suffix string) string {
+			for _, tl := range r.Tools {
+				if strings.HasSuffix(tl.Name, suffix) {
+					return tl.Name
+				}
+			}
+			return "missing-" + suffix
+		}
+		acts := 0
+		for _, m := range r.Messages {
+			if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+				acts++
+			}
+		}
+		switch acts {
+		case 0:
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "a", Name: tool("_shell"), Arguments: `{"command":"cat notes/logins.md"}`}}}
+		case 1:
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "b", Name: tool("messages__list_threads"), Arguments: `{"limit":3}`}}}
+		case 2:
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "c", Name: tool("_browser_navigate"), Arguments: `{"url":"/login"}`}}}
+		case 3:
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "d", Name: tool("_write_file"), Arguments: `{"path":"notes/opencode.md","content":"was here\n"}`}}}
+		}
+		return fake.Turn{Content: "All four done."}
+	})
+	pol := &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: srv.URL(), Model: fake.DefaultModel, OutputTokens: 1024,
+		WorkDir: t.TempDir(), WallTime: 3 * time.Minute}
+	res, err := p.Env.Run(ctx, p.Task, rollout.Spec{ID: "opencode", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.Outcome != rollout.OutcomeDone || tr.Answer != "All four done." || tr.Harness != external.HarnessName {
+		t.Fatalf("outcome %s (%s), answer %q, harness %q", tr.Outcome, tr.Error, tr.Answer, tr.Harness)
+	}
+	var got []string
+	for _, s := range tr.Steps {
+		if s.Error != "" {
+			t.Errorf("step %s: %s", s.Tool, s.Error)
+		}
+		got = append(got, s.Interface+":"+s.Tool)
+	}
+	if w := "cli:shell.run mcp:mcp.messages__list_threads gui:browser.open gui:browser.snapshot file:file.write"; strings.Join(got, " ") != w {
+		t.Fatalf("steps %v, want %s", got, w)
+	}
+	if len(tr.Turns) < 5 || tr.Steps[0].Turn == 0 || !strings.Contains(tr.Steps[3].Observation, "textbox") {
+		t.Fatalf("turns %d, first step's turn %d, login page %.200q", len(tr.Turns), tr.Steps[0].Turn, tr.Steps[3].Observation)
+	}
+	dir, err := p.Env.Materializer.Lower(ctx, res.Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, world.HomeDir, "notes/opencode.md")); err != nil || string(b) != "was here\n" {
+		t.Fatalf("the final world's notes/opencode.md: %q, %v", b, err)
+	}
 }

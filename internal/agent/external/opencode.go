@@ -49,7 +49,8 @@ type Run struct {
 	// made if missing and must not hold an earlier run.
 	WorkDir string
 	// Timeout bounds the run (default 20 minutes); a run that takes
-	// longer is killed and ends as infra_error.
+	// longer is killed and ends as budget (the wall-time budget, the
+	// agent's failure, as in the wildawm harness).
 	Timeout time.Duration
 }
 
@@ -370,10 +371,13 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 	traj.Answer = parsed.Answer
 	traj.Outcome = agent.OutcomeDone
 	var why string
+	outcome := agent.OutcomeInfra
 	switch {
 	case ctx.Err() != nil:
 		why = "cancelled: " + ctx.Err().Error()
 	case rctx.Err() != nil:
+		// The wall-time budget, as the wildawm harness's: the agent's.
+		outcome = agent.OutcomeBudget
 		why = fmt.Sprintf("opencode timed out after %s", timeout)
 		if last := lastLogError(res.Log); last != "" {
 			why += "; its last error: " + last
@@ -387,7 +391,7 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 		}
 	}
 	if why != "" {
-		traj.Outcome, traj.Error, traj.Failure = agent.OutcomeInfra, why, agent.FailInfra
+		traj.Outcome, traj.Error, traj.Failure = outcome, why, agent.FailureOf(outcome)
 	}
 	var le *LineError
 	if perr != nil && rctx.Err() != nil && errors.As(perr, &le) && le.Unterminated {

@@ -264,7 +264,7 @@ func TestOpencodeTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr := res.Trajectory; tr.Outcome != "infra_error" || !strings.Contains(tr.Error, "timed out after 3s") {
+	if tr := res.Trajectory; tr.Outcome != agent.OutcomeBudget || tr.Failure != agent.FailAgent || !strings.Contains(tr.Error, "timed out after 3s") {
 		t.Errorf("outcome %q, error %q", tr.Outcome, tr.Error)
 	}
 	if p := groupAlive(res.PID); len(p) > 0 {

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/browser"
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/runtime"
+)
+
+// TestRolloutCommand: `rollout --model` runs a model through the harness on
+// the case study and saves a trajectory that names the model, with the
+// failure class of an agent that did not do the task; bad flags are clear
+// errors before any work.
+func TestRolloutCommand(t *testing.T) {
+	if _, _, err := run(t, t.TempDir(), "rollout", "--policy", "nosuch"); err == nil || !strings.Contains(err.Error(), "replay-careful") {
+		t.Fatalf("unknown policy: %v", err)
+	}
+	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "http://127.0.0.1:1/v1#m", "--harness", "claude"); err == nil || !strings.Contains(err.Error(), "opencode") {
+		t.Fatalf("unknown harness: %v", err)
+	}
+	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "no-model-here"); err == nil || !strings.Contains(err.Error(), "--model") {
+		t.Fatalf("a bad model spec: %v", err)
+	}
+	if err := browser.Available(); err != nil {
+		runtime.SkipOutsideCI(t, "chromium is not installed (wildawm setup installs it): "+err.Error())
+	}
+	runtime.SkipUnlessInstancesRun(t)
+	srv := fake.New(t,
+		fake.Turn{ToolCalls: []fake.ToolCall{{ID: "a", Name: "shell", Arguments: `{"command":"ls notes"}`}}},
+		fake.Turn{Content: "I could not find what to order."})
+	dir := t.TempDir()
+	out := mustRun(t, t.TempDir(), "rollout", "--dir", dir, "--model", srv.URL()+"#"+fake.DefaultModel, "--id", "m1")
+	if !strings.Contains(out, "outcome done") || !strings.Contains(out, "V FAILED") || !strings.Contains(out, "failure: agent") {
+		t.Fatalf("output: %s", out)
+	}
+	tr, err := agent.LoadTrajectory(dir + "/rollouts/m1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Policy != "model:"+fake.DefaultModel || tr.Harness != agent.HarnessName || len(tr.Turns) != 2 || tr.Failure != agent.FailAgent || tr.Steps[0].Interface != agent.CLI {
+		t.Fatalf("trajectory: policy %s harness %s turns %d failure %s", tr.Policy, tr.Harness, len(tr.Turns), tr.Failure)
+	}
+}

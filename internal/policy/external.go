@@ -1,0 +1,113 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/agent/external"
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// Opencode is the policy of a model acting through the opencode CLI
+// (internal/agent/external): the rollout's tools (browser, shell, files,
+// vision and every MCP service, SERVICE__TOOL) are served to it as one MCP
+// server, the gateway, so each call is the same step of the same
+// trajectory as the wildawm harness's; opencode's transcript gives the
+// model's turns and the answer.
+type Opencode struct {
+	// Harness is the CLI; its zero value finds the binary.
+	Harness external.Opencode
+	// ModelBaseURL, Model and APIKey are the OpenAI-compatible endpoint.
+	ModelBaseURL, Model, APIKey string
+	// ContextTokens and OutputTokens bound the model (docs/external-harness.md).
+	ContextTokens, OutputTokens int
+	// WorkDir holds each run's files, in WorkDir/<task>-<n>.
+	WorkDir string
+	// WallTime bounds a run (default agent.DefaultWallTime); past it, the
+	// run is killed and ends as budget.
+	WallTime time.Duration
+	runs     int
+}
+
+// Name implements rollout.Policy.
+func (o *Opencode) Name() string { return "model:" + o.Model }
+
+// Run implements rollout.Policy.
+func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
+	gw, err := agent.NewGateway(ctx, env, true)
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("%w: serve the gateway: %v", agent.ErrInfra, err)
+	}
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	o.runs++
+	dir := filepath.Join(o.WorkDir, fmt.Sprintf("%s-%d", t.ID, o.runs))
+	for n := o.runs; ; n++ {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		dir = filepath.Join(o.WorkDir, fmt.Sprintf("%s-%d", t.ID, n+1))
+	}
+	wall := o.WallTime
+	if wall == 0 {
+		wall = agent.DefaultWallTime
+	}
+	prompt := t.Instruction
+	if t.Hint != "" {
+		prompt += "\n\nHint: " + t.Hint
+	}
+	sites := ""
+	for name, url := range env.Sites {
+		sites += fmt.Sprintf("\n- %s %s", name, url)
+	}
+	if sites != "" {
+		prompt += "\n\nThe websites of this computer (open them with browser_navigate):" + sites
+	}
+	res, err := o.Harness.Run(ctx, external.Run{Prompt: prompt, ModelBaseURL: o.ModelBaseURL, Model: o.Model, APIKey: o.APIKey,
+		ContextTokens: o.ContextTokens, OutputTokens: o.OutputTokens, MCP: map[string]string{agent.GatewayName: "http://" + ln.Addr().String()},
+		WorkDir: dir, Timeout: wall})
+	tr := env.Traj
+	tr.Harness, tr.Model = external.HarnessName, o.Model
+	if res != nil && res.Trajectory != nil {
+		tr.Turns = res.Trajectory.Turns
+		tr.Segments = res.Trajectory.Segments
+		// The gateway recorded the steps as they ran, one call at a time;
+		// opencode's transcript says which turn and call issued each call,
+		// in the same order.
+		calls, ext := gw.Calls(), res.Trajectory.Steps
+		if len(calls) == len(ext) {
+			for i, c := range calls {
+				if c.End > c.First && tr.Steps[c.First].Tool != ext[i].Tool {
+					break // not the same sequence: leave the steps unattributed
+				}
+				for j := c.First; j < c.End; j++ {
+					tr.Steps[j].Turn, tr.Steps[j].CallID = ext[i].Turn, ext[i].CallID
+				}
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	switch out := res.Trajectory; {
+	case out.Outcome == agent.OutcomeBudget:
+		return "", fmt.Errorf("%w: %s", agent.ErrBudget, out.Error)
+	case out.Outcome == agent.OutcomeInfra:
+		return "", fmt.Errorf("%w: opencode: %s", agent.ErrInfra, out.Error)
+	case out.Outcome != agent.OutcomeDone:
+		return "", fmt.Errorf("opencode ended %s: %s", out.Outcome, out.Error)
+	}
+	return res.Trajectory.Answer, nil
+}
