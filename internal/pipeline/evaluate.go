@@ -63,8 +63,11 @@ func (p *Prepared) RunRollouts(ctx context.Context, specs []rollout.Spec) ([]*ro
 }
 
 // Judge computes V, the replay judge's and the inspector's verdicts for each
-// rollout of t (whose verifier is at verifierDir). A rollout whose harness
-// failed in every attempt is not judged: it carries its error to the gates.
+// rollout of t (whose verifier is at verifierDir), and records each
+// trajectory's failure class. A rollout whose harness failed in every
+// attempt, whose world could not be set up, or whose model made a call that
+// cannot be parsed is not judged: it is no evidence about the task, and it
+// carries its error to the gates.
 func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, rj *judge.ReplayJudge, results []*rollout.Result) ([]Rolled, error) {
 	insp := &judge.Inspector{Env: p.Env, Task: t}
 	var out []Rolled
@@ -72,10 +75,10 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 		g := gate.Rollout{ID: r.Spec.ID, Policy: r.Spec.Policy.Name(), Hint: r.Spec.Hint, Attempts: r.Trajectory.Attempts,
 			InterfacesUsed: r.Trajectory.InterfacesUsed(),
 			Evidence:       map[string]string{"trajectory": filepath.Join("rollouts", r.Spec.ID+".json")}}
-		if r.Trajectory.Outcome == rollout.OutcomeInfra {
+		if !r.Trajectory.Countable() {
 			g.Err = r.Trajectory.Error
 			out = append(out, Rolled{Result: r, Verify: &verify.Result{}, Gate: g})
-			p.Opts.progress("judged %s: not judged, infrastructure error in every attempt", r.Spec.ID)
+			p.Opts.progress("judged %s: not judged, %s failure: %s", r.Spec.ID, r.Trajectory.Failure, r.Trajectory.Error)
 			continue
 		}
 		t0 := time.Now()
@@ -84,6 +87,12 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 			return nil, fmt.Errorf("verify %s: %w", r.Spec.ID, err)
 		}
 		p.Timings.Verify += time.Since(t0)
+		r.Trajectory.Classify(vr.V == 1)
+		if r.Trajectory.Failure != "" && verifierDir == p.VerifierDir { // the task's own verdict, not a variant's
+			if err := r.Trajectory.Save(filepath.Join(p.Opts.Dir, "rollouts", r.Spec.ID+".json")); err != nil {
+				return nil, err
+			}
+		}
 		t0 = time.Now()
 		final, err := p.Env.Materializer.Lower(ctx, r.Final)
 		if err != nil {
