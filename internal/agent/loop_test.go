@@ -10,18 +10,24 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
+	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/site/shop"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // pageBrowser is a Browser over fixed pages: enough for the loop's tests
@@ -462,5 +468,62 @@ func TestVisionTools(t *testing.T) {
 	}
 	if _, err := env.Call(context.Background(), "describe_image", `{}`); err == nil {
 		t.Fatal("describe_image without ref or path")
+	}
+}
+
+// TestHarnessOnTheShopWithoutChromium: the fake browser (HTTP, no
+// Chromium, no root) serves the harness the real shop: a model logs in by
+// the numbers of the page's text and the shop answers as logged in.
+func TestHarnessOnTheShopWithoutChromium(t *testing.T) {
+	catDir := catalog.WriteTest(t)
+	w := shop.MakeTestWorld(t, filepath.Join(t.TempDir(), "world"))
+	s, err := shop.New(shop.Options{CatalogDir: catDir, WorldDir: w, Clock: world.FixedClock(time.Date(2026, 3, 4, 18, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	site := httptest.NewServer(s.Handler())
+	defer site.Close()
+	fb, err := fakebrowser.New(fakebrowser.Options{AllowOrigins: []string{site.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(page, kind, name string) string {
+		m := regexp.MustCompile(`\[(\d+)\] ` + kind + ` "` + name).FindStringSubmatch(page)
+		if m == nil {
+			return "0"
+		}
+		return m[1]
+	}
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		page := ""
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				page = m.Content
+			}
+		}
+		switch r.N {
+		case 1:
+			return fake.Turn{ToolCalls: []fake.ToolCall{call("a", "browser_navigate", `{"url":"/login"}`)}}
+		case 2:
+			return fake.Turn{ToolCalls: []fake.ToolCall{
+				call("b", "browser_type", fmt.Sprintf(`{"ref":%s,"text":%q}`, ref(page, "textbox", "Username"), shop.TestUser)),
+				call("c", "browser_type", fmt.Sprintf(`{"ref":%s,"text":%q}`, ref(page, "textbox", "Password"), shop.TestPassword)),
+				call("d", "browser_click", fmt.Sprintf(`{"ref":%s}`, ref(page, "button", "Log in")))}}
+		}
+		return fake.Turn{Content: "logged in"}
+	})
+	env := &Env{Browser: fb, BaseURL: site.URL, Sites: map[string]string{"shop": site.URL}, Traj: &Trajectory{Version: TrajectoryVersion}}
+	if _, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "log in", ""); err != nil {
+		t.Fatal(err)
+	}
+	last := env.Traj.Steps[len(env.Traj.Steps)-1]
+	for _, s := range env.Traj.Steps {
+		if s.Error != "" {
+			t.Fatalf("step %s: %s", s.Tool, s.Error)
+		}
+	}
+	if last.Tool != "browser.snapshot" || !strings.Contains(strings.ToLower(last.Observation), "log out") {
+		t.Fatalf("after the login the page is:\n%s", last.Observation)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/vision"
 )
 
@@ -39,8 +40,9 @@ type builtin struct {
 	call                      func(ctx context.Context, e *Env, a args) (string, error)
 }
 
-// Ref returns the CSS selector of the element Snapshot numbered n.
-func Ref(n int) string { return fmt.Sprintf(`[data-wa-ref="%d"]`, n) }
+// Ref returns the CSS selector of the element Snapshot numbered n
+// (browser.Ref: the real and the fake browser number elements alike).
+func Ref(n int) string { return browser.Ref(n) }
 
 const (
 	noParams  = `{"type":"object","properties":{},"additionalProperties":false}`

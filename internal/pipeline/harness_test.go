@@ -129,6 +129,17 @@ func TestModelDrivesARealInstance(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, world.HomeDir, "notes/harness.md")); err != nil || string(b) != "logged in\n" {
 		t.Fatalf("the final world's notes/harness.md: %q, %v", b, err)
 	}
+	// A call that cannot be parsed ends the rollout as a format failure:
+	// not retried, not judged, the world left as the model had it.
+	bad := fake.New(t, fake.Turn{ToolCalls: []fake.ToolCall{{ID: "x", Name: "shell", Arguments: `{"command": "ls`}}})
+	h = &agent.Harness{Model: bad.Client(t, nil), ModelName: "fake-model"}
+	res, err = p.Env.Run(ctx, p.Task, rollout.Spec{ID: "malformed", Policy: policy.Model{Harness: h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Trajectory; tr.Outcome != rollout.OutcomeFormat || tr.Failure != agent.FailFormat || tr.Attempts != 1 || tr.Countable() || len(tr.Steps) != 0 {
+		t.Fatalf("malformed call: outcome %s, failure %s, attempts %d, %d steps", tr.Outcome, tr.Failure, tr.Attempts, len(tr.Steps))
+	}
 }
 
 // trackedBrowser records whether its session closed it.
