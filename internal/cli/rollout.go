@@ -70,13 +70,9 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 			case modelSpec != "" && name != "":
 				return fmt.Errorf("--model and --policy: give one (a model acts, or a script does)")
 			case modelSpec != "":
-				spec, err := model.ParseSpec(modelSpec)
+				spec, client, err := modelClient("--model", modelSpec)
 				if err != nil {
-					return fmt.Errorf("--model: %w", err)
-				}
-				client, err := model.New(spec, nil)
-				if err != nil {
-					return fmt.Errorf("--model: %w", err)
+					return err
 				}
 				h.Model, h.ModelName, h.TokenIDs, h.WeightVersion = client, spec.Model, tokenIDs, weights
 				switch harness {
@@ -113,13 +109,9 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 				pol = makePolicy(p, seed)
 			}
 			if visionSpec != "" {
-				spec, err := model.ParseSpec(visionSpec)
+				_, vc, err := modelClient("--vision-model", visionSpec)
 				if err != nil {
-					return fmt.Errorf("--vision-model: %w", err)
-				}
-				vc, err := model.New(spec, nil)
-				if err != nil {
-					return fmt.Errorf("--vision-model: %w", err)
+					return err
 				}
 				p.Env.Vision = agent.ModelVision(vc)
 			}
@@ -186,4 +178,17 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 	f.StringVar(&visionSpec, "vision-model", "", "a vision model for describe_image, URL#MODEL (default: the offline analyser of the pixels)")
 	f.StringVar(&weights, "weight-version", "", "the policy's weight version to record when the server does not say")
 	return c
+}
+
+// modelClient is the client of the URL#MODEL a flag gives.
+func modelClient(flag, spec string) (model.Spec, *model.Client, error) {
+	sp, err := model.ParseSpec(spec)
+	if err != nil {
+		return model.Spec{}, nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	c, err := model.New(sp, nil)
+	if err != nil {
+		return model.Spec{}, nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return sp, c, nil
 }
