@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -116,11 +115,6 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 				p.Env.Vision = agent.ModelVision(vc)
 			}
 			p.Env.Artifacts = filepath.Join(dir, "rollouts", "artifacts")
-			if h.WallTime > 0 && h.WallTime+time.Minute > p.Env.Timeout {
-				p.Env.Timeout = h.WallTime + time.Minute
-			} else if modelSpec != "" {
-				p.Env.Timeout = agent.DefaultWallTime + time.Minute
-			}
 			if id == "" {
 				id = "r-" + strings.NewReplacer(":", "-", "/", "-").Replace(pol.Name())
 			}

@@ -111,3 +111,11 @@ func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	}
 	return res.Trajectory.Answer, nil
 }
+
+// WallBudget implements rollout.Budgeted.
+func (o *Opencode) WallBudget() time.Duration {
+	if o.WallTime > 0 {
+		return o.WallTime
+	}
+	return agent.DefaultWallTime
+}

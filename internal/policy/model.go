@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/task"
@@ -20,4 +21,12 @@ func (m Model) Name() string { return "model:" + m.Harness.ModelName }
 // Run implements rollout.Policy.
 func (m Model) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
 	return m.Harness.Run(ctx, env, t.Instruction, t.Hint)
+}
+
+// WallBudget implements rollout.Budgeted.
+func (m Model) WallBudget() time.Duration {
+	if m.Harness.WallTime > 0 {
+		return m.Harness.WallTime
+	}
+	return agent.DefaultWallTime
 }

@@ -48,8 +48,8 @@ type Env struct {
 	// context of its own, of a shared Chromium) that reaches origins only:
 	// the instance's websites.
 	NewBrowser func(ctx context.Context, origins []string) (Browser, error)
-	// Timeout bounds one rollout (default 5 minutes; a model-driven policy
-	// has its own wall budget within it).
+	// Timeout bounds one rollout (default 5 minutes, or a Budgeted policy's
+	// wall budget and a minute, whichever is longer).
 	Timeout time.Duration
 	// Vision, when set, is the sessions' vision tool (agent.ModelVision);
 	// nil is the offline analyser of the pixels.
@@ -85,6 +85,11 @@ func (e *Env) nextUID() int {
 type Policy interface {
 	Name() string
 	Run(ctx context.Context, env *agent.Env, t task.Public) (answer string, err error)
+}
+
+// Budgeted is a policy with a wall-time budget of its own.
+type Budgeted interface {
+	WallBudget() time.Duration
 }
 
 // ErrStopped is returned by a policy that gave up before finishing.
@@ -300,6 +305,11 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 	timeout := e.Timeout
 	if timeout == 0 {
 		timeout = 5 * time.Minute
+	}
+	// A policy with a wall budget of its own (a model's harness) ends on it
+	// as a budget outcome; the rollout's timeout is only the backstop.
+	if b, ok := spec.Policy.(Budgeted); ok && b.WallBudget()+time.Minute > timeout {
+		timeout = b.WallBudget() + time.Minute
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	answer, perr := spec.Policy.Run(rctx, sess.Env, t.Public(spec.Hint))
