@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -21,13 +20,8 @@ func (e *Env) Do(ctx context.Context, tool string, args map[string]any) error {
 		if s := str("selector"); s != "" {
 			return s
 		}
-		switch n := args["ref"].(type) {
-		case json.Number:
-			return Ref(int(mustInt(n)))
-		case float64:
-			return Ref(int(n))
-		case int:
-			return Ref(n)
+		if _, ok := args["ref"]; ok {
+			return Ref(argsOf(args).int("ref"))
 		}
 		return ""
 	}
@@ -48,8 +42,7 @@ func (e *Env) Do(ctx context.Context, tool string, args map[string]any) error {
 	case tool == "browser.submit":
 		_, err = e.gui(ctx, tool, argsOf(args), func() (string, error) { return "", e.Browser.Submit(ctx, sel()) })
 	case tool == "browser.scroll":
-		dy, _ := args["dy"].(json.Number)
-		_, err = e.gui(ctx, tool, argsOf(args), func() (string, error) { return "", e.Browser.Scroll(ctx, int(mustInt(dy))) })
+		_, err = e.gui(ctx, tool, argsOf(args), func() (string, error) { return "", e.Browser.Scroll(ctx, argsOf(args).int("dy")) })
 	case tool == "browser.back":
 		_, err = e.gui(ctx, tool, argsOf(args), func() (string, error) { return "", e.Browser.Back(ctx) })
 	case tool == "browser.read":
@@ -76,12 +69,4 @@ func (e *Env) Do(ctx context.Context, tool string, args map[string]any) error {
 		err = fmt.Errorf("unknown tool %q", tool)
 	}
 	return err
-}
-
-func mustInt(n json.Number) int64 {
-	if i, err := n.Int64(); err == nil {
-		return i
-	}
-	f, _ := n.Float64()
-	return int64(f)
 }

@@ -82,7 +82,8 @@ type Env struct {
 	// image-ablation gate runs the reference procedure this way; a task
 	// whose decisive step is an image must then fail.
 	AblateImages bool
-	// MaxObservation bounds each observation's length (default 4000).
+	// MaxObservation bounds each observation's length, recorded and sent
+	// to a model (default DefaultMaxObservation).
 	MaxObservation int
 
 	Traj *Trajectory
@@ -111,10 +112,11 @@ func guiErr(ctx context.Context, err error) error {
 func (e *Env) record(iface, tool string, args map[string]any, start time.Time, obs string, err error) {
 	limit := e.MaxObservation
 	if limit == 0 {
-		limit = 4000
+		limit = DefaultMaxObservation
 	}
 	if len(obs) > limit {
-		obs = obs[:limit] + fmt.Sprintf("... [%d more bytes]", len(obs)-limit)
+		head := cutUTF8(obs, limit)
+		obs = head + fmt.Sprintf("... [%d more bytes]", len(obs)-len(head))
 	}
 	s := Step{Index: len(e.Traj.Steps), Interface: iface, Tool: tool, Args: args, Observation: obs,
 		Turn: e.turn, CallID: e.callID, Artifacts: e.artifacts, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
@@ -239,6 +241,9 @@ func (e *Env) describe(ctx context.Context, img []byte) (*vision.Description, er
 	return vision.Describe(img)
 }
 
+// DefaultMaxObservation is the default bound of an observation, in bytes.
+const DefaultMaxObservation = 4000
+
 // ToolSep joins a service's name and its tool's name into the name an agent
 // calls: "messages" + ToolSep + "send_message". Model APIs accept tool names
 // matching ^[a-zA-Z0-9_-]{1,64}$ only (OpenAI, Anthropic), so the separator
@@ -322,16 +327,25 @@ func contentText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// Run runs a shell command; a non-zero exit is an error observation.
+// Run runs a shell command; a non-zero exit is an error observation. It
+// returns the command's stdout (what a script parses); the step records
+// stdout and stderr, as the shell tool shows a model.
 func (e *Env) Run(ctx context.Context, command string) (string, error) {
+	_, stdout, err := e.run(ctx, command)
+	return stdout, err
+}
+
+// run runs a command and returns the observation (stdout, then stderr
+// under a marker) and stdout.
+func (e *Env) run(ctx context.Context, command string) (obs, stdout string, err error) {
 	start := time.Now()
 	res, err := e.Shell(ctx, command)
-	var obs string
 	if err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%w: shell: %v", ErrInfra, err)
 	}
 	if err == nil {
-		obs = string(res.Stdout)
+		stdout = string(res.Stdout)
+		obs = stdout
 		if len(res.Stderr) > 0 {
 			obs += "\n[stderr]\n" + string(res.Stderr)
 		}
@@ -344,7 +358,7 @@ func (e *Env) Run(ctx context.Context, command string) (string, error) {
 	}
 	e.record(CLI, "shell.run", map[string]any{"command": command}, start, obs, err)
 	if err != nil {
-		return obs, err
+		return obs, obs, err
 	}
-	return string(res.Stdout), nil
+	return obs, stdout, nil
 }

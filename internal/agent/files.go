@@ -17,7 +17,9 @@ const MaxWriteFile = 8 << 20
 
 // HomeFiles are the files of an instance's home directory, read and
 // written on the host through an os.Root, so no path or symlink leaves it;
-// what it writes belongs to the sandbox's uid, as if the shell wrote it.
+// what it writes belongs to the sandbox's uid and a replaced file keeps its
+// mode. It writes as root: every file of the home is the sandbox user's
+// (sandbox.PrepareHome), so that is what the shell could write too.
 type HomeFiles struct {
 	Dir      string
 	UID, GID int
@@ -76,11 +78,17 @@ func (h HomeFiles) WriteFile(ctx context.Context, rel string, data []byte) error
 			return homeErr(rel, err)
 		}
 	}
-	if st, err := root.Lstat(clean); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory", rel)
+	mode := os.FileMode(0o644)
+	if st, err := root.Lstat(clean); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", rel)
+		}
+		if st.Mode().IsRegular() {
+			mode = st.Mode().Perm() // a replaced file keeps its mode (a script stays executable)
+		} // a symlink is replaced by the file, never followed
 	}
 	tmp := path.Join(path.Dir(clean), "."+path.Base(clean)+".wildawm-tmp")
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return homeErr(rel, err)
 	}
@@ -90,6 +98,9 @@ func (h HomeFiles) WriteFile(ctx context.Context, rel string, data []byte) error
 	}
 	if werr == nil {
 		werr = root.Lchown(tmp, h.UID, h.GID)
+	}
+	if werr == nil {
+		werr = root.Chmod(tmp, mode) // the umask narrowed OpenFile's
 	}
 	if werr == nil {
 		werr = root.Rename(tmp, clean)

@@ -24,6 +24,8 @@ type Gateway struct {
 	server *mcp.Server
 	mu     sync.Mutex
 	calls  []GatewayCall
+	infra  error // the first failure of the harness under a call
+	closed bool
 }
 
 // GatewayCall is one tool call the gateway served: the steps it recorded
@@ -56,6 +58,9 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.closed {
+			return nil, errors.New("the rollout is over: this gateway takes no more calls")
+		}
 		args := "{}"
 		if len(req.Params.Arguments) > 0 {
 			args = string(req.Params.Arguments)
@@ -65,7 +70,13 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 		g.calls = append(g.calls, GatewayCall{Tool: name, First: first, End: len(g.env.Traj.Steps)})
 		if err != nil {
 			if errors.Is(err, ErrInfra) {
-				return nil, err // a protocol error: the harness failed, not the call
+				// The harness failed, not the call: a protocol error to the
+				// client, and the rollout's failure (Err), whatever the
+				// client makes of it.
+				if g.infra == nil {
+					g.infra = err
+				}
+				return nil, err
 			}
 			text := err.Error()
 			if obs != "" {
@@ -83,6 +94,24 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // Handler serves the gateway over streamable HTTP.
 func (g *Gateway) Handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil)
+}
+
+// Close refuses every later call and waits for the one in flight, so that
+// nothing acts on the world after the rollout ends. It is safe to call more
+// than once.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+}
+
+// Err is the first infrastructure failure under a call (agent.ErrInfra),
+// or nil: an external harness may shrug off a failed call, the rollout
+// must not.
+func (g *Gateway) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.infra
 }
 
 // Calls lists the calls served so far, in order.

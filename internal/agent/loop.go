@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/model"
 )
@@ -65,8 +66,6 @@ type Harness struct {
 	WeightVersion string
 	// System replaces the default system prompt (SystemPrompt) when set.
 	System string
-	// Now is the wall clock for the time budget (default time.Now).
-	Now func() time.Time
 }
 
 // SystemPrompt is the harness's default system prompt; sites lists the
@@ -87,6 +86,9 @@ describe_image tells what an image shows. Work step by step, check what you did,
 	return b.String()
 }
 
+// compactObservation bounds each observation in the summary request.
+const compactObservation = 600
+
 // compactPrompt asks for the summary a new segment starts from.
 const compactPrompt = `The conversation is about to be cut to save context. Write a summary for yourself to continue from: what the task is, what you have done and found so far (names, numbers, paths, ids exactly), what is left to do. Reply with the summary only, no tool call.`
 
@@ -96,22 +98,32 @@ func (h *Harness) defaults() Harness {
 	c.WallTime = cmp.Or(c.WallTime, DefaultWallTime)
 	c.ContextTokens = cmp.Or(c.ContextTokens, DefaultContextTokens)
 	c.MaxTokens = cmp.Or(c.MaxTokens, DefaultMaxTokens)
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	return c
+}
+
+// check refuses budgets that cannot work.
+func (h *Harness) check() error {
+	switch {
+	case h.MaxTurns < 0 || h.WallTime < 0 || h.ContextTokens < 0 || h.MaxTokens < 0:
+		return fmt.Errorf("harness: a negative budget (MaxTurns %d, WallTime %v, ContextTokens %d, MaxTokens %d): give positive ones, or 0 for the defaults", h.MaxTurns, h.WallTime, h.ContextTokens, h.MaxTokens)
+	case h.ContextTokens <= 2*h.MaxTokens:
+		return fmt.Errorf("harness: ContextTokens (%d, --context-tokens) must be more than twice MaxTokens (%d, --max-tokens): the context has to hold the task, some turns and the completion", h.ContextTokens, h.MaxTokens)
+	}
+	return nil
 }
 
 // loop is one rollout's conversation.
 type loop struct {
-	h        Harness
-	env      *Env
-	tools    []model.Tool
-	task     []model.Message // system and task: every segment starts with them
-	msgs     []model.Message
-	segment  int
-	tokens   int // the context's size as of the last turn, plus what came since
-	deadline time.Time
+	h       Harness
+	env     *Env
+	tools   []model.Tool
+	task    []model.Message // system and task: every segment starts with them
+	msgs    []model.Message
+	segment int
+	tokens  int // the context's size as of the last turn, plus what came since
+	// parent is the caller's context, to tell its cancellation from the
+	// wall-time budget's deadline.
+	parent context.Context
 }
 
 // Run runs the tool loop on env until the model answers (the answer is
@@ -120,7 +132,10 @@ type loop struct {
 // server's failure is one). Turns, segments and compactions go into
 // env.Traj as they happen, so a failed rollout keeps what it did.
 func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (string, error) {
-	l := &loop{h: h.defaults(), env: env}
+	l := &loop{h: h.defaults(), env: env, parent: ctx}
+	if err := l.h.check(); err != nil {
+		return "", err
+	}
 	tr := env.Traj
 	tr.Harness, tr.Model = HarnessName, l.h.ModelName
 	defs, err := env.Tools(ctx)
@@ -138,13 +153,12 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 	l.task = []model.Message{{Role: model.RoleSystem, Content: system}, {Role: model.RoleUser, Content: user}}
 	l.msgs = slices.Clone(l.task)
 	tr.Segments = append(tr.Segments, Segment{Index: 0, FirstTurn: 1, Reason: "start"})
-	l.deadline = l.h.Now().Add(l.h.WallTime)
-	ctx, cancel := context.WithDeadline(ctx, l.deadline)
+	ctx, cancel := context.WithTimeout(ctx, l.h.WallTime)
 	defer cancel()
 
 	for acts := 0; ; {
 		if acts == l.h.MaxTurns {
-			return "", fmt.Errorf("%w: %d turns without an answer (the budget; raise it with --max-turns)", ErrBudget, acts)
+			return "", fmt.Errorf("%w: %d turns without an answer (the turn budget, Harness.MaxTurns; --max-turns on the command line)", ErrBudget, acts)
 		}
 		if l.tokens+l.h.MaxTokens > l.h.ContextTokens {
 			if err := l.compact(ctx); err != nil {
@@ -162,11 +176,15 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 			}
 			return strings.TrimSpace(resp.Content), nil
 		}
-		l.msgs = append(l.msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		// A call that cannot be parsed ends the turn before any call of it
+		// runs: the turn is the model's, whole.
 		for _, c := range resp.ToolCalls {
 			if c.ArgError != "" {
 				return "", fmt.Errorf("%w: turn %d: tool call %s: %s", ErrFormat, turn, c.Name, c.ArgError)
 			}
+		}
+		l.msgs = append(l.msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		for _, c := range resp.ToolCalls {
 			env.At(turn, c.ID)
 			obs, err := env.Call(ctx, c.Name, callArgs(c))
 			env.At(0, "")
@@ -174,7 +192,7 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 			case errors.Is(err, ErrFormat):
 				return "", fmt.Errorf("turn %d: %w", turn, err)
 			case errors.Is(err, ErrInfra), ctx.Err() != nil:
-				return "", l.budget(ctx, err)
+				return "", l.budget(ctx, cmp.Or(err, ctx.Err()))
 			case err != nil:
 				obs = "error: " + err.Error() + observationTail(obs)
 			}
@@ -186,10 +204,10 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 }
 
 // budget turns the wall-time deadline into ErrBudget and leaves any other
-// error as it is.
+// error (the caller's cancellation among them) as it is.
 func (l *loop) budget(ctx context.Context, err error) error {
-	if ctx.Err() != nil && !l.h.Now().Before(l.deadline) {
-		return fmt.Errorf("%w: wall time of %v is over", ErrBudget, l.h.WallTime)
+	if l.parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: the wall time of %v is over (Harness.WallTime; --wall on the command line)", ErrBudget, l.h.WallTime)
 	}
 	return err
 }
@@ -210,9 +228,10 @@ func observationTail(obs string) string {
 
 // clip bounds an observation sent back to the model.
 func (l *loop) clip(obs string) string {
-	limit := cmp.Or(l.env.MaxObservation, 4000)
+	limit := cmp.Or(l.env.MaxObservation, DefaultMaxObservation)
 	if len(obs) > limit {
-		return obs[:limit] + fmt.Sprintf("\n... [%d more bytes cut]", len(obs)-limit)
+		head := cutUTF8(obs, limit)
+		return head + fmt.Sprintf("\n... [%d more bytes cut]", len(obs)-len(head))
 	}
 	return obs
 }
@@ -272,7 +291,16 @@ func (l *loop) compact(ctx context.Context) error {
 	tr := l.env.Traj
 	after := len(tr.Turns)
 	tokens := l.tokens
-	msgs := append(slices.Clone(l.msgs), model.Message{Role: model.RoleUser, Content: compactPrompt})
+	// The summary request holds the whole segment: its observations are
+	// cut shorter, so that it fits where the next act turn would not.
+	msgs := slices.Clone(l.msgs)
+	for i, m := range msgs {
+		if m.Role == model.RoleTool && len(m.Content) > compactObservation {
+			head := cutUTF8(m.Content, compactObservation)
+			msgs[i].Content = head + fmt.Sprintf("\n... [%d more bytes cut for the summary]", len(m.Content)-len(head))
+		}
+	}
+	msgs = append(msgs, model.Message{Role: model.RoleUser, Content: compactPrompt})
 	resp, turn, err := l.chat(ctx, "compaction", msgs, nil)
 	if err != nil {
 		return err
@@ -314,5 +342,16 @@ func abbrev(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "..."
+	return cutUTF8(s, n) + "..."
+}
+
+// cutUTF8 is s's first n bytes or fewer, never half a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -239,20 +240,17 @@ func TestHarnessDrivesEveryInterface(t *testing.T) {
 // the rollout as a format failure, with the call kept in the turn and
 // nothing run.
 func TestHarnessMalformedCallIsFormatFailure(t *testing.T) {
-	srv := fake.New(t, fake.Turn{ToolCalls: []fake.ToolCall{call("c1", "shell", `{"command": "rm -rf notes`)}})
+	srv := fake.New(t, fake.Turn{ToolCalls: []fake.ToolCall{call("c0", "write_file", `{"path":"x","content":"y"}`), call("c1", "shell", `{"command": "rm -rf notes`)}})
 	env, _, _ := testEnv(t, nil)
 	_, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "task", "")
 	if !errors.Is(err, ErrFormat) {
 		t.Fatalf("err = %v, want a format failure", err)
 	}
 	if len(env.Traj.Steps) != 0 {
-		t.Fatalf("a malformed call ran: %+v", env.Traj.Steps)
+		t.Fatalf("a call of the malformed turn ran: %+v", env.Traj.Steps)
 	}
-	if tc := env.Traj.Turns[0].ToolCalls; len(tc) != 1 || tc[0].Error == "" || tc[0].Arguments != `{"command": "rm -rf notes` {
+	if tc := env.Traj.Turns[0].ToolCalls; len(tc) != 2 || tc[1].Error == "" || tc[1].Arguments != `{"command": "rm -rf notes` {
 		t.Fatalf("the malformed call was not kept: %+v", tc)
-	}
-	if FailureOf(OutcomeFormat) != FailFormat {
-		t.Fatal("format outcome is not a format failure")
 	}
 }
 
@@ -351,6 +349,23 @@ func TestHarnessCompacts(t *testing.T) {
 			t.Fatalf("turn %d (segment %d) outside %+v", turn.Index, turn.Segment, seg)
 		}
 	}
+	// Each compaction came exactly at the first act turn after which the
+	// context (the turn's usage and its one observation, "step\n", 2
+	// tokens) left less than the completion's reserve: not a turn early,
+	// not a turn late.
+	compactAfter := map[int]bool{}
+	for _, c := range tr.Compactions {
+		compactAfter[c.AfterTurn] = true
+	}
+	for _, turn := range tr.Turns {
+		if turn.Kind != "act" || len(turn.ToolCalls) == 0 {
+			continue
+		}
+		over := turn.PromptTokens+turn.CompletionTokens+2+h.MaxTokens > h.ContextTokens
+		if over != compactAfter[turn.Index] {
+			t.Fatalf("turn %d: %d+%d tokens, compaction after it %t, want %t", turn.Index, turn.PromptTokens, turn.CompletionTokens, compactAfter[turn.Index], over)
+		}
+	}
 }
 
 // TestHarnessBudgets: the turn budget and the wall-time budget end a
@@ -370,6 +385,97 @@ func TestHarnessBudgets(t *testing.T) {
 	_, err = (&Harness{Model: slow.Client(t, nil), WallTime: 500 * time.Millisecond}).Run(context.Background(), env, "task", "")
 	if !errors.Is(err, ErrBudget) || time.Since(start) > 5*time.Second {
 		t.Fatalf("wall budget: err %v after %v", err, time.Since(start))
+	}
+}
+
+// TestHarnessBudgetInATool: the wall time runs out during a shell command
+// (the command is killed, the rollout ends as budget); the caller's cancel
+// during a tool that then succeeds ends it as cancelled, never as an
+// answer.
+func TestHarnessBudgetInATool(t *testing.T) {
+	sleep := func(fake.Request) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{call("s", "shell", `{"command":"sleep 5"}`)}}
+	}
+	env, _, _ := testEnv(t, nil)
+	start := time.Now()
+	_, err := (&Harness{Model: fake.NewResponder(t, sleep).Client(t, nil), WallTime: 400 * time.Millisecond}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, ErrBudget) || time.Since(start) > 3*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	env, _, _ = testEnv(t, nil)
+	env.Shell = func(context.Context, string) (*sandbox.Result, error) {
+		cancel() // the caller gives up while the command runs; it still ends well
+		return &sandbox.Result{Stdout: []byte("ok\n")}, nil
+	}
+	answer, err := (&Harness{Model: fake.NewResponder(t, sleep).Client(t, nil)}).Run(ctx, env, "task", "")
+	if !errors.Is(err, context.Canceled) || answer != "" {
+		t.Fatalf("after a cancel: answer %q, err %v", answer, err)
+	}
+}
+
+// TestHarnessRefusesImpossibleBudgets: a context budget that cannot hold
+// two completions is an error naming both, before any request.
+func TestHarnessRefusesImpossibleBudgets(t *testing.T) {
+	srv := fake.New(t)
+	env, _, _ := testEnv(t, nil)
+	_, err := (&Harness{Model: srv.Client(t, nil), ContextTokens: 4096, MaxTokens: 4096}).Run(context.Background(), env, "task", "")
+	if err == nil || !strings.Contains(err.Error(), "--context-tokens") || !strings.Contains(err.Error(), "--max-tokens") || len(srv.Requests()) != 0 {
+		t.Fatalf("err %v, %d requests", err, len(srv.Requests()))
+	}
+}
+
+// TestHomeFilesStayHome: no path, absolute path or symlink leads the file
+// tools out of the home, for reading or writing; a replaced file keeps its
+// mode; a long file reads in parts.
+func TestHomeFilesStayHome(t *testing.T) {
+	env, _, home := testEnv(t, nil)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(home, "link"))
+	os.Symlink(outside, filepath.Join(home, "dirlink"))
+	ctx := context.Background()
+	for _, p := range []string{"../secret", "/etc/passwd", "link", "dirlink/secret", "a/../../secret"} {
+		if obs, err := env.Call(ctx, "read_file", fmt.Sprintf(`{"path":%q}`, p)); err == nil || strings.Contains(obs, "s3cret") || strings.Contains(obs, "root:") {
+			t.Errorf("read %s: %q, %v", p, obs, err)
+		}
+	}
+	for _, p := range []string{"../x", "/tmp/x", "dirlink/x"} {
+		if _, err := env.Call(ctx, "write_file", fmt.Sprintf(`{"path":%q,"content":"pwned"}`, p)); err == nil {
+			t.Errorf("write %s succeeded", p)
+		}
+	}
+	// Writing a symlink's name replaces the link with a file of the home.
+	if _, err := env.Call(ctx, "write_file", `{"path":"link","content":"mine"}`); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Lstat(filepath.Join(home, "link")); !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Fatalf("link after the write: %v", st.Mode())
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "s3cret" {
+		t.Fatalf("a write went through a symlink: %q", b)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Fatalf("a write left the home: %v", entries)
+	}
+	os.WriteFile(filepath.Join(home, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	if _, err := env.Call(ctx, "write_file", `{"path":"run.sh","content":"#!/bin/sh\necho hi\n"}`); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(filepath.Join(home, "run.sh")); st.Mode().Perm() != 0o755 {
+		t.Fatalf("the replaced script's mode is %v", st.Mode().Perm())
+	}
+	long := strings.Repeat("é", 3000) // 6000 bytes, two bytes a character
+	os.WriteFile(filepath.Join(home, "long.txt"), []byte(long), 0o644)
+	first, err := env.Call(ctx, "read_file", `{"path":"long.txt"}`)
+	if err != nil || !strings.Contains(first, "read on with offset") || !utf8.ValidString(first) {
+		t.Fatalf("first part: %v %.80q", err, first)
+	}
+	var next int
+	fmt.Sscanf(first[strings.LastIndex(first, "offset ")+7:], "%d", &next)
+	rest, err := env.Call(ctx, "read_file", fmt.Sprintf(`{"path":"long.txt","offset":%d}`, next))
+	if err != nil || first[:next]+rest != long {
+		t.Fatalf("the two parts are not the file: %d + %d bytes, %v", next, len(rest), err)
 	}
 }
 
@@ -425,6 +531,29 @@ func TestGatewayServesTheTools(t *testing.T) {
 	if len(steps) != 3 || steps[0].Interface != CLI || steps[1].Interface != MCP || steps[2].Error == "" {
 		b, _ := json.Marshal(steps)
 		t.Fatalf("steps %s", b)
+	}
+	if calls := g.Calls(); len(calls) != 3 || calls[2].Tool != "browser_navigate" || calls[2].First != 2 || calls[2].End != 3 {
+		t.Fatalf("calls %+v", calls)
+	}
+	// The harness failing under a call is a protocol error to the client
+	// and the rollout's failure, whatever the client does with it.
+	if g.Err() != nil {
+		t.Fatalf("Err before any failure: %v", g.Err())
+	}
+	env.Shell = func(context.Context, string) (*sandbox.Result, error) { return nil, errors.New("bwrap died") }
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "true"}}); err == nil {
+		t.Fatal("an infrastructure failure reached the client as a tool result")
+	}
+	if err := g.Err(); !errors.Is(err, ErrInfra) {
+		t.Fatalf("Err = %v", err)
+	}
+	g.Close()
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "x"}})
+	if err == nil && !res.IsError {
+		t.Fatal("a call after Close ran")
+	}
+	if n := len(g.Steps()); n != 4 {
+		t.Fatalf("%d steps after Close, want the 4 before it", n)
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,10 +114,15 @@ var builtins = []builtin{
 		}},
 	{"shell", "Run a bash command in the home directory (no network; python3, pdftotext, sqlite3, jq and the usual tools are there). Returns its output.", CLI,
 		`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"],"additionalProperties":false}`,
-		func(ctx context.Context, e *Env, a args) (string, error) { return e.Run(ctx, a.str("command")) }},
-	{"read_file", "Read a text file of the home directory.", File,
-		`{"type":"object","properties":{` + pathParam + `},"required":["path"],"additionalProperties":false}`,
-		func(ctx context.Context, e *Env, a args) (string, error) { return e.ReadFile(ctx, a.str("path")) }},
+		func(ctx context.Context, e *Env, a args) (string, error) {
+			obs, _, err := e.run(ctx, a.str("command"))
+			return obs, err
+		}},
+	{"read_file", "Read a text file of the home directory: up to 4000 bytes from offset (default 0); a longer file says where the next part starts.", File,
+		`{"type":"object","properties":{` + pathParam + `,"offset":{"type":"integer","minimum":0,"description":"the byte to start at"}},"required":["path"],"additionalProperties":false}`,
+		func(ctx context.Context, e *Env, a args) (string, error) {
+			return e.readPart(ctx, a.str("path"), a.int("offset"))
+		}},
 	{"write_file", "Write a text file of the home directory, replacing it (parent directories are made).", File,
 		`{"type":"object","properties":{` + pathParam + `,"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`,
 		func(ctx context.Context, e *Env, a args) (string, error) {
@@ -237,6 +243,8 @@ func (a args) int(k string) int {
 		return int(f)
 	case float64:
 		return int(n)
+	case int:
+		return n
 	case string:
 		f, _ := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		return int(f)
@@ -322,8 +330,8 @@ func (e *Env) refuse(iface, tool string, m map[string]any, msg string) error {
 	return err
 }
 
-// gui runs a browser action whose arguments were read into a, recording a
-// step; an argument error stops it before the browser is touched.
+// gui runs a browser action (its arguments already checked by checkArgs),
+// recording a step.
 func (e *Env) gui(ctx context.Context, tool string, a args, fn func() (string, error)) (string, error) {
 	start := time.Now()
 	obs, err := fn()
@@ -403,22 +411,39 @@ func (e *Env) readHome(ctx context.Context, path string) ([]byte, error) {
 	return e.Files.ReadFile(ctx, path)
 }
 
-// MaxReadFile bounds what read_file returns of a file.
-const MaxReadFile = 64 << 10
-
-// ReadFile reads a file of the home.
+// ReadFile reads a file of the home (a script's read: the whole file, up
+// to MaxWriteFile).
 func (e *Env) ReadFile(ctx context.Context, path string) (string, error) {
+	return e.readPart(ctx, path, -1)
+}
+
+// readPart reads a text file of the home; offset >= 0 returns the part of
+// the observation's size from there, and says where the next one starts.
+func (e *Env) readPart(ctx context.Context, path string, offset int) (string, error) {
 	start := time.Now()
 	b, err := e.readHome(ctx, path)
 	obs := ""
-	if err == nil {
-		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
-			err = fmt.Errorf("%s is a binary file (%d bytes): read it with a tool in the shell, or describe_image for a picture", path, len(b))
-		} else {
-			obs = string(b[:min(len(b), MaxReadFile)])
+	args := map[string]any{"path": path}
+	if offset > 0 {
+		args["offset"] = offset
+	}
+	switch {
+	case err != nil:
+	case bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0:
+		err = fmt.Errorf("%s is a binary file (%d bytes): read it with a tool in the shell, or describe_image for a picture", path, len(b))
+	case offset < 0:
+		obs = string(b)
+	case offset > len(b):
+		err = fmt.Errorf("%s has %d bytes: offset %d is past its end", path, len(b), offset)
+	default:
+		limit := cmp.Or(e.MaxObservation, DefaultMaxObservation) - 80
+		part := cutUTF8(string(b[offset:]), limit)
+		obs = part
+		if end := offset + len(part); end < len(b) {
+			obs += fmt.Sprintf("\n... [bytes %d-%d of %d; read on with offset %d]", offset, end, len(b), end)
 		}
 	}
-	e.record(File, "file.read", map[string]any{"path": path}, start, obs, err)
+	e.record(File, "file.read", args, start, obs, err)
 	return obs, err
 }
 

@@ -181,12 +181,17 @@ func FailureOf(outcome string) string {
 	return FailAgent
 }
 
-// Classify sets Failure from the outcome and the verifier's verdict on a
-// done rollout: a done rollout V rejects failed as the agent's.
+// Classify sets Failure from the outcome and the verifier's verdict: an
+// infrastructure, set-up or format failure stays one; otherwise the world
+// decides, so a rollout V passes has no failure (even one whose policy
+// stopped early) and one V rejects failed as the agent's.
 func (t *Trajectory) Classify(passed bool) {
 	t.Failure = FailureOf(t.Outcome)
-	if t.Outcome == OutcomeDone && !passed {
+	if t.Countable() {
 		t.Failure = FailAgent
+		if passed {
+			t.Failure = ""
+		}
 	}
 }
 

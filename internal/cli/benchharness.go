@@ -204,11 +204,12 @@ func (e *env) benchRollouts(ctx context.Context, p *pipeline.Prepared, n, parall
 	passed := 0
 	var walls []time.Duration
 	start := time.Now()
+	careful, _ := policy.Variant("careful")
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for i := range n {
 		g.Go(func() error {
-			spec := rollout.Spec{ID: fmt.Sprintf("bench-%d", i), Policy: policy.NewReplay("careful", p.Task, policy.ReplayVariants[1].Errors, uint64(i))}
+			spec := rollout.Spec{ID: fmt.Sprintf("bench-%d", i), Policy: policy.NewReplay("careful", p.Task, careful, uint64(i))}
 			res, err := p.Env.Run(gctx, p.Task, spec)
 			if err != nil {
 				return err

@@ -27,7 +27,7 @@ func scriptedPolicies() map[string]func(p *pipeline.Prepared, seed uint64) rollo
 		"skip-approval": func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ApprovalSkipper() },
 		"stops-early":   func(*pipeline.Prepared, uint64) rollout.Policy { return policy.Quitter() },
 	}
-	for _, v := range policy.ReplayVariants {
+	for _, v := range policy.ReplayVariants() {
 		out["replay-"+v.Name] = func(p *pipeline.Prepared, seed uint64) rollout.Policy {
 			return policy.NewReplay(v.Name, p.Task, v.Errors, seed)
 		}

@@ -87,8 +87,8 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 			return nil, fmt.Errorf("verify %s: %w", r.Spec.ID, err)
 		}
 		p.Timings.Verify += time.Since(t0)
-		r.Trajectory.Classify(vr.V == 1)
-		if r.Trajectory.Failure != "" && verifierDir == p.VerifierDir { // the task's own verdict, not a variant's
+		if verifierDir == p.VerifierDir { // the task's own verdict, not a variant's
+			r.Trajectory.Classify(vr.V == 1)
 			if err := r.Trajectory.Save(filepath.Join(p.Opts.Dir, "rollouts", r.Spec.ID+".json")); err != nil {
 				return nil, err
 			}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
@@ -52,6 +54,7 @@ func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
+	defer gw.Close() // a call still in flight when opencode is killed ends first
 	o.runs++
 	dir := filepath.Join(o.WorkDir, fmt.Sprintf("%s-%d", t.ID, o.runs))
 	for n := o.runs; ; n++ {
@@ -69,8 +72,8 @@ func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 		prompt += "\n\nHint: " + t.Hint
 	}
 	sites := ""
-	for name, url := range env.Sites {
-		sites += fmt.Sprintf("\n- %s %s", name, url)
+	for _, name := range slices.Sorted(maps.Keys(env.Sites)) {
+		sites += fmt.Sprintf("\n- %s %s", name, env.Sites[name])
 	}
 	if sites != "" {
 		prompt += "\n\nThe websites of this computer (open them with browser_navigate):" + sites
@@ -78,25 +81,17 @@ func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	res, err := o.Harness.Run(ctx, external.Run{Prompt: prompt, ModelBaseURL: o.ModelBaseURL, Model: o.Model, APIKey: o.APIKey,
 		ContextTokens: o.ContextTokens, OutputTokens: o.OutputTokens, MCP: map[string]string{agent.GatewayName: "http://" + ln.Addr().String()},
 		WorkDir: dir, Timeout: wall})
+	// No call acts or records after this.
+	gw.Close()
 	tr := env.Traj
 	tr.Harness, tr.Model = external.HarnessName, o.Model
 	if res != nil && res.Trajectory != nil {
 		tr.Turns = res.Trajectory.Turns
 		tr.Segments = res.Trajectory.Segments
-		// The gateway recorded the steps as they ran, one call at a time;
-		// opencode's transcript says which turn and call issued each call,
-		// in the same order.
-		calls, ext := gw.Calls(), res.Trajectory.Steps
-		if len(calls) == len(ext) {
-			for i, c := range calls {
-				if c.End > c.First && tr.Steps[c.First].Tool != ext[i].Tool {
-					break // not the same sequence: leave the steps unattributed
-				}
-				for j := c.First; j < c.End; j++ {
-					tr.Steps[j].Turn, tr.Steps[j].CallID = ext[i].Turn, ext[i].CallID
-				}
-			}
-		}
+		attribute(tr.Steps, gw.Calls(), res.Trajectory.Steps)
+	}
+	if ierr := gw.Err(); ierr != nil && ctx.Err() == nil {
+		return "", ierr
 	}
 	if err != nil {
 		return "", err
@@ -118,4 +113,24 @@ func (o *Opencode) WallBudget() time.Duration {
 		return o.WallTime
 	}
 	return agent.DefaultWallTime
+}
+
+// attribute gives the gateway's steps the turn and call id of opencode's
+// call that made them: the gateway served the calls one at a time, in the
+// order of opencode's transcript. When the two sequences differ (a call
+// cut off by a kill), no step is attributed.
+func attribute(steps []agent.Step, calls []agent.GatewayCall, ext []agent.Step) {
+	if len(calls) != len(ext) {
+		return
+	}
+	for i, c := range calls {
+		if c.End > c.First && steps[c.First].Tool != ext[i].Tool {
+			return
+		}
+	}
+	for i, c := range calls {
+		for j := c.First; j < c.End; j++ {
+			steps[j].Turn, steps[j].CallID = ext[i].Turn, ext[i].CallID
+		}
+	}
 }

@@ -180,12 +180,24 @@ type ReplayVariant struct {
 // ReplayVariants are the offline ensemble's agents, strongest first: the
 // oracle, a careful agent, a sloppy one, one that sticks to the shell and
 // the files, and one that often gives up.
-var ReplayVariants = []ReplayVariant{
-	{"oracle", ErrorModel{}},
-	{"careful", ErrorModel{Slip: 0.02, Skip: 0.01, HintFactor: 2}},
-	{"sloppy", ErrorModel{Slip: 0.08, Skip: 0.04, Quit: 0.01, HintFactor: 2}},
-	{"cli-only", ErrorModel{Avoid: []string{task.GUI, task.MCP}}},
-	{"quitter", ErrorModel{Slip: 0.03, Quit: 0.06, HintFactor: 1.5}},
+func ReplayVariants() []ReplayVariant {
+	return []ReplayVariant{
+		{"oracle", ErrorModel{}},
+		{"careful", ErrorModel{Slip: 0.02, Skip: 0.01, HintFactor: 2}},
+		{"sloppy", ErrorModel{Slip: 0.08, Skip: 0.04, Quit: 0.01, HintFactor: 2}},
+		{"cli-only", ErrorModel{Avoid: []string{task.GUI, task.MCP}}},
+		{"quitter", ErrorModel{Slip: 0.03, Quit: 0.06, HintFactor: 1.5}},
+	}
+}
+
+// Variant is the named replay variant's error model.
+func Variant(name string) (ErrorModel, bool) {
+	for _, v := range ReplayVariants() {
+		if v.Name == name {
+			return v.Errors, true
+		}
+	}
+	return ErrorModel{}, false
 }
 
 // ReplayEnsemble is the offline ensemble for any task with a reference
@@ -194,8 +206,8 @@ var ReplayVariants = []ReplayVariant{
 // seeded by seed.
 func ReplayEnsemble(t *task.Task, seed uint64) []rollout.Spec {
 	pick := func(id, name string, hint bool) rollout.Spec {
-		i := slices.IndexFunc(ReplayVariants, func(v ReplayVariant) bool { return v.Name == name })
-		r := NewReplay(name, t, ReplayVariants[i].Errors, seed)
+		errs, _ := Variant(name)
+		r := NewReplay(name, t, errs, seed)
 		return rollout.Spec{ID: id, Policy: r, Hint: hint}
 	}
 	return []rollout.Spec{
