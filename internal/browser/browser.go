@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,7 +82,9 @@ type Browser struct {
 	tab        context.Context // chromedp context of the tab
 	cancelTab  context.CancelFunc
 	cancelProc context.CancelFunc
-	rule       *originRule // nil: no origin rule
+	rule       *originRule     // nil: no origin rule
+	root       context.Context // chromedp context of New's tab, for browser-level calls
+	windows    *windowGuard    // shared by New's tab and all its Tabs
 
 	mu     sync.Mutex
 	closed bool
@@ -127,8 +130,13 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
 	)
 	procCtx, cancelProc := chromedp.NewExecAllocator(ctx, flags...)
-	tab, cancelTab := chromedp.NewContext(procCtx)
-	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc, rule: rule}
+	tab, cancelTab := chromedp.NewContext(procCtx, chromedp.WithErrorf(func(format string, args ...any) {
+		if strings.HasPrefix(format, "executor for %q doesn't exist") {
+			return // the detach of a session the window guard released
+		}
+		log.Warn("chromedp: " + fmt.Sprintf(format, args...))
+	}))
+	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc, rule: rule, root: tab, windows: &windowGuard{}}
 
 	// The first Do starts the process and binds it to tab, so the start
 	// timeout cancels through a timer, not a derived context.
@@ -144,7 +152,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		return nil, fmt.Errorf("start browser %s: %w", opts.ExecPath, err)
 	}
 	if rule != nil {
-		if err := rule.enforce(tab); err != nil {
+		if err := b.enforce(); err != nil {
 			b.shutdown()
 			return nil, fmt.Errorf("start browser: %w", err)
 		}
@@ -190,13 +198,26 @@ func (b *Browser) Tab(ctx context.Context, opts ...TabOption) (*Browser, error) 
 		}
 		return nil, fmt.Errorf("open tab: %w", err)
 	}
+	t := &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}, rule: rule, root: b.root, windows: b.windows}
 	if rule != nil {
-		if err := rule.enforce(tab); err != nil {
+		if err := t.enforce(); err != nil {
 			cancel()
 			return nil, fmt.Errorf("open tab: %w", err)
 		}
 	}
-	return &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}, rule: rule}, nil
+	return t, nil
+}
+
+// enforce puts b's tab under its origin rule: Fetch interception on the
+// tab, and the window guard on its browser context.
+func (b *Browser) enforce() error {
+	if err := b.rule.enforce(b.tab); err != nil {
+		return err
+	}
+	if err := b.windows.guard(b.root, b.tab); err != nil {
+		return fmt.Errorf("enable the origin rule: guard new windows: %w", err)
+	}
+	return nil
 }
 
 // PID returns the process id of the Chromium b runs in (a tab's is its
@@ -230,6 +251,9 @@ func (b *Browser) Close(ctx context.Context) error {
 }
 
 func (b *Browser) shutdown() error {
+	if b.rule != nil {
+		b.windows.forget(b.tab)
+	}
 	b.cancelTab()  // kills the process the tab started and waits for it
 	b.cancelProc() // waits for the allocator's goroutines
 	if b.profile == "" {

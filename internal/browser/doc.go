@@ -12,6 +12,8 @@
 //   - origin rule: AllowOrigins (or Options.AllowOrigins): the tab's
 //     requests to any other origin are failed inside Chromium by Fetch
 //     interception; a refused page is an error wrapping ErrRefused.
+//   - window guard: the new windows of a tab with a rule are paused by
+//     Chromium before they load (browser-level auto-attach) and closed.
 //   - snapshot: the page as text in snapshot format 1, each link, control
 //     and image numbered; Ref(n) is the selector of number n.
 //   - action timeout: every method runs under Options.Timeout (and the

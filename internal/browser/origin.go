@@ -135,17 +135,27 @@ func (r *originRule) refusedError(f refusal) error {
 
 // enforce turns on Fetch interception on tab (an attached chromedp
 // context) and answers every paused request by the rule until tab ends.
+// A new window of the tab is closed before it loads (windowGuard); the
+// address of one opened with a user gesture (a click on a target=_blank
+// link, a form aimed at another window) is refused here like the tab's
+// own page when the rule refuses it, so the action that opened it fails.
 func (r *originRule) enforce(tab context.Context) error {
 	paused := chromedp.Events(tab, fetch.RequestPaused) // subscribe before enabling
+	opened := chromedp.Events(tab, page.WindowOpen)
 	top := chromedp.FromContext(tab).Target.TargetID
 	if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return fmt.Errorf("enable the origin rule: %w", err)
 	}
-	// A new window is a target of its own that this interception does not
-	// see: keep the tab's links, forms and window.open in the tab.
-	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: sameWindowJS}); err != nil {
-		return fmt.Errorf("enable the origin rule: %w", err)
-	}
+	go func() {
+		for ev, err := range opened {
+			if err != nil {
+				return // the tab ended
+			}
+			if ok, origin := r.allows(ev.URL); !ok && ev.UserGesture {
+				r.refuse(refusal{url: ev.URL, origin: origin, top: true})
+			}
+		}
+	}()
 	go func() {
 		for ev, err := range paused {
 			if err != nil {
@@ -153,14 +163,7 @@ func (r *originRule) enforce(tab context.Context) error {
 			}
 			ok, origin := r.allows(ev.Request.URL)
 			if !ok && ev.ResourceType == network.ResourceTypeDocument {
-				f := refusal{url: ev.Request.URL, origin: origin, top: string(ev.FrameID) == string(top)}
-				r.mu.Lock()
-				r.refused = append(r.refused, f)
-				onTop := r.onTop
-				r.mu.Unlock()
-				if f.top && onTop != nil {
-					onTop() // a script's navigation commits no error page to wait for
-				}
+				r.refuse(refusal{url: ev.Request.URL, origin: origin, top: string(ev.FrameID) == string(top)})
 			}
 			// Answer concurrently: a page's images and scripts pause
 			// together, and each answer is a round trip to Chromium. An
@@ -177,24 +180,15 @@ func (r *originRule) enforce(tab context.Context) error {
 	return nil
 }
 
-// sameWindowJS runs before every document's own scripts in a tab with an
-// origin rule: window.open opens nothing, and a link or form that would
-// open a new window (a target other than the frame's own, or a modifier
-// key, or the middle button) loads in the tab instead, where the rule
-// sees its requests. It is a guard at the level of the page's script, so a
-// hostile page could undo it; the sites this repository serves are not.
-const sameWindowJS = `(() => {
-const own = t => t === "" || ["_self", "_top", "_parent"].includes(t.toLowerCase());
-const targetOf = el => el.getAttribute("target") ?? (document.querySelector("base[target]")?.getAttribute("target") ?? "");
-try { Object.defineProperty(window, "open", {value: () => null, writable: false, configurable: false}); } catch (e) {}
-const click = e => {
-  const a = e.target instanceof Element ? e.target.closest("a[href], area[href]") : null;
-  if (!a || own(targetOf(a)) && !e.ctrlKey && !e.shiftKey && !e.metaKey && e.button !== 1) return;
-  e.preventDefault();
-  e.stopImmediatePropagation();
-  location.href = a.href;
-};
-addEventListener("click", click, true);
-addEventListener("auxclick", click, true);
-addEventListener("submit", e => { const f = e.target; if (f instanceof HTMLFormElement && !own(targetOf(f))) f.target = "_self"; }, true);
-})()`
+// refuse records a refused document; one of the tab's own frame ends the
+// wait of the action under way (a script's navigation or a new window
+// commits no error page to wait for).
+func (r *originRule) refuse(f refusal) {
+	r.mu.Lock()
+	r.refused = append(r.refused, f)
+	onTop := r.onTop
+	r.mu.Unlock()
+	if f.top && onTop != nil {
+		onTop()
+	}
+}

@@ -32,16 +32,33 @@ func newOriginPair(t *testing.T) *originPair {
 	t.Cleanup(p.other.Close)
 	o := p.other.URL
 	pages := map[string]string{
-		"/":        `<p id="where">own</p><a id="same" href="/two">two</a><a id="away" href="` + o + `/x">away</a>`,
-		"/two":     `<p id="where">two</p>`,
-		"/fetch":   `<p id="where">fetch</p><script>fetch("` + o + `/api").then(() => document.title = "reached", () => document.title = "refused")</script>`,
-		"/xhr":     `<p id="where">xhr</p><script>const x = new XMLHttpRequest(); x.onload = () => document.title = "reached"; x.onerror = () => document.title = "refused"; x.open("GET", "` + o + `/xhr"); x.send()</script>`,
-		"/img":     `<p id="where">img</p><img id="pic" src="` + o + `/pic.png" onerror="document.title='refused'">`,
-		"/iframe":  `<p id="where">iframe</p><iframe src="` + o + `/frame"></iframe>`,
-		"/form":    `<form id="f" method="post" action="` + o + `/steal"><input name="secret" value="s3"><button id="go" type="submit">Send</button></form>`,
-		"/meta":    `<meta http-equiv="refresh" content="0;url=` + o + `/meta"><p id="where">meta</p>`,
-		"/js":      `<p id="where">js</p><script>setTimeout(() => location.href = "` + o + `/js", 10)</script>`,
-		"/popup":   `<a id="blank" target="_blank" href="` + o + `/blank">new window</a><form id="pf" target="_blank" method="post" action="` + o + `/pf"><button id="pgo">Go</button></form><script>window.open("` + o + `/open")</script>`,
+		"/":       `<p id="where">own</p><a id="same" href="/two">two</a><a id="away" href="` + o + `/x">away</a>`,
+		"/two":    `<p id="where">two</p>`,
+		"/fetch":  `<p id="where">fetch</p><script>fetch("` + o + `/api").then(() => document.title = "reached", () => document.title = "refused")</script>`,
+		"/xhr":    `<p id="where">xhr</p><script>const x = new XMLHttpRequest(); x.onload = () => document.title = "reached"; x.onerror = () => document.title = "refused"; x.open("GET", "` + o + `/xhr"); x.send()</script>`,
+		"/img":    `<p id="where">img</p><img id="pic" src="` + o + `/pic.png" onerror="document.title='refused'">`,
+		"/iframe": `<p id="where">iframe</p><iframe src="` + o + `/frame"></iframe>`,
+		"/form":   `<form id="f" method="post" action="` + o + `/steal"><input name="secret" value="s3"><button id="go" type="submit">Send</button></form>`,
+		"/meta":   `<meta http-equiv="refresh" content="0;url=` + o + `/meta"><p id="where">meta</p>`,
+		"/js":     `<p id="where">js</p><script>setTimeout(() => location.href = "` + o + `/js", 10)</script>`,
+		"/popup":  `<a id="blank" target="_blank" href="` + o + `/blank">new window</a><form id="pf" target="_blank" method="post" action="` + o + `/pf"><button id="pgo">Go</button></form><script>window.open("` + o + `/open")</script>`,
+		// A hostile page undoes whatever a guard in the page's own script
+		// could set up: it overrides and deletes window.open, takes a
+		// pristine one from a new frame, stops every click listener, and
+		// sends a form aimed at a new window with form.submit(), which
+		// fires no submit event.
+		"/hostile": `<p id="where">hostile</p><a id="hblank" target="_blank" href="` + o + `/hostile-link">away</a>` +
+			`<form id="hf" target="_blank" method="post" action="` + o + `/hostile-form"><input name="secret" value="s3"></form><script>
+window.open = () => null;
+try { delete window.open; } catch (e) {}
+try { Object.defineProperty(window, "open", {value: () => null, configurable: true}); } catch (e) {}
+const f = document.createElement("iframe");
+document.body.append(f);
+f.contentWindow.open.call(window, "` + o + `/hostile-open");
+window.open("` + o + `/hostile-open2", "_blank", "noopener");
+addEventListener("click", e => e.stopImmediatePropagation(), true);
+document.getElementById("hf").submit();
+</script>`,
 		"/ownimg":  `<img id="pic" src="/pic.svg"><script>fetch("/two").then(r => document.title = "same " + r.status)</script>`,
 		"/pic.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>`,
 	}
@@ -149,6 +166,8 @@ func TestOriginRule(t *testing.T) {
 	refused(tab.Click(ctx, "#blank"), "a target=_blank link")
 	must(tab.Navigate(ctx, p.own.URL+"/popup"))
 	refused(tab.Click(ctx, "#pgo"), "a target=_blank form")
+	must(tab.Navigate(ctx, p.own.URL+"/hostile"))
+	refused(tab.Click(ctx, "#hblank"), "a target=_blank link on a hostile page")
 	must(tab.Navigate(ctx, p.own.URL+"/meta"))
 	time.Sleep(300 * time.Millisecond) // the refresh fires
 	must(tab.Navigate(ctx, p.own.URL+"/js"))
@@ -168,6 +187,19 @@ func TestOriginRule(t *testing.T) {
 	must(free.Navigate(ctx, p.other.URL+"/"))
 	if n := p.hits.Load(); n == 0 {
 		t.Error("a tab without a rule did not reach the other origin")
+	}
+	// Its new windows run (the guard pauses them too, and lets them go).
+	before := p.hits.Load()
+	must(free.Navigate(ctx, p.own.URL+"/popup"))
+	deadline := time.Now().Add(5 * time.Second)
+	for p.hits.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.hits.Load() == before {
+		t.Error("window.open in a tab without a rule reached nothing")
+	}
+	if w, err := free.Text(ctx, "#blank"); err != nil || w != "new window" {
+		t.Errorf("the page that opened a window: %q, %v", w, err)
 	}
 }
 
