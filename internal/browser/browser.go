@@ -85,6 +85,7 @@ type Browser struct {
 	rule       *originRule     // nil: no origin rule
 	root       context.Context // chromedp context of New's tab, for browser-level calls
 	windows    *windowGuard    // shared by New's tab and all its Tabs
+	spare      *spareTab       // New's browser only: the next Tab
 
 	mu     sync.Mutex
 	closed bool
@@ -136,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		}
 		log.Warn("chromedp: " + fmt.Sprintf(format, args...))
 	}))
-	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc, rule: rule, root: tab, windows: &windowGuard{}}
+	b := &Browser{opts: opts, log: log, profile: profile, tab: tab, cancelTab: cancelTab, cancelProc: cancelProc, rule: rule, root: tab, windows: &windowGuard{}, spare: &spareTab{}}
 
 	// The first Do starts the process and binds it to tab, so the start
 	// timeout cancels through a timer, not a derived context.
@@ -163,9 +164,12 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 
 // Tab opens a fresh tab of b's Chromium in a browser context of its own
 // (cookies, storage and cache apart, as in an incognito window), as a
-// Browser whose Close closes only the tab. A tab opens in milliseconds where
-// a new Chromium takes a second or more on a loaded machine, so sessions
-// that need a clean browser (judges, probes, rollouts) share one process.
+// Browser whose Close closes only the tab. Sessions that need a clean
+// browser (judges, probes, rollouts) share one process this way. On New's
+// browser, Tab returns a spare made ahead of the call (a context nothing
+// has used, at about:blank) and starts the next one in the background, so
+// a call returns in milliseconds unless calls come faster than a tab
+// starts (some 300 ms); the spare costs one idle context while b lives.
 // A tab has the origin rule its options give (AllowOrigins), never its
 // parent's.
 func (b *Browser) Tab(ctx context.Context, opts ...TabOption) (*Browser, error) {
@@ -186,18 +190,16 @@ func (b *Browser) Tab(ctx context.Context, opts ...TabOption) (*Browser, error) 
 	if closed || b.tab.Err() != nil {
 		return nil, fmt.Errorf("open tab: %w", ErrGone)
 	}
-	tab, cancel := chromedp.NewContext(b.tab, chromedp.WithNewBrowserContext())
-	timer := time.AfterFunc(b.opts.StartTimeout, cancel)
-	stop := context.AfterFunc(ctx, cancel)
-	err := chromedp.Do(tab)
-	stop()
-	if !timer.Stop() || err != nil {
-		cancel()
-		if err == nil {
-			err = fmt.Errorf("no answer within %v", b.opts.StartTimeout)
-		}
-		return nil, fmt.Errorf("open tab: %w", err)
+	var o openedTab
+	if b.spare != nil {
+		o = b.spare.take(ctx, b.tab, b.opts.StartTimeout)
+	} else {
+		o = openTab(ctx, b.tab, b.opts.StartTimeout) // a tab of a tab
 	}
+	if o.err != nil {
+		return nil, fmt.Errorf("open tab: %w", o.err)
+	}
+	tab, cancel := o.tab, o.cancel
 	t := &Browser{opts: b.opts, log: b.log, tab: tab, cancelTab: cancel, cancelProc: func() {}, rule: rule, root: b.root, windows: b.windows}
 	if rule != nil {
 		if err := t.enforce(); err != nil {
@@ -254,7 +256,10 @@ func (b *Browser) shutdown() error {
 	if b.rule != nil {
 		b.windows.forget(b.tab)
 	}
-	b.cancelTab()  // kills the process the tab started and waits for it
+	b.cancelTab() // kills the process the tab started and waits for it
+	if b.spare != nil {
+		b.spare.close() // its tab ended with the process
+	}
 	b.cancelProc() // waits for the allocator's goroutines
 	if b.profile == "" {
 		return nil // a tab: the process is its parent's

@@ -282,3 +282,50 @@ func BenchmarkSessionBrowser(b *testing.B) {
 		}
 	})
 }
+
+// TestTabsConcurrent: tabs opened at once (one takes the spare, the others
+// open their own) each work, and none sees another's cookie.
+func TestTabsConcurrent(t *testing.T) {
+	b := newBrowser(t)
+	ctx := t.Context()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := "none"
+		if c, err := r.Cookie("who"); err == nil {
+			v = c.Value
+		}
+		if me := r.URL.Query().Get("me"); me != "" { // not /favicon.ico
+			http.SetCookie(w, &http.Cookie{Name: "who", Value: me, Path: "/"})
+		}
+		fmt.Fprintf(w, `<p id="c">%s</p>`, v)
+	}))
+	defer srv.Close()
+	if _, err := b.Tab(ctx); err != nil { // the first: starts the spare
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			errs <- func() error {
+				tab, err := b.Tab(ctx)
+				if err != nil {
+					return err
+				}
+				defer tab.Close(context.Background())
+				for n, want := range []string{"none", fmt.Sprint(i)} {
+					if err := tab.Navigate(ctx, fmt.Sprintf("%s/?me=%d&n=%d", srv.URL, i, n)); err != nil {
+						return err
+					}
+					if got, err := tab.HTML(ctx); err != nil || !strings.Contains(got, `<p id="c">`+want+`</p>`) {
+						return fmt.Errorf("tab %d: %q, %v, want the cookie %q", i, got, err, want)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
