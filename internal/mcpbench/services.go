@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type ServicesOptions struct {
 	Scripts string
 	// PerService caps the read calls measured per service (default 12).
 	PerService int
+	// Only, when set, measures only these services ("calendar") and
+	// cases ("calendar/find_free_time"; every call of that tool).
+	Only []string
 }
 
 // ServiceCase is one read call measured on both builds.
@@ -40,6 +44,10 @@ type ServiceCase struct {
 	P50, P99      time.Duration
 	BaseP50       time.Duration
 	BaseP99       time.Duration
+	// CPU and BaseCPU are the median CPU time the server process used
+	// per call (all its threads, from /proc; 0 where that is not there).
+	// It moves far less between runs than latency does.
+	CPU, BaseCPU time.Duration
 	// Same is false when the two builds answered differently.
 	Same bool
 	// Error is true when the call's answer is a tool error (a call the
@@ -79,7 +87,9 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 	defer cancel()
 	type side struct {
 		rc  rawClient
+		pid int
 		dur []time.Duration
+		cpu []time.Duration
 		out []byte
 	}
 	type bcase struct {
@@ -95,7 +105,7 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 		}
 	}()
 	for _, spec := range service.All() {
-		if spec.Compiled().Def.Test == nil {
+		if !o.measures(spec.Name, "") || spec.Compiled().Def.Test == nil {
 			continue
 		}
 		d := spec.Compiled().Def
@@ -108,7 +118,7 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 			readOnly[t.Name] = t.Annotations.ReadOnly
 		}
 		chosen := pickReads(calls, readOnly, o.PerService, d.HealthTool)
-		start := func(bin, who string) (rawClient, error) {
+		start := func(bin, who string) (*rawStdio, error) {
 			dir := filepath.Join(work, spec.Name+"-"+who)
 			if err := writeServiceWorld(ctx, dir, spec); err != nil {
 				return nil, err
@@ -129,9 +139,12 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 			return nil, err
 		}
 		for _, c := range chosen {
+			if !o.measures(spec.Name, c.tool) {
+				continue
+			}
 			a, _ := json.Marshal(c.args)
 			cases = append(cases, &bcase{ServiceCase: ServiceCase{Service: spec.Name, Tool: c.tool, Args: string(a)}, args: c.args,
-				ours: side{rc: ours}, base: side{rc: base}})
+				ours: side{rc: ours, pid: ours.cmd.Process.Pid}, base: side{rc: base, pid: base.cmd.Process.Pid}})
 		}
 	}
 	id := int64(1)
@@ -147,12 +160,19 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 			}
 			for _, s := range order {
 				id++
+				cpu0, cpuOK := processCPU(s.pid)
 				msg, d, err := s.rc.call(ctx, id, c.Tool, c.args)
 				if err != nil {
 					return nil, fmt.Errorf("mcpbench: %s %s: %w", c.Service, c.Tool, err)
 				}
 				if i >= o.Warmup {
 					s.dur = append(s.dur, d)
+					// The response is written before the call's last
+					// bookkeeping ends; what runs after it is counted
+					// in the next call of the same process.
+					if cpu1, ok := processCPU(s.pid); ok && cpuOK {
+						s.cpu = append(s.cpu, cpu1-cpu0)
+					}
 				}
 				if i == 0 {
 					s.out = resultOf(msg)
@@ -166,6 +186,11 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 		slices.Sort(c.base.dur)
 		c.P50, c.P99 = quantile(c.ours.dur, 0.5), quantile(c.ours.dur, 0.99)
 		c.BaseP50, c.BaseP99 = quantile(c.base.dur, 0.5), quantile(c.base.dur, 0.99)
+		if len(c.ours.cpu) > 0 && len(c.base.cpu) > 0 {
+			slices.Sort(c.ours.cpu)
+			slices.Sort(c.base.cpu)
+			c.CPU, c.BaseCPU = quantile(c.ours.cpu, 0.5), quantile(c.base.cpu, 0.5)
+		}
 		c.Same = sameJSONBytes(c.ours.out, c.base.out)
 		var r struct {
 			IsError bool `json:"isError"`
@@ -176,6 +201,45 @@ func RunServices(ctx context.Context, o ServicesOptions) (*ServicesReport, error
 	}
 	rep.Elapsed = time.Since(began)
 	return rep, nil
+}
+
+// measures reports whether o measures the service's tool ("" for the
+// service as a whole).
+func (o ServicesOptions) measures(svc, tool string) bool {
+	if len(o.Only) == 0 {
+		return true
+	}
+	for _, x := range o.Only {
+		name, t, _ := strings.Cut(x, "/")
+		if name == svc && (t == "" || tool == "" || t == tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// processCPU is the CPU time the process's threads have run so far (the
+// first field of each /proc/PID/task/TID/schedstat, in nanoseconds).
+func processCPU(pid int) (time.Duration, bool) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread has exited
+		}
+		f, _, _ := strings.Cut(string(b), " ")
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += n
+	}
+	return time.Duration(sum), true
 }
 
 type readCall struct {
@@ -275,9 +339,10 @@ func (r *ServicesReport) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Services: this build against the baseline\n\n%d timed calls per case after %d warm-up calls, every case on both builds in turn (round robin) in one run; `mcp serve --ephemeral` over stdio, raw client, each build on its own copy of the service's test world. Baseline: `%s`.\n\n",
 		r.Calls, r.Warmup, filepath.Base(r.Baseline))
-	b.WriteString("| service | tool | arguments | answer | p50 | baseline p50 | ratio | p99 | baseline p99 | same answer |\n|---|---|---|---|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| service | tool | arguments | answer | p50 | baseline p50 | ratio | p99 | baseline p99 | server CPU ratio | same answer |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	type agg struct {
 		logs []float64
+		cpu  []float64
 		p99  []float64
 		ok   []float64 // the p50 ratios of the calls that succeeded
 		bad  []float64 // of the tool errors
@@ -298,7 +363,11 @@ func (r *ServicesReport) Markdown() string {
 		if c.Error {
 			answer = "tool error"
 		}
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %.2fx | %s | %s | %s |\n", c.Service, c.Tool, strings.ReplaceAll(args, "|", "\\|"), answer, fmtDur(c.P50), fmtDur(c.BaseP50), ratio, fmtDur(c.P99), fmtDur(c.BaseP99), same)
+		cpu := "—"
+		if c.CPU > 0 && c.BaseCPU > 0 {
+			cpu = fmt.Sprintf("%.2fx", float64(c.CPU)/float64(c.BaseCPU))
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %.2fx | %s | %s | %s | %s |\n", c.Service, c.Tool, strings.ReplaceAll(args, "|", "\\|"), answer, fmtDur(c.P50), fmtDur(c.BaseP50), ratio, fmtDur(c.P99), fmtDur(c.BaseP99), cpu, same)
 		a := per[c.Service]
 		if a == nil {
 			a = &agg{}
@@ -306,6 +375,9 @@ func (r *ServicesReport) Markdown() string {
 			order = append(order, c.Service)
 		}
 		a.logs = append(a.logs, math.Log(ratio))
+		if c.CPU > 0 && c.BaseCPU > 0 {
+			a.cpu = append(a.cpu, math.Log(float64(c.CPU)/float64(c.BaseCPU)))
+		}
 		a.p99 = append(a.p99, math.Log(float64(c.P99)/float64(c.BaseP99)))
 		if c.Error {
 			a.bad = append(a.bad, math.Log(ratio))
@@ -313,15 +385,16 @@ func (r *ServicesReport) Markdown() string {
 			a.ok = append(a.ok, math.Log(ratio))
 		}
 	}
-	b.WriteString("\n| service | calls | p50 ratio (geometric mean) | p99 ratio (geometric mean) | p50 ratio, results | p50 ratio, tool errors |\n|---|---:|---:|---:|---:|---:|\n")
-	var all, all99, allOK, allBad []float64
+	b.WriteString("\n| service | calls | p50 ratio (geometric mean) | p99 ratio (geometric mean) | p50 ratio, results | p50 ratio, tool errors | server CPU ratio (geometric mean) |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	var all, all99, allOK, allBad, allCPU []float64
 	for _, s := range order {
 		a := per[s]
-		fmt.Fprintf(&b, "| %s | %d | **%.2fx** | %.2fx | %s | %s |\n", s, len(a.logs), geo(a.logs), geo(a.p99), geoOr(a.ok), geoOr(a.bad))
+		fmt.Fprintf(&b, "| %s | %d | **%.2fx** | %.2fx | %s | %s | %s |\n", s, len(a.logs), geo(a.logs), geo(a.p99), geoOr(a.ok), geoOr(a.bad), geoOr(a.cpu))
 		all, all99 = append(all, a.logs...), append(all99, a.p99...)
 		allOK, allBad = append(allOK, a.ok...), append(allBad, a.bad...)
+		allCPU = append(allCPU, a.cpu...)
 	}
-	fmt.Fprintf(&b, "| all | %d | **%.2fx** | %.2fx | %s | %s |\n\nRatio: this build over the baseline; below 1 is faster. Run took %s.\n", len(all), geo(all), geo(all99), geoOr(allOK), geoOr(allBad), r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "| all | %d | **%.2fx** | %.2fx | %s | %s | %s |\n\nRatio: this build over the baseline; below 1 is faster. Server CPU: the median CPU time the server process ran per call (its threads' /proc schedstat, read before and after each call). Run took %s.\n", len(all), geo(all), geo(all99), geoOr(allOK), geoOr(allBad), geoOr(allCPU), r.Elapsed.Round(time.Second))
 	return b.String()
 }
 
