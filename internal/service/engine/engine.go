@@ -385,6 +385,7 @@ func (s *Service) resourceText(ctx context.Context, q dbtool.Querier, name strin
 func (s *Service) toolHandler(t *tool) mcp.ToolHandler {
 	name, svc := t.def.Name, s.c.Def.Name
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		growStack()
 		out, err := s.callTool(ctx, t, req.Params.Arguments)
 		if err != nil {
 			var te *dbtool.ToolError
