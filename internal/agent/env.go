@@ -142,8 +142,21 @@ func (e *Env) Open(ctx context.Context, path string) error {
 	return err
 }
 
+// SitePrefix names a page of one of the instance's websites whatever its
+// origin: "site:recipes/saved" is the recipes site's /saved. References
+// and scripts use it, since an instance's origins change with its ports.
+const SitePrefix = "site:"
+
 // resolve turns what the agent asked to open into a URL of the instance.
 func (e *Env) resolve(path string) (string, error) {
+	if rest, ok := strings.CutPrefix(path, SitePrefix); ok {
+		name, p, _ := strings.Cut(rest, "/")
+		base, ok := e.Sites[name]
+		if !ok {
+			return "", fmt.Errorf("refused: %q names no website of this instance; the websites are %s", path, strings.Join(e.siteList(), ", "))
+		}
+		return base + "/" + p, nil
+	}
 	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
 		if e.BaseURL == "" {
 			return "", fmt.Errorf("refused: %q is a path but this instance has no default website; open a full URL: %s", path, strings.Join(e.siteList(), ", "))

@@ -1,0 +1,223 @@
+package taskgen
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
+	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/synth"
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// runDir is a world-synthesis run the suite draws states from.
+var runDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wildawm-taskgen-")
+	if err != nil {
+		panic(err)
+	}
+	runDir = dir
+	code := func() int {
+		ctx := context.Background()
+		if _, err := catalog.Build(ctx, filepath.Join(dir, "catalog"), generator.Default(), catalog.BuildOptions{Seed: catalog.DefaultSeed}); err != nil {
+			panic(err)
+		}
+		r, closeRun, err := synth.Open(ctx, synth.OpenOptions{Dir: dir, Seed: 3})
+		if err != nil {
+			panic(err)
+		}
+		ps, _, err := r.Personas(ctx, 3, func(int) int { return 10 }, "")
+		if err != nil {
+			panic(err)
+		}
+		if err := r.Worlds(ctx, ps, 2); err != nil {
+			panic(err)
+		}
+		closeRun()
+		return m.Run()
+	}()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func openSource(t *testing.T) *Source {
+	t.Helper()
+	cache, err := os.MkdirTemp("", "wildawm-taskgen-cache-") // the sandbox reads W0 here
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(cache, 0o755)
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	s, closeSrc, err := OpenSource(context.Background(), runDir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeSrc)
+	return s
+}
+
+// drafted is a family's draft on a state.
+type drafted struct {
+	state State
+	w     *World
+	draft *Draft
+}
+
+// draftAll authors every sketch of fam on every state's last days.
+func draftAll(t *testing.T, s *Source, fam Family) []drafted {
+	t.Helper()
+	var out []drafted
+	for _, st := range s.States {
+		if st.Day < st.Persona.Days-3 {
+			continue
+		}
+		w, err := s.World(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := uint64(st.Day)
+		sk, err := fam.Sketch(w, rand.New(rand.NewPCG(seed, 1)))
+		if err != nil {
+			t.Fatalf("%s day %d: sketch: %v", st.Persona.ID, st.Day, err)
+		}
+		again, _ := fam.Sketch(w, rand.New(rand.NewPCG(seed, 1)))
+		if !reflect.DeepEqual(sk, again) {
+			t.Fatalf("%s day %d: two sketches with one seed differ", st.Persona.ID, st.Day)
+		}
+		for _, k := range sk {
+			if k.Family != fam.Name() || len(k.Core) == 0 || k.Title == "" {
+				t.Fatalf("sketch %+v: want its family, a title and its core actions", k)
+			}
+			d, err := fam.Author(w, k)
+			if err != nil {
+				t.Fatalf("%s day %d: author %q: %v", st.Persona.ID, st.Day, k.Title, err)
+			}
+			out = append(out, drafted{st, w, d})
+		}
+	}
+	return out
+}
+
+// TestFamiliesSuite is the suite every task family passes: it sketches on
+// the synthesized worlds, deterministically; its drafts are valid tasks
+// that need the GUI, MCP and CLI, each in the reference completion and in
+// a sub-task; they save and load; the initial world does not satisfy V,
+// nor does the right answer alone; and the reference completion, run
+// through the harness on a live instance, does.
+func TestFamiliesSuite(t *testing.T) {
+	s := openSource(t)
+	for _, fam := range All() {
+		t.Run(fam.Name(), func(t *testing.T) {
+			ds := draftAll(t, s, fam)
+			if len(ds) == 0 {
+				t.Fatalf("no sketch on any of the %d test states: the family cannot be tested here", len(s.States))
+			}
+			for _, d := range ds {
+				tk := d.draft.Task
+				if err := tk.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(tk.Interfaces, []string{task.GUI, task.MCP, task.CLI}) {
+					t.Fatalf("%s: interfaces %v, want all three", tk.ID, tk.Interfaces)
+				}
+				if tk.Provenance.Snapshot != d.state.Snapshot {
+					t.Fatalf("%s: provenance %v", tk.ID, tk.Provenance)
+				}
+				dir := filepath.Join(t.TempDir(), tk.ID)
+				if err := d.draft.Save(dir); err != nil {
+					t.Fatal(err)
+				}
+				if back, err := task.Load(dir); err != nil || back.ID != tk.ID {
+					t.Fatalf("load %s: %v", dir, err)
+				}
+			}
+			runtime.SkipUnlessInstancesRun(t)
+			env := liveEnv(t, s, ds[0].state)
+			for i, d := range ds {
+				if i >= 3 {
+					break // three live checks a family are enough
+				}
+				checkLive(t, env, d)
+			}
+		})
+	}
+}
+
+func liveEnv(t *testing.T, s *Source, st State) *rollout.Env {
+	// The sandbox's uid must reach the work directory: not under
+	// t.TempDir's 0700 parent.
+	dir, err := os.MkdirTemp("", "wildawm-taskgen-live-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	return &rollout.Env{Store: s.Run.Store, Materializer: s.Materializer, CatalogDir: s.CatalogDir, WorkDir: dir, Self: st.Persona.Name,
+		Services: s.Run.Defs.Library,
+		NewBrowser: func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
+		}}
+}
+
+// checkLive runs the reference on a live instance of W0 and holds V to
+// what it must say.
+func checkLive(t *testing.T, env *rollout.Env, d drafted) {
+	t.Helper()
+	ctx := context.Background()
+	tk := d.draft.Task
+	vdir := filepath.Join(env.WorkDir, "task-"+tk.ID)
+	if err := d.draft.Save(vdir); err != nil {
+		t.Fatal(err)
+	}
+	vdir = filepath.Join(vdir, "verifier")
+	v0, err := env.Verify(ctx, tk, vdir, tk.Provenance.Snapshot, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v0.V != 0 {
+		t.Fatalf("%s: the initial world satisfies V: %+v", tk.ID, v0.Criteria)
+	}
+	if va, err := env.Verify(ctx, tk, vdir, tk.Provenance.Snapshot, tk.Answer); err != nil || va.V != 0 {
+		t.Fatalf("%s: the answer alone, the world untouched, gives V=%d (%v)", tk.ID, va.V, err)
+	}
+	inst, err := env.Start(ctx, tk.Provenance.Snapshot, "ref-"+tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion}
+	sess, err := env.Open(ctx, inst, traj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range tk.Reference {
+		if err := sess.Env.Do(ctx, st.Tool, st.Args); err != nil {
+			sess.Close(ctx)
+			t.Fatalf("%s: reference step %d (%s %v): %v", tk.ID, i, st.Tool, st.Args, err)
+		}
+	}
+	sess.Close(ctx)
+	final, err := rollout.SnapshotWorld(ctx, env.Store, inst.Dir(), tk.Provenance.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := env.Verify(ctx, tk, vdir, final, tk.Answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.V != 1 {
+		t.Fatalf("%s: the reference completion does not pass V: %s", tk.ID, fmt.Sprint(v.Criteria))
+	}
+}
