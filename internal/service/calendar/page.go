@@ -15,8 +15,7 @@ import (
 
 // occurrence is one occurrence of a confirmed event.
 type occurrence struct {
-	start, end string // TimeFormat
-	from, to   int64  // start and end, Unix seconds
+	from, to   int64 // start and end, Unix seconds (written as TimeFormat only when shown)
 	index      int
 	event      string // ext_id
 	title      string
@@ -59,15 +58,17 @@ FROM events e WHERE e.status = 'confirmed' AND e.starts_at < ? ORDER BY e.id`, s
 			return nil, fmt.Errorf("unreadable event times %q-%q or recurrence %q", startsAt, endsAt, o.recurrence.String)
 		}
 		for _, sp := range rule.expand(start.Unix(), end.Unix(), f.Unix(), t.Unix()) {
-			o.start, o.end, o.from, o.to, o.index = unixText(sp.Start), unixText(sp.End), sp.Start, sp.End, sp.Index
+			o.from, o.to, o.index = sp.Start, sp.End, sp.Index
 			out = append(out, o)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("occurrences: %w", err)
 	}
+	// By start as Unix seconds, which orders as the start's text does
+	// (four-digit years).
 	slices.SortFunc(out, func(a, b occurrence) int {
-		if c := strings.Compare(a.start, b.start); c != 0 {
+		if c := cmp.Compare(a.from, b.from); c != 0 {
 			return c
 		}
 		if c := strings.Compare(a.event, b.event); c != 0 {
@@ -115,8 +116,11 @@ func occurrencePage(c *engine.Call) error {
 	more := false
 	for i := range occs {
 		o := &occs[i]
-		if after && !(o.start > cStart || o.start == cStart && (o.event > cEvent || o.event == cEvent && int64(o.index) > cIndex)) {
-			continue
+		if after {
+			start := unixText(o.from)
+			if !(start > cStart || start == cStart && (o.event > cEvent || o.event == cEvent && int64(o.index) > cIndex)) {
+				continue
+			}
 		}
 		if n == limit {
 			more = true
@@ -132,7 +136,7 @@ func occurrencePage(c *engine.Call) error {
 	c.Params["events"] = string(append(b, ']'))
 	c.Params["next_cursor"] = nil
 	if more {
-		c.Params["next_cursor"] = dbtool.EncodeCursor("c1", lastShown.start, lastShown.event, strconv.Itoa(lastShown.index))
+		c.Params["next_cursor"] = dbtool.EncodeCursor("c1", unixText(lastShown.from), lastShown.event, strconv.Itoa(lastShown.index))
 	}
 	return nil
 }
@@ -152,8 +156,8 @@ func appendItem(b []byte, o *occurrence) []byte {
 	b = append(b, `,"occurrence":`...)
 	b = strconv.AppendInt(b, int64(o.index), 10)
 	b = str(b, `,"title":`, o.title, false)
-	b = str(b, `,"starts_at":`, o.start, false)
-	b = str(b, `,"ends_at":`, o.end, false)
+	b = appendTime(append(b, `,"starts_at":`...), o.from)
+	b = appendTime(append(b, `,"ends_at":`...), o.to)
 	b = str(b, `,"location":`, o.location.String, !o.location.Valid || o.location.String == "")
 	b = str(b, `,"organizer":`, o.organizer, false)
 	b = str(b, `,"recurrence":`, o.recurrence.String, !o.recurrence.Valid || o.recurrence.String == "")
@@ -195,10 +199,8 @@ func freeTime(c *engine.Call) error {
 			b = append(b, ',')
 		}
 		n++
-		b = append(b, `{"starts_at":`...)
-		b = engine.AppendJSONText(b, unixText(g.a))
-		b = append(b, `,"ends_at":`...)
-		b = engine.AppendJSONText(b, unixText(g.b))
+		b = appendTime(append(b, `{"starts_at":`...), g.a)
+		b = appendTime(append(b, `,"ends_at":`...), g.b)
 		b = append(b, '}')
 		if c.Params["slot_start"] == nil && g.b-g.a >= slot {
 			c.Params["slot_start"], c.Params["slot_end"] = unixText(g.a), unixText(g.a+slot)
@@ -206,4 +208,12 @@ func freeTime(c *engine.Call) error {
 	}
 	c.Params["free"] = string(append(b, ']'))
 	return nil
+}
+
+// appendTime writes Unix seconds t as the JSON string of unixText(t),
+// which needs no escapes.
+func appendTime(b []byte, t int64) []byte {
+	b = append(b, '"')
+	b = time.Unix(t, 0).UTC().AppendFormat(b, TimeFormat)
+	return append(b, '"')
 }
