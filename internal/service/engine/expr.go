@@ -1105,6 +1105,14 @@ func (e *extractExpr) eval(p map[string]any) (any, bool) {
 	if !isText {
 		return nil, false
 	}
+	if n, isInt := r.(int64); isInt && n >= 0 {
+		if v, found, ok := intElement(x, n); ok {
+			if !found {
+				return nil, true
+			}
+			return v, true
+		}
+	}
 	// SQLite reads X first: malformed JSON is an error whatever N is.
 	dec := json.NewDecoder(strings.NewReader(x))
 	dec.UseNumber()
@@ -1143,6 +1151,44 @@ func (e *extractExpr) eval(p map[string]any) (any, bool) {
 		return i, true
 	}
 	return nil, false
+}
+
+// intElement is the element n of x when x is a JSON array of integers
+// written plainly (`[540,1020]`: no spaces, each -?(0|[1-9][0-9]*) within
+// 64 bits), as extractExpr's decoding would read it; found is false past
+// the end. ok is false for any other text, which the decoder then reads:
+// the form calendar_between and the like write, read without a decoder.
+func intElement(x string, n int64) (v int64, found, ok bool) {
+	if len(x) < 2 || x[0] != '[' || x[len(x)-1] != ']' {
+		return 0, false, false
+	}
+	body := x[1 : len(x)-1]
+	if body == "" {
+		return 0, false, true
+	}
+	for i := int64(0); ; i++ {
+		num, rest, more := strings.Cut(body, ",")
+		digits := strings.TrimPrefix(num, "-")
+		if digits == "" || digits[0] == '0' && len(digits) > 1 {
+			return 0, false, false
+		}
+		for j := 0; j < len(digits); j++ {
+			if digits[j] < '0' || digits[j] > '9' {
+				return 0, false, false
+			}
+		}
+		k, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, false, false
+		}
+		if i == n {
+			v, found = k, true
+		}
+		if !more {
+			return v, found, true
+		}
+		body = rest
+	}
 }
 
 // asText is an integer or text value as SQLite's text of it.

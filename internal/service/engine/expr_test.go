@@ -270,7 +270,9 @@ func TestDatesAndGlobAgreeWithSQLite(t *testing.T) {
 			exprs = append(exprs, fmt.Sprintf("%s GLOB %s", sqlLit(s), sqlLit(p)), fmt.Sprintf("%s NOT GLOB %s", sqlLit(s), sqlLit(p)))
 		}
 	}
-	for _, j := range []string{"[540,1020]", ` ["a", null, true, false, 1.5, -3, "é"] `, "[1,]", `{"a":1}`, "[[1],2]", "[9223372036854775808]", "[1e2]"} {
+	for _, j := range []string{"[540,1020]", ` ["a", null, true, false, 1.5, -3, "é"] `, "[1,]", `{"a":1}`, "[[1],2]", "[9223372036854775808]", "[1e2]",
+		// Plain integer arrays (intElement) and near misses.
+		"[]", "[0]", "[-0]", "[-7,0,12]", "[01]", "[1,,2]", "[,1]", "[1 ,2]", "[+1]", "[-]", "[9223372036854775807,-9223372036854775808]", "[1]x", "[0x1]"} {
 		for _, k := range []string{"0", "1", "2", "3", "4", "5", "6", "7", "-1", "'$[0]'", "NULL"} {
 			exprs = append(exprs, fmt.Sprintf("%s ->> %s", sqlLit(j), k), fmt.Sprintf("(%s ->> %s) - 1", sqlLit(j), k))
 		}
