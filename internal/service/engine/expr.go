@@ -23,7 +23,7 @@ import (
 // The subset: parameters (:name), integer and text literals, NULL, TRUE
 // and FALSE; || + - *; the comparisons, IS [NOT], [NOT] IN (list),
 // [NOT] BETWEEN, ISNULL, NOTNULL, NOT NULL; NOT, AND, OR; CASE in both
-// forms; CAST(x AS TEXT|INTEGER); a scalar subquery (SELECT x [WHERE c])
+// forms; CAST(x AS TEXT|INTEGER), and CAST(x AS BLOB) of NULL; a scalar subquery (SELECT x [WHERE c])
 // with no FROM; the engine's Go SQL functions (built-ins and hooks); and
 // of SQLite's own functions coalesce, ifnull, nullif, iif, lower, upper,
 // length, instr, substr, trim, ltrim, rtrim, replace, char and typeof.
@@ -732,14 +732,14 @@ func (ps *exprParser) cast() (sqlExpr, bool) {
 		return nil, false
 	}
 	t := ps.peek()
-	if t.kind != tWord || t.s != "TEXT" && t.s != "INTEGER" {
-		return nil, false // BLOB, REAL, NUMERIC, VARCHAR(10) ...
+	if t.kind != tWord || t.s != "TEXT" && t.s != "INTEGER" && t.s != "BLOB" {
+		return nil, false // REAL, NUMERIC, VARCHAR(10) ...
 	}
 	ps.i++
 	if !ps.op(")") {
 		return nil, false
 	}
-	return &castExpr{toInt: t.s == "INTEGER", x: x}, true
+	return &castExpr{toInt: t.s == "INTEGER", toBlob: t.s == "BLOB", x: x}, true
 }
 
 // Nodes.
@@ -1245,9 +1245,13 @@ func (e *caseExpr) eval(p map[string]any) (any, bool) {
 	return e.els.eval(p)
 }
 
+// castExpr is CAST(x AS TEXT|INTEGER|BLOB). A BLOB is no value of the
+// subset: CAST(x AS BLOB) is only NULL in Go, so that a CASE whose branch
+// writes an argument as a BLOB (format('%q', CAST(:x AS BLOB))) is
+// evaluated in Go until that branch is taken.
 type castExpr struct {
-	toInt bool
-	x     sqlExpr
+	toInt, toBlob bool
+	x             sqlExpr
 }
 
 func (e *castExpr) eval(p map[string]any) (any, bool) {
@@ -1255,9 +1259,13 @@ func (e *castExpr) eval(p map[string]any) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	switch x := v.(type) {
-	case nil:
+	if v == nil {
 		return nil, true
+	}
+	if e.toBlob {
+		return nil, false
+	}
+	switch x := v.(type) {
 	case int64:
 		if e.toInt {
 			return x, true
