@@ -86,7 +86,7 @@ func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), er
 
 func (e *env) synCmd() *cobra.Command {
 	c := &cobra.Command{Use: "syn", Short: "Synthesize personas, day plans, day deltas and whole worlds (procedural by default)"}
-	c.AddCommand(e.synPersonaCmd(), e.synDayplanCmd(), e.synDayimplCmd(), e.synWorldCmd(), e.synWorldsCmd(), e.synPrebakeCmd())
+	c.AddCommand(e.synPersonaCmd(), e.synDayplanCmd(), e.synDayimplCmd(), e.synWorldCmd(), e.synWorldsCmd(), e.synPrebakeCmd(), e.synTaskCmd(), e.synTasksCmd())
 	return c
 }
 

@@ -138,7 +138,7 @@ func (f wishlistBalance) Author(w *World, s Sketch) (*Draft, error) {
 		return nil, err
 	}
 	const out = "decisions/wishlist.csv"
-	id := fmt.Sprintf("wishlist-balance-%s-d%d", strings.ToLower(pick.sku), w.Manifest.Day)
+	id := fmt.Sprintf("wishlist-balance-%s-%s-d%d", strings.ToLower(pick.sku), s.Params["account"], w.Manifest.Day)
 
 	var ref Steps
 	ref.MCP("payments", "get_balance", map[string]any{"account": s.Params["account"]}, "the checking balance")

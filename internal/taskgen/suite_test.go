@@ -124,8 +124,14 @@ func TestFamiliesSuite(t *testing.T) {
 			if len(ds) == 0 {
 				t.Fatalf("no sketch on any of the %d test states: the family cannot be tested here", len(s.States))
 			}
+			ids := map[string]bool{}
 			for _, d := range ds {
 				tk := d.draft.Task
+				key := d.state.Persona.ID + "/" + tk.ID
+				if ids[key] {
+					t.Fatalf("two drafts on %s share the task ID %s: a family's IDs must tell its sketches apart", d.state.Persona.ID, tk.ID)
+				}
+				ids[key] = true
 				if err := tk.Validate(); err != nil {
 					t.Fatal(err)
 				}

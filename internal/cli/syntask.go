@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/taskgen"
+)
+
+// taskFlags are the flags the task-synthesis commands share.
+type taskFlags struct {
+	dir, out, families string
+	seed               uint64
+	parallel           int
+}
+
+func (f *taskFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world-synthesis run the tasks start from (wildawm syn worlds --dir)")
+	c.Flags().StringVar(&f.out, "out", "", "where tasks are written, one directory each (default DIR/tasks)")
+	c.Flags().StringVar(&f.families, "families", "", "comma-separated task families (default every family: "+strings.Join(familyNames(), ", ")+")")
+	c.Flags().Uint64Var(&f.seed, "seed", 1, "the sketches' seed")
+	c.Flags().IntVar(&f.parallel, "parallel", 2, "jobs at a time")
+}
+
+func familyNames() []string {
+	var out []string
+	for _, f := range taskgen.All() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+func (f *taskFlags) familyList() ([]taskgen.Family, error) {
+	if f.families == "" {
+		return taskgen.All(), nil
+	}
+	var out []taskgen.Family
+	for _, name := range strings.Split(f.families, ",") {
+		fam, err := taskgen.Lookup(strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("--families: %w", err)
+		}
+		out = append(out, fam)
+	}
+	return out, nil
+}
+
+// open opens the source run and a synthesis into the output directory,
+// with the tasks of an earlier run counted as accepted.
+func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, func(), error) {
+	if f.out == "" {
+		f.out = filepath.Join(f.dir, "tasks")
+	}
+	cache := filepath.Join(f.dir, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, nil, err
+	}
+	src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &taskgen.Synth{Source: src, Out: f.out, Diversity: &taskgen.Diversity{}}
+	n, err := s.Resume(cmd.Context())
+	if err != nil {
+		closeSrc()
+		return nil, nil, err
+	}
+	if n > 0 {
+		e.progress("resuming: %d tasks already in %s", n, f.out)
+	}
+	return s, closeSrc, nil
+}
+
+func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
+	tasks, dropped, sketches := 0, 0, 0
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		sketches += r.Sketches
+		tasks += len(r.Tasks)
+		dropped += len(r.Dropped)
+		for _, p := range r.Tasks {
+			fmt.Fprintf(e.stdout, "%s\t%s\n", p.ID, p.Dir)
+		}
+	}
+	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, in %v", sketches, tasks, dropped, time.Since(start).Round(time.Millisecond))
+}
+
+func (e *env) synTaskCmd() *cobra.Command {
+	var f taskFlags
+	var personaID string
+	var day int
+	c := &cobra.Command{
+		Use:   "task --persona ID --day N",
+		Short: "Sketch and author the tasks every family finds on one world state",
+		Long: `Run each task family (or --families) on one synthesized world state: the family
+sketches XAI tasks from the world's own data (GUI, MCP and CLI, a script whose
+result decides), each sketch goes through the diversity gate, and each kept one
+is authored into a task directory (task.json, verifier/, sketch.json) under
+--out. Prints one line per task: ID and directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if personaID == "" {
+				return fmt.Errorf("--persona is required: a persona ID of the run (ls %s/personas)", f.dir)
+			}
+			fams, err := f.familyList()
+			if err != nil {
+				return err
+			}
+			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			jobs := s.Jobs(fams, func(st taskgen.State) bool { return st.Persona.ID == personaID && st.Day == day }, f.seed)
+			if len(jobs) == 0 {
+				return fmt.Errorf("no state %s day %d in %s: the persona's checked days are 0..N-1 (wildawm stats worlds --dir %s)", personaID, day, f.dir, f.dir)
+			}
+			start := time.Now()
+			rs, err := s.Run(cmd.Context(), jobs, f.parallel, nil)
+			e.reportTasks(rs, start)
+			return err
+		},
+	}
+	f.register(c)
+	c.Flags().StringVar(&personaID, "persona", "", "the persona's ID")
+	c.Flags().IntVar(&day, "day", 0, "the day whose state the tasks start from")
+	return c
+}
+
+func (e *env) synTasksCmd() *cobra.Command {
+	var f taskFlags
+	var days string
+	var count int
+	c := &cobra.Command{
+		Use:   "tasks [--days A..B] [--count K] [--parallel P]",
+		Short: "Sketch and author tasks on many world states, many workers at once",
+		Long: `Run every task family (or --families) on every synthesized state whose day is in
+--days (default: each persona's last three days), --parallel jobs at a time; one
+diversity gate spans all workers, so a duplicate of a task in flight elsewhere is
+dropped before anything is written. Stops after --count tasks (0: no limit).
+Rerunning resumes: tasks already written count as accepted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fams, err := f.familyList()
+			if err != nil {
+				return err
+			}
+			keep := func(st taskgen.State) bool { return st.Day >= st.Persona.Days-3 }
+			if days != "" {
+				a, b, found := strings.Cut(days, "..")
+				if !found {
+					b = a
+				}
+				lo, err1 := strconv.Atoi(a)
+				hi, err2 := strconv.Atoi(b)
+				if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+					return fmt.Errorf("--days %q: give a day or a range MIN..MAX, e.g. 5..9", days)
+				}
+				keep = func(st taskgen.State) bool { return st.Day >= lo && st.Day <= hi }
+			}
+			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			jobs := s.Jobs(fams, keep, f.seed)
+			start := time.Now()
+			ctx, cancel := contextWithCancel(cmd)
+			defer cancel()
+			written := 0
+			rs, err := s.Run(ctx, jobs, f.parallel, func(done int, r *taskgen.Result) {
+				written += len(r.Tasks)
+				if done%10 == 0 || done == len(jobs) {
+					e.progress("%d/%d jobs, %d tasks, %.1f jobs/s", done, len(jobs), written, float64(done)/time.Since(start).Seconds())
+				}
+				if count > 0 && written >= count {
+					cancel()
+				}
+			})
+			e.reportTasks(rs, start)
+			if count > 0 && written >= count && ctx.Err() != nil {
+				return nil // stopped at --count
+			}
+			return err
+		},
+	}
+	f.register(c)
+	c.Flags().StringVar(&days, "days", "", "the days whose states tasks start from, N or MIN..MAX (default each persona's last three)")
+	c.Flags().IntVar(&count, "count", 0, "stop after this many tasks (0: no limit)")
+	return c
+}
+
+func contextWithCancel(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return context.WithCancel(cmd.Context())
+}

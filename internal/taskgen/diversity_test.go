@@ -1,0 +1,70 @@
+package taskgen
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestDiversityGate: a sketch sharing a core action with a kept one, or
+// worded almost alike, is rejected, whether the other is accepted or still
+// in flight in another worker; a released one no longer counts; distinct
+// sketches pass; concurrent reservations of one duplicate keep exactly one.
+func TestDiversityGate(t *testing.T) {
+	ctx := context.Background()
+	var d Diversity
+	a := Sketch{Family: "wishlist-balance", Title: "Buy the dearest wish-list device within half of Savings", Core: []string{"order devices LD-0149", "file decisions/wishlist.csv"}}
+	if v, _ := d.Reserve(ctx, "a", "p1", a); !v.Keep {
+		t.Fatalf("the first sketch: %+v", v)
+	}
+	sameCore := Sketch{Family: "other", Title: "Something else entirely about flights", Core: []string{"order devices LD-0149"}}
+	if v, _ := d.Reserve(ctx, "b", "p1", sameCore); v.Keep || v.Nearest != "a" || len(v.Shared) != 1 {
+		t.Fatalf("a shared core action (a in flight): %+v", v)
+	}
+	reworded := a
+	reworded.Core = []string{"order devices LD-0150", "file decisions/wishlist.csv2"}
+	if v, _ := d.Reserve(ctx, "c", "p1", reworded); v.Keep || v.Similarity < DefaultMaxSimilarity {
+		t.Fatalf("a near-duplicate wording: %+v", v)
+	}
+	// The same sketch on another persona's world is another task, unless
+	// it reads the same.
+	if v, _ := d.Reserve(ctx, "a2", "p2", reworded); !v.Keep {
+		t.Fatalf("a like task on another persona: %+v", v)
+	}
+	if v, _ := d.Reserve(ctx, "a3", "p3", a); v.Keep || v.Similarity < MaxSimilarityAcross {
+		t.Fatalf("the same text on another persona: %+v", v)
+	}
+	distinct := Sketch{Family: "trip-budget", Title: "Book the cheapest hotel night near the conference", Core: []string{"book stays H-12", "file trips/budget.md"}}
+	if v, _ := d.Reserve(ctx, "d", "p1", distinct); !v.Keep {
+		t.Fatalf("a distinct sketch: %+v", v)
+	}
+	d.Release("a")
+	if v, _ := d.Reserve(ctx, "b", "p1", sameCore); !v.Keep {
+		t.Fatalf("after a was released: %+v", v)
+	}
+	d.Accept("b")
+	d.Release("b") // accepted: stays
+	if v, _ := d.Reserve(ctx, "e", "p1", sameCore); v.Keep {
+		t.Fatalf("an accepted task released: %+v", v)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	kept := 0
+	dup := Sketch{Family: "x", Title: "One and the same", Core: []string{"the same core"}}
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, _ := d.Reserve(ctx, fmt.Sprint("w", i), "p1", dup); v.Keep {
+				mu.Lock()
+				kept++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if kept != 1 {
+		t.Fatalf("%d of 8 concurrent duplicates kept", kept)
+	}
+}

@@ -1,0 +1,276 @@
+package taskgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Job is one unit of task synthesis, as plain data: a family's sketches
+// on one world state, each through the diversity gate and authored.
+type Job struct {
+	Persona  string   `json:"persona"`
+	Day      int      `json:"day"`
+	Snapshot world.ID `json:"snapshot"`
+	Family   string   `json:"family"`
+	Seed     uint64   `json:"seed"`
+}
+
+// Result is what a job produced.
+type Result struct {
+	Job      Job        `json:"job"`
+	Sketches int        `json:"sketches"`
+	Tasks    []Produced `json:"tasks,omitempty"`
+	// Dropped are the sketches the diversity gate kept out.
+	Dropped []Produced `json:"dropped,omitempty"`
+}
+
+// Produced is one sketch's fate.
+type Produced struct {
+	ID      string  `json:"id"`
+	Persona string  `json:"persona"`
+	Dir     string  `json:"dir,omitempty"`
+	Sketch  Sketch  `json:"sketch"`
+	Verdict Verdict `json:"diversity"`
+}
+
+// SketchFile is the sketch and its diversity verdict, beside task.json.
+const SketchFile = "sketch.json"
+
+// Synth runs jobs against a source into Out/<task id>/.
+type Synth struct {
+	Source    *Source
+	Out       string
+	Diversity *Diversity
+}
+
+// Jobs lists a job for every family on every state that matches keep (nil:
+// all), seeded from seed, in a fixed order.
+func (s *Synth) Jobs(fams []Family, keep func(State) bool, seed uint64) []Job {
+	var out []Job
+	for _, st := range s.Source.States {
+		if keep != nil && !keep(st) {
+			continue
+		}
+		for _, f := range fams {
+			out = append(out, Job{Persona: st.Persona.ID, Day: st.Day, Snapshot: st.Snapshot, Family: f.Name(), Seed: jobSeed(seed, st, f.Name())})
+		}
+	}
+	return out
+}
+
+func jobSeed(seed uint64, st State, family string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%d\x00%s", seed, st.Persona.ID, st.Day, family)
+	return h.Sum64()
+}
+
+// Do runs one job. A task already written by an earlier run (its
+// sketch.json the same) is kept, not authored again, so a run resumes.
+func (s *Synth) Do(ctx context.Context, j Job) (*Result, error) {
+	return s.do(ctx, j, func() func() { return func() {} })
+}
+
+// do runs a job; turn waits for the job's turn at the diversity gate and
+// returns the function that ends it, so that jobs run in parallel reach the
+// gate in their order and a run keeps the same tasks however many workers
+// it has.
+func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, error) {
+	fam, err := Lookup(j.Family)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := s.state(j)
+	if !ok {
+		return nil, fmt.Errorf("taskgen: job %s day %d: no such state in the source", j.Persona, j.Day)
+	}
+	w, err := s.Source.World(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	sks, err := fam.Sketch(w, rand.New(rand.NewPCG(j.Seed, 0x5eed)))
+	if err != nil {
+		return nil, fmt.Errorf("taskgen: %s on %s day %d: sketch: %w", j.Family, j.Persona, j.Day, err)
+	}
+	res := &Result{Job: j, Sketches: len(sks)}
+	drafts := make([]*Draft, len(sks))
+	for i, sk := range sks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d, err := fam.Author(w, sk)
+		if err != nil {
+			return nil, fmt.Errorf("taskgen: %s on %s day %d: author %q: %w", j.Family, j.Persona, j.Day, sk.Title, err)
+		}
+		d.Task.ID = TaskID(j.Persona, d.Task.ID)
+		drafts[i] = d
+	}
+	// The gate, in the job's turn.
+	end := turn()
+	var keep []Produced
+	var keepDrafts []*Draft
+	for i, sk := range sks {
+		p := Produced{ID: drafts[i].Task.ID, Persona: j.Persona, Sketch: sk}
+		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
+		if err != nil {
+			end()
+			return nil, err
+		}
+		p.Verdict = v
+		if !v.Keep {
+			res.Dropped = append(res.Dropped, p)
+			continue
+		}
+		p.Dir = filepath.Join(s.Out, p.ID)
+		keep, keepDrafts = append(keep, p), append(keepDrafts, drafts[i])
+	}
+	end()
+	for i, p := range keep {
+		if err := s.write(p, keepDrafts[i]); err != nil {
+			for _, q := range keep[i:] {
+				s.Diversity.Release(q.ID)
+			}
+			return nil, err
+		}
+		s.Diversity.Accept(p.ID)
+		res.Tasks = append(res.Tasks, p)
+	}
+	return res, nil
+}
+
+func (s *Synth) state(j Job) (State, bool) {
+	for _, st := range s.Source.States {
+		if st.Persona.ID == j.Persona && st.Day == j.Day && st.Snapshot == j.Snapshot {
+			return st, true
+		}
+	}
+	return State{}, false
+}
+
+// write saves a draft unless the same sketch's task is there already.
+func (s *Synth) write(p Produced, d *Draft) error {
+	sb, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	sb = append(sb, '\n')
+	if old, err := os.ReadFile(filepath.Join(p.Dir, SketchFile)); err == nil && string(old) == string(sb) {
+		if _, err := task.Load(p.Dir); err == nil {
+			return nil
+		}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := d.Save(p.Dir); err != nil {
+		return fmt.Errorf("taskgen: save %s: %w", p.ID, err)
+	}
+	return world.WriteFileAtomic(filepath.Join(p.Dir, SketchFile), sb, 0o644)
+}
+
+// TaskID is a task's ID within a run: the persona's ID and the family's,
+// at most task.MaxIDLen bytes (a longer one ends in a hash of the whole).
+func TaskID(persona, id string) string {
+	full := persona + "-" + id
+	if len(full) <= task.MaxIDLen {
+		return full
+	}
+	h := fnv.New32a()
+	h.Write([]byte(full))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	return strings.TrimRight(full[:task.MaxIDLen-len(suffix)], "-") + suffix
+}
+
+// Resume counts the tasks an earlier run wrote under Out as accepted, so
+// that a rerun keeps them and drops what duplicates them.
+func (s *Synth) Resume(ctx context.Context) (int, error) {
+	paths, err := filepath.Glob(filepath.Join(s.Out, "*", SketchFile))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return n, err
+		}
+		var p Produced
+		if err := json.Unmarshal(b, &p); err != nil {
+			return n, fmt.Errorf("taskgen: %s: %w", path, err)
+		}
+		if _, err := task.Load(filepath.Dir(path)); err != nil {
+			continue // half written: it will be written again
+		}
+		if err := s.Diversity.Keep(ctx, p.ID, p.Persona, p.Sketch); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Run runs jobs, parallel at a time; progress is called after each job.
+// Results are in the jobs' order.
+func (s *Synth) Run(ctx context.Context, jobs []Job, parallel int, progress func(done int, r *Result)) ([]*Result, error) {
+	out := make([]*Result, len(jobs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	var mu sync.Mutex
+	done := 0
+	// Jobs take the diversity gate in their order.
+	var turnMu sync.Mutex
+	cond := sync.NewCond(&turnMu)
+	next := 0
+	for i, j := range jobs {
+		g.Go(func() error {
+			took := false
+			turn := func() func() {
+				turnMu.Lock()
+				for next != i && gctx.Err() == nil {
+					cond.Wait()
+				}
+				took = true
+				return func() {
+					next++
+					cond.Broadcast()
+					turnMu.Unlock()
+				}
+			}
+			r, err := s.do(gctx, j, turn)
+			if !took {
+				// The job ended before its turn: pass it on.
+				turnMu.Lock()
+				for next != i && gctx.Err() == nil {
+					cond.Wait()
+				}
+				next++
+				cond.Broadcast()
+				turnMu.Unlock()
+			}
+			if err != nil {
+				return err
+			}
+			out[i] = r
+			mu.Lock()
+			done++
+			if progress != nil {
+				progress(done, r)
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
