@@ -23,6 +23,48 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
+// shared is one prepared case study the session tests share (each
+// Prepare takes seconds, and the package's tests must fit go test's ten
+// minutes on a loaded machine); a test that changes its Env restores it.
+var shared struct {
+	once sync.Once
+	p    *Prepared
+	err  error
+	dir  string
+}
+
+func sharedPrepared(t *testing.T) *Prepared {
+	t.Helper()
+	needTools(t)
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "wildawm-pipeline-shared-")
+		if shared.err == nil {
+			shared.p, shared.err = Prepare(context.Background(), Options{Dir: shared.dir})
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	e := shared.p.Env
+	newBrowser, before, artifacts, timeout := e.NewBrowser, e.BeforePolicy, e.Artifacts, e.Timeout
+	t.Cleanup(func() {
+		// What a test changed of the shared Env goes back.
+		e.NewBrowser, e.BeforePolicy, e.Artifacts, e.Timeout = newBrowser, before, artifacts, timeout
+	})
+	return shared.p
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.p != nil {
+		shared.p.Close(context.Background())
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
 var (
 	textboxRE = regexp.MustCompile(`\[(\d+)\] textbox "([^"]*)"`)
 	buttonRE  = regexp.MustCompile(`\[(\d+)\] button "([^"]*)"`)
@@ -55,13 +97,8 @@ func refOf(re *regexp.Regexp, page, name string) string {
 // accessible text, and writes a file; the rollout's trajectory records it
 // all by interface, turn and token ids, and the final world has the file.
 func TestModelDrivesARealInstance(t *testing.T) {
-	needTools(t)
 	ctx := context.Background()
-	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := sharedPrepared(t)
 	var user, pass string
 	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
 		calls := func(cs ...fake.ToolCall) fake.Turn {
@@ -160,13 +197,8 @@ func (b *trackedBrowser) Close(ctx context.Context) error {
 // waits in a long shell command stops the command, closes the session's
 // browser context and its MCP sessions, and returns promptly.
 func TestCancelTearsDownTheRollout(t *testing.T) {
-	needTools(t)
 	ctx := context.Background()
-	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := sharedPrepared(t)
 	var tabs []*trackedBrowser
 	newTab := p.Env.NewBrowser
 	p.Env.NewBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
@@ -252,11 +284,7 @@ func TestOpencodeDrivesARealInstance(t *testing.T) {
 		runtime.SkipOutsideCI(t, err.Error())
 	}
 	ctx := context.Background()
-	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := sharedPrepared(t)
 	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
 		tool := func(suffix string) string {
 			for _, tl := range r.Tools {

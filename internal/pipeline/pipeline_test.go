@@ -323,13 +323,8 @@ wait:
 // TestSessionReachesEveryService: an agent's session exposes every MCP
 // service of the instance, namespaced, not only the messages service.
 func TestSessionReachesEveryService(t *testing.T) {
-	needTools(t)
 	ctx := context.Background()
-	p, err := Prepare(ctx, Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := sharedPrepared(t)
 	inst, err := p.Env.Start(ctx, p.W0(), "services")
 	if err != nil {
 		t.Fatal(err)
