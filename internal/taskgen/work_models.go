@@ -1,0 +1,249 @@
+package taskgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// modelPick: the persona picks a model to go with a dataset it collected.
+// The dataset and the models are on Modelhaus (GUI: the collection, the
+// filtered model lists, then the like); the choice needs a ratio the site
+// does not sort by, so a script ranks the candidates (CLI); the pick goes
+// by mail to a contact whose address is in the contacts app (MCP).
+type modelPick struct{}
+
+func (modelPick) Name() string     { return "model-pick" }
+func (modelPick) Covers() []string { return []string{"models", "mail", "contacts"} }
+
+var (
+	modelBudgets  = []int64{100, 150, 200, 300, 500, 1000}
+	modelLicenses = []string{"apache-2.0", "mit"}
+)
+
+type modelCand struct {
+	id                       int64
+	name, license            string
+	params, downloads, likes int64
+}
+
+// ratio compares a's likes per download with b's exactly.
+func (a modelCand) beats(b modelCand) int {
+	l, r := a.likes*b.downloads, b.likes*a.downloads
+	switch {
+	case l > r:
+		return 1
+	case l < r:
+		return -1
+	}
+	return 0
+}
+
+// modelCands are the models of task within budget under the licenses.
+func modelCands(w *World, taskName string, budget int64) ([]modelCand, error) {
+	rows, err := w.Catalog(`SELECT id, owner || '/' || name, license, params_m, downloads, likes FROM models WHERE task = ? AND params_m <= ? AND license IN (?, ?) AND downloads > 0 ORDER BY id`,
+		taskName, budget, modelLicenses[0], modelLicenses[1])
+	if err != nil {
+		return nil, err
+	}
+	var out []modelCand
+	for _, r := range rows {
+		out = append(out, modelCand{id: num(r[0]), name: str(r[1]), license: str(r[2]), params: num(r[3]), downloads: num(r[4]), likes: num(r[5])})
+	}
+	return out, nil
+}
+
+// bestModel is the candidate with the most likes per download, or nil on
+// a tie at the top.
+func bestModel(cs []modelCand) *modelCand {
+	var best *modelCand
+	tie := false
+	for i := range cs {
+		switch {
+		case best == nil || cs[i].beats(*best) > 0:
+			best, tie = &cs[i], false
+		case cs[i].beats(*best) == 0:
+			tie = true
+		}
+	}
+	if tie {
+		return nil
+	}
+	return best
+}
+
+func (f modelPick) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
+	login, ok := w.Logins["models"]
+	if !ok || !hasTable(w, "mail", "mails") {
+		return nil, nil
+	}
+	contacts, err := w.Query("contacts", `SELECT name, email FROM contacts WHERE email <> '' ORDER BY ext_id`)
+	if err != nil || len(contacts) == 0 {
+		return nil, err
+	}
+	coll, err := w.Query("models", `SELECT dataset_id FROM collection WHERE username = ? ORDER BY dataset_id`, login.User)
+	if err != nil {
+		return nil, err
+	}
+	liked, err := w.Query("models", `SELECT model_id FROM likes WHERE username = ?`, login.User)
+	if err != nil {
+		return nil, err
+	}
+	isLiked := map[int64]bool{}
+	for _, l := range liked {
+		isLiked[num(l[0])] = true
+	}
+	var out []Sketch
+	for _, c := range coll {
+		ds, err := w.Catalog(`SELECT owner || '/' || name, task FROM datasets WHERE id = ?`, num(c[0]))
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) != 1 {
+			continue
+		}
+		for _, i := range rng.Perm(len(modelBudgets)) {
+			cs, err := modelCands(w, str(ds[0][1]), modelBudgets[i])
+			if err != nil {
+				return nil, err
+			}
+			if len(cs) < 3 || len(cs) > 12 {
+				continue
+			}
+			best := bestModel(cs)
+			if best == nil || isLiked[best.id] {
+				continue
+			}
+			ct := contacts[rng.IntN(len(contacts))]
+			out = append(out, Sketch{Family: f.Name(), Title: fmt.Sprintf("Pick a %s model of at most %dM parameters for %s and mail %s", ds[0][1], modelBudgets[i], str(ds[0][0]), str(ct[0])),
+				Params: map[string]string{"dataset": strconv.FormatInt(num(c[0]), 10), "budget": strconv.FormatInt(modelBudgets[i], 10), "contact": str(ct[0]), "email": str(ct[1])},
+				Core: []string{"like models " + best.name, fmt.Sprintf("file decisions/models-%s.csv", idPart(str(ds[0][1]))),
+					"send mail to " + str(ct[1])}})
+			break
+		}
+	}
+	return out, nil
+}
+
+func (f modelPick) Author(w *World, s Sketch) (*Draft, error) {
+	login := w.Logins["models"]
+	dsID, err1 := strconv.ParseInt(s.Params["dataset"], 10, 64)
+	budget, err2 := strconv.ParseInt(s.Params["budget"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("taskgen: %s: params %v", f.Name(), s.Params)
+	}
+	ds, err := w.Catalog(`SELECT owner || '/' || name, task FROM datasets WHERE id = ?`, dsID)
+	if err != nil || len(ds) != 1 {
+		return nil, fmt.Errorf("taskgen: %s: no dataset %d (%v)", f.Name(), dsID, err)
+	}
+	dsName, taskName := str(ds[0][0]), str(ds[0][1])
+	cs, err := modelCands(w, taskName, budget)
+	if err != nil {
+		return nil, err
+	}
+	best := bestModel(cs)
+	if best == nil {
+		return nil, fmt.Errorf("taskgen: %s: no single best model", f.Name())
+	}
+	contact, email := s.Params["contact"], s.Params["email"]
+	priorLikes, err := count(w, "models", `SELECT count(*) FROM likes WHERE username = ?`, login.User)
+	if err != nil {
+		return nil, err
+	}
+	out := fmt.Sprintf("decisions/models-%s.csv", idPart(taskName))
+
+	var ref Steps
+	ref.Shell("cat "+LoginsFile, "the Modelhaus login")
+	ref.Login("models", login)
+	ref.Open("models", "/collection", "the datasets I collected")
+	ref.Read("#results", "")
+	ref.Open("models", fmt.Sprintf("/datasets/%d", dsID), "the dataset's task")
+	ref.Read("#main", "")
+	for _, lic := range modelLicenses {
+		ref.Open("models", fmt.Sprintf("/models?task=%s&license=%s&max_params_m=%d", taskName, lic, budget), "the "+lic+" candidates within the budget")
+		ref.Read("#results", "")
+	}
+	type pyRow struct {
+		Model     string `json:"model"`
+		Params    int64  `json:"params_m"`
+		Downloads int64  `json:"downloads"`
+		Likes     int64  `json:"likes"`
+	}
+	var rows []pyRow
+	for _, c := range cs {
+		rows = append(rows, pyRow{c.name, c.params, c.downloads, c.likes})
+	}
+	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
+import csv, json
+rows = %s
+for r in rows:
+    r['ratio'] = r['likes'] / r['downloads']
+rows.sort(key=lambda r: -r['ratio'])
+with open(%q, 'w', newline='') as f:
+    w = csv.writer(f, lineterminator='\n')
+    w.writerow(['model', 'params_m', 'downloads', 'likes', 'ratio'])
+    for r in rows:
+        w.writerow([r['model'], r['params_m'], r['downloads'], r['likes'], '%%.6f' %% r['ratio']])
+print('best:', rows[0]['model'])
+PY`, pyJSON(rows), out), "rank the candidates by likes per download")
+	ref.KitAction("models", "/models", strconv.FormatInt(best.id, 10), "like", nil, "like the pick")
+	ref.MCP("contacts", "search_contacts", map[string]any{"query": contact}, contact+"'s address")
+	ref.MCP("mail", "send_mail", map[string]any{"to": []string{email}, "subject": "A model for " + dsName,
+		"body": fmt.Sprintf("For %s I'd go with %s (%dM parameters, %s): the best liked per download of the candidates.", dsName, best.name, best.params, best.license)}, "mail the pick")
+
+	mailQ := fmt.Sprintf(`SELECT count(*) > 0 FROM mails m JOIN folders f ON f.id = m.folder_id WHERE f.name = 'sent' AND instr(lower(m.to_addrs), lower(%s)) > 0 AND instr(lower(m.subject || ' ' || m.body), lower(%s)) > 0`,
+		sqlText(email), sqlText(best.name))
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.name)
+	}
+	checkPy := fmt.Sprintf(`import json
+from _verify_sdk import read_csv, result
+want = sorted(%s)
+try:
+    rows = read_csv(%q)
+except FileNotFoundError:
+    result(False, "no %s")
+    raise SystemExit
+got = sorted((r.get("model") or "").strip().lower() for r in rows)
+want = sorted(m.lower() for m in want)
+result(got == want, f"candidates {want}; table has {got}")
+`, pyJSON(names), out, out)
+
+	t := &task.Task{
+		Version: task.Version, ID: taskID("model-pick", w.Manifest.Persona, best.name, fmt.Sprintf("d%d", w.Manifest.Day)),
+		Instruction: fmt.Sprintf("I need a model to go with the dataset %s in my Modelhaus collection: one for the dataset's task, with at most %d million parameters, licensed apache-2.0 or mit. "+
+			"Of those, I want the one with the most likes per download. Keep every candidate in ~/%s (columns model as owner/name, params_m, downloads, likes, ratio), "+
+			"like the winner on Modelhaus, and email %s which model it is (its owner/name).", dsName, budget, out, contact),
+		Interfaces: []string{task.GUI, task.MCP, task.CLI},
+		Subtasks: []task.Subtask{
+			{ID: "dataset", Title: "Find the dataset's task on Modelhaus", Interface: task.GUI},
+			{ID: "candidates", Title: "List the models of that task within the size and licences", Interface: task.GUI},
+			{ID: "rank", Title: "Rank them by likes per download with a script and save " + out, Interface: task.CLI},
+			{ID: "like", Title: "Like the best one", Interface: task.GUI},
+			{ID: "mail", Title: "Find " + contact + "'s address and mail the pick", Interface: task.MCP},
+		},
+		Hint: fmt.Sprintf("The Models list filters by task, license and \"At most million parameters\"; the site does not sort by likes per download. %s's address is in the contacts app; send_mail takes to, subject and body.", contact),
+		Rubric: []string{
+			fmt.Sprintf("~/%s lists exactly the %d candidate models", out, len(cs)),
+			fmt.Sprintf("%s is liked on Modelhaus and nothing else", best.name),
+			fmt.Sprintf("a mail to %s names %s", email, best.name),
+		},
+		Reference: ref,
+		Verifier: task.Verifier{Criteria: []task.Criterion{
+			{ID: "liked", Kind: "sql", DB: "models", Description: "the pick is liked (model_id is the catalog model's key in the site's URLs)",
+				Query: fmt.Sprintf(`SELECT count(*) FROM likes WHERE username = %s AND model_id = %d`, sqlText(login.User), best.id), Expect: rawInt(1)},
+			{ID: "one-like", Kind: "sql", DB: "models", Description: "no other model was liked",
+				Query: fmt.Sprintf(`SELECT count(*) FROM likes WHERE username = %s`, sqlText(login.User)), Expect: rawInt(priorLikes + 1)},
+			{ID: "mailed", Kind: "sql", DB: "mail", Description: contact + " got the pick by mail", Query: mailQ, Expect: rawInt(1)},
+			{ID: "candidates", Kind: "script", Script: "scripts/candidates_table.py", Description: "the table of candidates"},
+		}},
+		Answer:     best.name,
+		Provenance: provenance(w),
+		Rationale: fmt.Sprintf("dataset %s (%s); %d candidates of at most %dM under %v; the best likes/downloads is %s (%d/%d). The list can be filtered on the site but not ranked by the ratio (GUI + CLI); "+
+			"the address is only in contacts and the mail goes through the mail service (MCP).", dsName, taskName, len(cs), budget, modelLicenses, best.name, best.likes, best.downloads),
+	}
+	return &Draft{Task: t, Scripts: map[string]string{"candidates_table.py": checkPy}}, nil
+}
