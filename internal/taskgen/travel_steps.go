@@ -1,0 +1,46 @@
+package taskgen
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Helpers of the travel families: reading a world's clock and trip notes,
+// quoting values into criteria and scripts, running a script.
+
+// travelToday is the world's date (YYYY-MM-DD, UTC) from its clock.
+func travelToday(w *World) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, w.Manifest.Clock)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("taskgen: the world's clock %q: %w", w.Manifest.Clock, err)
+	}
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
+}
+
+// sqlq quotes s as an SQL string literal.
+func sqlq(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// pyq quotes s as a Python string literal (JSON strings are Python ones
+// for the text these tasks carry).
+func pyq(s string) string { return fmt.Sprintf("%q", s) }
+
+// pyScript runs a Python program in the shell's home, after making dir.
+func (s *Steps) pyScript(dir, program, note string) {
+	mk := ""
+	if dir != "" {
+		mk = "mkdir -p " + dir + " && "
+	}
+	s.Shell(mk+"python3 - <<'PY'\n"+program+"PY", note)
+}
+
+func num64(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}
