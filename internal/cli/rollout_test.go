@@ -44,3 +44,23 @@ func TestRolloutCommand(t *testing.T) {
 		t.Fatalf("trajectory: policy %s harness %s turns %d failure %s", tr.Policy, tr.Harness, len(tr.Turns), tr.Failure)
 	}
 }
+
+// TestVerifyCommand: verify runs a task's verifier on two stored states,
+// prints every criterion and fails when V is 0; an unknown snapshot is an
+// error naming the flag.
+func TestVerifyCommand(t *testing.T) {
+	runtime.SkipUnlessInstancesRun(t) // the script criterion runs in the sandbox
+	tmp := t.TempDir()
+	st := tmp + "/store"
+	day0 := strings.TrimSpace(mustRun(t, st, "delta", "apply", "empty", testdata+"day0.json"))
+	out, _, err := run(t, st, "verify", "--task", "../task/testdata/example", "--w0", day0[:12], "--w", day0[:12], "--answer", "nothing")
+	if err == nil || !strings.Contains(err.Error(), "V = 0") || !strings.Contains(out, `"id": "ledger-entry"`) || !strings.Contains(out, `"id": "totals-agree"`) {
+		t.Fatalf("verify on day 0: err %v, out %s", err, out)
+	}
+	if _, _, err := run(t, st, "verify", "--task", "../task/testdata/example", "--w", "ffff"); err == nil || !strings.Contains(err.Error(), "--w") {
+		t.Fatalf("an unknown snapshot: %v", err)
+	}
+	if _, _, err := run(t, st, "verify", "--task", "../task/testdata/example"); err == nil || !strings.Contains(err.Error(), "--w") {
+		t.Fatalf("no --w: %v", err)
+	}
+}
