@@ -195,22 +195,30 @@ PY`, pyJSON(rows), out), "rank the candidates by likes per download")
 
 	mailQ := fmt.Sprintf(`SELECT count(*) > 0 FROM mails m JOIN folders f ON f.id = m.folder_id WHERE f.name = 'sent' AND instr(lower(m.to_addrs), lower(%s)) > 0 AND instr(lower(m.subject || ' ' || m.body), lower(%s)) > 0`,
 		sqlText(email), sqlText(best.name))
-	var names []string
+	want := map[string][]int64{}
 	for _, c := range cs {
-		names = append(names, c.name)
+		want[c.name] = []int64{c.params, c.downloads, c.likes}
 	}
 	checkPy := fmt.Sprintf(`import json
 from _verify_sdk import read_csv, result
-want = sorted(%s)
+want = {k.lower(): v for k, v in %s.items()}
 try:
     rows = read_csv(%q)
 except FileNotFoundError:
     result(False, "no %s")
     raise SystemExit
-got = sorted((r.get("model") or "").strip().lower() for r in rows)
-want = sorted(m.lower() for m in want)
-result(got == want, f"candidates {want}; table has {got}")
-`, pyJSON(names), out, out)
+def ints(r):
+    try:
+        return [int(float((r.get(c) or "").strip().replace(",", ""))) for c in ("params_m", "downloads", "likes")]
+    except ValueError:
+        return None
+got = {}
+for r in rows:
+    got.setdefault((r.get("model") or "").strip().lower(), []).append(ints(r))
+bad = sorted(m for m in want if got.get(m) != [want[m]])
+extra = sorted(m for m in got if m not in want)
+result(not bad and not extra, f"missing or wrong candidates: {bad}; not candidates: {extra}")
+`, pyJSON(want), out, out)
 
 	t := &task.Task{
 		Version: task.Version, ID: taskID("model-pick", w.Manifest.Persona, best.name, fmt.Sprintf("d%d", w.Manifest.Day)),

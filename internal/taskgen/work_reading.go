@@ -1,6 +1,7 @@
 package taskgen
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -24,6 +25,9 @@ func (readingQueue) Covers() []string { return []string{"archive", "messages"} }
 
 var readingPaperRE = regexp.MustCompile(`arXiv:(\d{4}\.\d{4,5})\b`)
 
+// errUnlisted is a reading list's paper that Preprint Commons does not have.
+var errUnlisted = errors.New("taskgen: a reading list names a paper the archive does not have")
+
 // listedPaper is a paper of the reading lists, as the catalog has it.
 type listedPaper struct {
 	id, title, submitted string
@@ -31,7 +35,9 @@ type listedPaper struct {
 }
 
 // readingPapers are the papers the home's reading lists name, newest
-// submitted first (then by id), with whether the library holds them.
+// submitted first (then by id), with whether the library holds them, and
+// the lists that name them. A paper the catalog lacks is an error: the
+// site could not tell its day.
 func readingPapers(w *World, user string) ([]listedPaper, []string, error) {
 	files, err := w.HomeFiles("reading")
 	if err != nil {
@@ -74,9 +80,10 @@ func readingPapers(w *World, user string) ([]listedPaper, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(p) == 1 {
-			out = append(out, listedPaper{id: id, title: str(p[0][0]), submitted: str(p[0][1]), inLibrary: have[id]})
+		if len(p) != 1 {
+			return nil, nil, fmt.Errorf("%w: %s", errUnlisted, id)
 		}
+		out = append(out, listedPaper{id: id, title: str(p[0][0]), submitted: str(p[0][1]), inLibrary: have[id]})
 	}
 	slices.SortFunc(out, func(a, b listedPaper) int {
 		if c := strings.Compare(b.submitted, a.submitted); c != 0 {
@@ -109,6 +116,9 @@ func (f readingQueue) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 		return nil, nil
 	}
 	ps, _, err := readingPapers(w, login.User)
+	if errors.Is(err, errUnlisted) {
+		return nil, nil
+	}
 	if err != nil || len(ps) < 3 {
 		return nil, err
 	}
@@ -201,6 +211,7 @@ PY`, pyJSON(rows), out, k), "rank the papers; the newest not in the library go f
 			Description: p.id + " is on the to read shelf",
 			Query:       fmt.Sprintf(`SELECT shelf FROM library WHERE username = %s AND paper = %s`, sqlText(login.User), sqlText(p.id)), Expect: rawJSON("to read")})
 	}
+	ref.MCP("messages", "list_threads", nil, "the chat with "+friend)
 	ref.MCP("messages", "send_message", map[string]any{"thread": thread, "body": fmt.Sprintf("I'm reading %s next: %s.", pick[0].id, pick[0].title)}, "tell "+friend)
 	crit = append(crit,
 		task.Criterion{ID: "no-other-papers", Kind: "sql", DB: "archive", Description: "no other paper was added",

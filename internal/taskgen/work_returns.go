@@ -128,6 +128,17 @@ func (f returnWindow) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	if pick == nil {
 		return nil, nil
 	}
+	// No order on the window's first day: "since that day" and the
+	// support's 30 days to the hour would disagree on it.
+	now, err := worldNow(w)
+	if err != nil {
+		return nil, err
+	}
+	first := now.AddDate(0, 0, -30).Format(time.DateOnly)
+	edge, err := count(w, "shop", `SELECT count(*) FROM orders WHERE username = ? AND substr(placed_at, 1, 10) = ?`, login.User, first)
+	if err != nil || edge > 0 {
+		return nil, err
+	}
 	// Only the website has every line: some order of the window is in
 	// neither an export nor an invoice of the home.
 	known, err := homeOrders(w)
