@@ -23,7 +23,9 @@ func judgedTask() *task.Task {
 	return &task.Task{ID: "t", Instruction: "Order two cables and note it in notes/order.md.", Rubric: []string{"two cables ordered", "notes/order.md says so"}}
 }
 
-func verdictCall(args string) fake.ToolCall { return fake.ToolCall{ID: "v", Name: "verdict", Arguments: args} }
+func verdictCall(args string) fake.ToolCall {
+	return fake.ToolCall{ID: "v", Name: "verdict", Arguments: args}
+}
 
 // TestLLMJudge: the model sees the task, the rubric, the trajectory and V's
 // evidence, and its verdict may disagree with V; a verdict it cannot read
