@@ -774,7 +774,8 @@ func upcomingStays(w *World, user string) ([]stayBooking, error) {
 }
 
 // stayLimits are whole-dollar limits a night that split the bookings into
-// some over and some within, each at least a dollar from every price.
+// some over and some within, each at least a dollar from every price; a
+// single booking gets a round limit under its price (it needs approval).
 func stayLimits(bs []stayBooking) []int64 {
 	var prices []float64
 	for _, b := range bs {
@@ -782,6 +783,9 @@ func stayLimits(bs []stayBooking) []int64 {
 	}
 	slices.Sort(prices)
 	var out []int64
+	if len(prices) == 1 && prices[0] >= 21 {
+		return []int64{int64(prices[0]-1) / 10 * 10}
+	}
 	for i := 1; i < len(prices); i++ {
 		lo, hi := prices[i-1], prices[i]
 		l := int64((lo + hi) / 2)
@@ -859,7 +863,7 @@ func (f staysApproval) Author(w *World, s Sketch) (*Draft, error) {
 	}
 	name, email := s.Params["approver"], s.Params["email"]
 	today, _ := travelToday(w)
-	var over, within []string
+	over, within := []string{}, []string{} // JSON lists, never null
 	for _, b := range bs {
 		if b.perNight() > float64(limit) {
 			over = append(over, b.code)

@@ -16,10 +16,19 @@ import (
 )
 
 // TestTravelDrafts lists the travel families' sketches on the test
-// states and, with WILDAWM_TRAVEL_DUMP set to a directory, saves their
-// drafts there for reading.
+// states (or, with WILDAWM_TRAVEL_RUN, on another synthesis run's) and,
+// with WILDAWM_TRAVEL_DUMP set to a directory, saves their drafts there
+// for reading.
 func TestTravelDrafts(t *testing.T) {
 	s := openSource(t)
+	if run := os.Getenv("WILDAWM_TRAVEL_RUN"); run != "" {
+		other, closeSrc, err := OpenSource(context.Background(), run, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(closeSrc)
+		s = other
+	}
 	dump := os.Getenv("WILDAWM_TRAVEL_DUMP")
 	for _, fam := range travelFamilies() {
 		ds := draftAll(t, s, fam)
