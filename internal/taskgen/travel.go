@@ -114,7 +114,7 @@ func tripFlights(w *World) ([]tripFlight, error) {
 func faresPath(note string) string { return strings.TrimSuffix(note, ".md") + "-fares.csv" }
 
 func (f flightCheapestDay) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
-	if _, ok := w.Logins["flights"]; !ok {
+	if _, ok := w.Logins["flights"]; !ok || !hasDBs(w, "calendar") {
 		return nil, nil
 	}
 	trips, err := tripFlights(w)
@@ -357,7 +357,7 @@ func directThreads(w *World) ([][2]string, error) {
 
 func (f matchInvite) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["sports"]
-	if !ok {
+	if !ok || !hasDBs(w, "calendar", "messages") {
 		return nil, nil
 	}
 	teams, err := followedRecords(w, login.User)
@@ -813,7 +813,7 @@ const staysTable = "reports/stays-per-night.csv"
 
 func (f staysApproval) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["stays"]
-	if !ok {
+	if !ok || !hasDBs(w, "contacts", "mail") {
 		return nil, nil
 	}
 	bs, err := upcomingStays(w, login.User)

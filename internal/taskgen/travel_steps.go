@@ -2,8 +2,11 @@ package taskgen
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Helpers of the travel families: reading a world's clock and trip notes,
@@ -17,6 +20,17 @@ func travelToday(w *World) (time.Time, error) {
 	}
 	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
+}
+
+// hasDBs says whether the world has every one of the databases, so that
+// the services a task needs are the persona's.
+func hasDBs(w *World, names ...string) bool {
+	for _, n := range names {
+		if _, err := os.Stat(world.DBPath(w.Dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // sqlq quotes s as an SQL string literal.
