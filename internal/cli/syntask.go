@@ -16,7 +16,7 @@ import (
 
 // taskFlags are the flags the task-synthesis commands share.
 type taskFlags struct {
-	dir, out, families string
+	dir, out, families, embeddings string
 	seed               uint64
 	parallel           int
 }
@@ -27,6 +27,7 @@ func (f *taskFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.families, "families", "", "comma-separated task families (default every family: "+strings.Join(familyNames(), ", ")+")")
 	c.Flags().Uint64Var(&f.seed, "seed", 1, "the sketches' seed")
 	c.Flags().IntVar(&f.parallel, "parallel", 2, "jobs at a time")
+	c.Flags().StringVar(&f.embeddings, "embeddings", "", "an OpenAI-compatible embeddings endpoint for the diversity gate, URL#MODEL (default the offline hashed embedding)")
 }
 
 func familyNames() []string {
@@ -67,6 +68,14 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 		return nil, nil, err
 	}
 	s := &taskgen.Synth{Source: src, Out: f.out, Diversity: &taskgen.Diversity{}}
+	if f.embeddings != "" {
+		_, c, err := modelClient("--embeddings", f.embeddings)
+		if err != nil {
+			closeSrc()
+			return nil, nil, err
+		}
+		s.Diversity.Embedder = c
+	}
 	n, err := s.Resume(cmd.Context())
 	if err != nil {
 		closeSrc()

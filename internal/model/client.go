@@ -73,6 +73,7 @@ type Client struct {
 	log         *slog.Logger
 	chat        openai.ChatCompletionService
 	models      openai.ModelService
+	embeddings  openai.EmbeddingService
 }
 
 // New returns a client for spec. It reads no environment: ParseSpec does.
@@ -127,6 +128,7 @@ func New(spec Spec, opts *Options) (*Client, error) {
 	}
 	c.chat = openai.NewChatCompletionService(sdk...)
 	c.models = openai.NewModelService(sdk...)
+	c.embeddings = openai.NewEmbeddingService(sdk...)
 	return c, nil
 }
 
@@ -168,6 +170,37 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 	resp.Latency = time.Since(start)
 	resp.Attempts = attempts
 	return resp, nil
+}
+
+// Embed returns one embedding per text (POST /embeddings, the spec's model
+// an embedding model), in the texts' order, with the retries and timeouts
+// of Chat.
+func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	var out [][]float64
+	_, err := c.do(ctx, "embeddings", func(ctx context.Context, opts ...option.RequestOption) error {
+		res, err := c.embeddings.New(ctx, openai.EmbeddingNewParams{Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+			Model: openai.EmbeddingModel(c.spec.Model)}, opts...)
+		if err != nil {
+			return err
+		}
+		out = make([][]float64, len(texts))
+		for _, e := range res.Data {
+			if e.Index < 0 || int(e.Index) >= len(texts) {
+				return fmt.Errorf("the server returned an embedding for input %d of %d", e.Index, len(texts))
+			}
+			out[e.Index] = e.Embedding
+		}
+		for i, v := range out {
+			if len(v) == 0 {
+				return fmt.Errorf("the server returned no embedding for input %d", i)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Models lists the models the server serves (GET /models), in its order.

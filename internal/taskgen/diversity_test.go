@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/wildawm/wildawm/internal/model/fake"
 )
 
 // TestDiversityGate: a sketch sharing a core action with a kept one, or
@@ -66,5 +68,28 @@ func TestDiversityGate(t *testing.T) {
 	wg.Wait()
 	if kept != 1 {
 		t.Fatalf("%d of 8 concurrent duplicates kept", kept)
+	}
+}
+
+// TestDiversityWithAnEmbeddingsEndpoint: with an OpenAI-compatible
+// embeddings endpoint configured, the gate embeds through it, and still
+// tells duplicates from distinct sketches.
+func TestDiversityWithAnEmbeddingsEndpoint(t *testing.T) {
+	srv := fake.New(t)
+	d := Diversity{Embedder: srv.Client(t, nil)}
+	ctx := context.Background()
+	a := Sketch{Family: "f", Title: "Buy the dearest wish-list device", Core: []string{"order devices LD-1"}}
+	b := Sketch{Family: "g", Title: "Book the cheapest hotel night near the venue", Core: []string{"book stays H-2"}}
+	if v, err := d.Reserve(ctx, "a", "p", a); err != nil || !v.Keep {
+		t.Fatalf("a: %+v %v", v, err)
+	}
+	if v, err := d.Reserve(ctx, "b", "p", b); err != nil || !v.Keep {
+		t.Fatalf("b: %+v %v", v, err)
+	}
+	if v, _ := d.Reserve(ctx, "a2", "q", a); v.Keep {
+		t.Fatalf("the same text on another persona: %+v", v)
+	}
+	if srv.EmbedCalls() != 3 {
+		t.Fatalf("%d embedding requests, want 3", srv.EmbedCalls())
 	}
 }

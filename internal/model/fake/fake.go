@@ -155,6 +155,8 @@ type Server struct {
 	next      int // the script's next turn
 	chats     int // chat requests numbered so far
 	requests  []Request
+	// embedCalls counts embedding requests.
+	embedCalls int
 }
 
 // New starts a server that replies to chat requests with script, in
@@ -180,6 +182,7 @@ func start(t testing.TB, script []Turn, respond func(Request) Turn) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	mux.HandleFunc("/", s.notFound)
 	s.ts = httptest.NewServer(mux)
 	if t != nil {
