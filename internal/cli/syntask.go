@@ -17,8 +17,8 @@ import (
 // taskFlags are the flags the task-synthesis commands share.
 type taskFlags struct {
 	dir, out, families, embeddings string
-	seed               uint64
-	parallel           int
+	seed                           uint64
+	parallel                       int
 }
 
 func (f *taskFlags) register(c *cobra.Command) {
