@@ -180,10 +180,14 @@ func (s *Synth) write(p Produced, d *Draft) error {
 	return world.WriteFileAtomic(filepath.Join(p.Dir, SketchFile), sb, 0o644)
 }
 
-// TaskID is a task's ID within a run: the persona's ID and the family's,
-// at most task.MaxIDLen bytes (a longer one ends in a hash of the whole).
+// TaskID is a task's ID within a run: the persona's ID and the family's
+// (the family's alone when it names the persona), at most task.MaxIDLen
+// bytes (a longer one ends in a hash of the whole).
 func TaskID(persona, id string) string {
 	full := persona + "-" + id
+	if strings.Contains(id, persona) {
+		full = id // the family's ID names the persona already
+	}
 	if len(full) <= task.MaxIDLen {
 		return full
 	}
