@@ -10,8 +10,9 @@ import (
 
 // modelPick: the persona picks a model to go with a dataset it collected.
 // The dataset and the models are on Modelhaus (GUI: the collection, the
-// filtered model lists, then the like); the choice needs a ratio the site
-// does not sort by, so a script ranks the candidates (CLI); the pick goes
+// filtered model lists, then the like); the choice needs a score the site
+// does not sort by (downloads and likes weighed together), so a script
+// ranks the candidates (CLI); the pick goes
 // by mail to a contact whose address is in the contacts app (MCP).
 type modelPick struct{}
 
@@ -19,7 +20,7 @@ func (modelPick) Name() string     { return "model-pick" }
 func (modelPick) Covers() []string { return []string{"models", "mail", "contacts"} }
 
 var (
-	modelBudgets  = []int64{100, 150, 200, 300, 500, 1000}
+	modelBudgets  = []int64{100, 150, 200, 300, 500, 700, 1000, 1500, 2000}
 	modelLicenses = []string{"apache-2.0", "mit"}
 )
 
@@ -29,13 +30,18 @@ type modelCand struct {
 	params, downloads, likes int64
 }
 
-// ratio compares a's likes per download with b's exactly.
+// likeWeight is how many downloads a like counts for in a model's score.
+const likeWeight = 100
+
+// score is a model's popularity: downloads, and likeWeight per like.
+func (a modelCand) score() int64 { return a.downloads + likeWeight*a.likes }
+
+// beats compares a's score with b's.
 func (a modelCand) beats(b modelCand) int {
-	l, r := a.likes*b.downloads, b.likes*a.downloads
 	switch {
-	case l > r:
+	case a.score() > b.score():
 		return 1
-	case l < r:
+	case a.score() < b.score():
 		return -1
 	}
 	return 0
@@ -55,8 +61,8 @@ func modelCands(w *World, taskName string, budget int64) ([]modelCand, error) {
 	return out, nil
 }
 
-// bestModel is the candidate with the most likes per download, or nil on
-// a tie at the top.
+// bestModel is the candidate of the highest score, or nil on a tie at
+// the top.
 func bestModel(cs []modelCand) *modelCand {
 	var best *modelCand
 	tie := false
@@ -72,6 +78,17 @@ func bestModel(cs []modelCand) *modelCand {
 		return nil
 	}
 	return best
+}
+
+// mostDownloaded is the candidate the site lists first.
+func mostDownloaded(cs []modelCand) modelCand {
+	top := cs[0]
+	for _, c := range cs[1:] {
+		if c.downloads > top.downloads || c.downloads == top.downloads && c.id < top.id {
+			top = c
+		}
+	}
+	return top
 }
 
 func (f modelPick) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
@@ -109,12 +126,12 @@ func (f modelPick) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 			if err != nil {
 				return nil, err
 			}
-			if len(cs) < 3 || len(cs) > 12 {
+			if len(cs) < 3 || len(cs) > 20 {
 				continue
 			}
 			best := bestModel(cs)
-			if best == nil || isLiked[best.id] {
-				continue
+			if best == nil || isLiked[best.id] || best.id == mostDownloaded(cs).id {
+				continue // the site's own order would decide
 			}
 			ct := contacts[rng.IntN(len(contacts))]
 			out = append(out, Sketch{Family: f.Name(), Title: fmt.Sprintf("Pick a %s model of at most %dM parameters for %s and mail %s", ds[0][1], modelBudgets[i], str(ds[0][0]), str(ct[0])),
@@ -179,19 +196,19 @@ func (f modelPick) Author(w *World, s Sketch) (*Draft, error) {
 import csv, json
 rows = %s
 for r in rows:
-    r['ratio'] = r['likes'] / r['downloads']
-rows.sort(key=lambda r: -r['ratio'])
+    r['score'] = r['downloads'] + %d * r['likes']
+rows.sort(key=lambda r: -r['score'])
 with open(%q, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
-    w.writerow(['model', 'params_m', 'downloads', 'likes', 'ratio'])
+    w.writerow(['model', 'params_m', 'downloads', 'likes', 'score'])
     for r in rows:
-        w.writerow([r['model'], r['params_m'], r['downloads'], r['likes'], '%%.6f' %% r['ratio']])
+        w.writerow([r['model'], r['params_m'], r['downloads'], r['likes'], r['score']])
 print('best:', rows[0]['model'])
-PY`, pyJSON(rows), out), "rank the candidates by likes per download")
+PY`, pyJSON(rows), likeWeight, out), "rank the candidates by score")
 	ref.KitAction("models", "/models", strconv.FormatInt(best.id, 10), "like", nil, "like the pick")
 	ref.MCP("contacts", "search_contacts", map[string]any{"query": contact}, contact+"'s address")
 	ref.MCP("mail", "send_mail", map[string]any{"to": []string{email}, "subject": "A model for " + dsName,
-		"body": fmt.Sprintf("For %s I'd go with %s (%dM parameters, %s): the best liked per download of the candidates.", dsName, best.name, best.params, best.license)}, "mail the pick")
+		"body": fmt.Sprintf("For %s I'd go with %s (%dM parameters, %s): the most popular of the candidates.", dsName, best.name, best.params, best.license)}, "mail the pick")
 
 	mailQ := fmt.Sprintf(`SELECT count(*) > 0 FROM mails m JOIN folders f ON f.id = m.folder_id WHERE f.name = 'sent' AND instr(lower(m.to_addrs), lower(%s)) > 0 AND instr(lower(m.subject || ' ' || m.body), lower(%s)) > 0`,
 		sqlText(email), sqlText(best.name))
@@ -223,17 +240,17 @@ result(not bad and not extra, f"missing or wrong candidates: {bad}; not candidat
 	t := &task.Task{
 		Version: task.Version, ID: taskID("model-pick", w.Manifest.Persona, best.name, fmt.Sprintf("d%d", w.Manifest.Day)),
 		Instruction: fmt.Sprintf("I need a model to go with the dataset %s in my Modelhaus collection: one for the dataset's task, with at most %d million parameters, licensed apache-2.0 or mit. "+
-			"Of those, I want the one with the most likes per download. Keep every candidate in ~/%s (columns model as owner/name, params_m, downloads, likes, ratio), "+
-			"like the winner on Modelhaus, and email %s which model it is (its owner/name).", dsName, budget, out, contact),
+			"Of those, I want the most popular, scoring each as its downloads plus %d for every like. Keep every candidate in ~/%s (columns model as owner/name, params_m, downloads, likes, score), "+
+			"like the winner on Modelhaus, and email %s which model it is (its owner/name).", dsName, budget, likeWeight, out, contact),
 		Interfaces: []string{task.GUI, task.MCP, task.CLI},
 		Subtasks: []task.Subtask{
 			{ID: "dataset", Title: "Find the dataset's task on Modelhaus", Interface: task.GUI},
 			{ID: "candidates", Title: "List the models of that task within the size and licences", Interface: task.GUI},
-			{ID: "rank", Title: "Rank them by likes per download with a script and save " + out, Interface: task.CLI},
+			{ID: "rank", Title: "Score and rank them with a script and save " + out, Interface: task.CLI},
 			{ID: "like", Title: "Like the best one", Interface: task.GUI},
 			{ID: "mail", Title: "Find " + contact + "'s address and mail the pick", Interface: task.MCP},
 		},
-		Hint: fmt.Sprintf("The Models list filters by task, license and \"At most million parameters\"; the site does not sort by likes per download. %s's address is in the contacts app; send_mail takes to, subject and body.", contact),
+		Hint: fmt.Sprintf("The Models list filters by task, license and \"At most million parameters\"; the site sorts by downloads only, not by the score. %s's address is in the contacts app; send_mail takes to, subject and body.", contact),
 		Rubric: []string{
 			fmt.Sprintf("~/%s lists exactly the %d candidate models", out, len(cs)),
 			fmt.Sprintf("%s is liked on Modelhaus and nothing else", best.name),
@@ -250,8 +267,8 @@ result(not bad and not extra, f"missing or wrong candidates: {bad}; not candidat
 		}},
 		Answer:     best.name,
 		Provenance: provenance(w),
-		Rationale: fmt.Sprintf("dataset %s (%s); %d candidates of at most %dM under %v; the best likes/downloads is %s (%d/%d). The list can be filtered on the site but not ranked by the ratio (GUI + CLI); "+
-			"the address is only in contacts and the mail goes through the mail service (MCP).", dsName, taskName, len(cs), budget, modelLicenses, best.name, best.likes, best.downloads),
+		Rationale: fmt.Sprintf("dataset %s (%s); %d candidates of at most %dM under %v; the best score is %s (%d downloads + %d x %d likes). The list can be filtered on the site but not ranked by the score (GUI + CLI); "+
+			"the address is only in contacts and the mail goes through the mail service (MCP).", dsName, taskName, len(cs), budget, modelLicenses, best.name, best.downloads, likeWeight, best.likes),
 	}
 	return &Draft{Task: t, Scripts: map[string]string{"candidates_table.py": checkPy}}, nil
 }
