@@ -104,14 +104,17 @@ func draftAll(t *testing.T, s *Source, fam Family) []drafted {
 			if err != nil {
 				t.Fatalf("%s day %d: author %q: %v", st.Persona.ID, st.Day, k.Title, err)
 			}
+			if d2, _ := fam.Author(w, k); d2 == nil || !reflect.DeepEqual(d, d2) {
+				t.Fatalf("%s day %d: two authorings of %q differ", st.Persona.ID, st.Day, k.Title)
+			}
 			out = append(out, drafted{st, w, d})
 		}
 	}
 	return out
 }
 
-// TestFamiliesSuite is the suite every task family passes: it sketches on
-// the synthesized worlds, deterministically; its drafts are valid tasks
+// TestFamiliesSuite is the suite every task family passes: it sketches and
+// authors on the synthesized worlds, deterministically; its drafts are valid tasks
 // that need the GUI, MCP and CLI, each in the reference completion and in
 // a sub-task; they save and load; the initial world does not satisfy V,
 // nor does the right answer alone; and the reference completion, run
