@@ -1,6 +1,134 @@
 package taskgen
 
-// homeFamilies are the task families of this file.
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// homeFamilies are the task families of this file: household errands that
+// keep the persona's notes and address book up to date from its websites
+// (home_devices.go, home_library.go, home_courses.go).
 func homeFamilies() []Family {
-	return nil
+	return []Family{deviceSpendNote{}, libraryContact{}, courseFocusNote{}}
+}
+
+// homeHasTable reports whether the world's database db has table.
+func homeHasTable(w *World, db, table string) bool {
+	rows, err := w.Query(db, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table)
+	return err == nil && len(rows) == 1 && num(rows[0][0]) == 1
+}
+
+// homeCount runs a count(*) query on the world's database db.
+func homeCount(w *World, db, q string, args ...any) (int64, error) {
+	rows, err := w.Query(db, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("taskgen: %s: %d rows for a count", db, len(rows))
+	}
+	return num(rows[0][0]), nil
+}
+
+func homeProvenance(w *World) task.Provenance {
+	return task.Provenance{Persona: w.Manifest.Persona, Day: w.Manifest.Day, Snapshot: w.Snapshot, Catalog: w.Manifest.Catalog}
+}
+
+func homeRawInt(n int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(n, 10)) }
+
+// homePy is v as a Python expression (parsed from JSON at run time).
+func homePy(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain data always marshals
+	}
+	return "json.loads(" + strconv.Quote(string(b)) + ")"
+}
+
+// homeID joins parts into a task id of at most 64 bytes: lowercase letters
+// and digits with single dashes.
+func homeID(parts ...string) string {
+	var ps []string
+	for _, p := range parts {
+		var b strings.Builder
+		dash := false
+		for _, r := range strings.ToLower(p) {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				b.WriteRune(r)
+				dash = false
+			} else if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+				dash = true
+			}
+		}
+		if s := strings.TrimSuffix(b.String(), "-"); s != "" {
+			ps = append(ps, s)
+		}
+	}
+	id := strings.Join(ps, "-")
+	if len(id) > 64 {
+		id = strings.TrimRight(id[:64], "-")
+	}
+	return id
+}
+
+// homeCSVCheck is a verifier script: the home CSV at path has one row per
+// key of want (column key, matched ignoring case), with the cells of cols
+// equal to want's values (numbers by value, a leading $ and thousands
+// separators ignored; text ignoring case), and no other row.
+func homeCSVCheck(path, key string, cols []string, want map[string][]string) string {
+	return fmt.Sprintf(`import json
+from decimal import Decimal, InvalidOperation
+from _verify_sdk import read_csv, result
+want = %s
+key = %q
+cols = %s
+def norm(v):
+    v = (v or "").strip()
+    n = v.lstrip("$").replace(",", "")
+    try:
+        return ("n", Decimal(n))
+    except InvalidOperation:
+        return ("s", v.lower())
+try:
+    rows = read_csv(%q)
+except FileNotFoundError:
+    result(False, "no %s")
+    raise SystemExit
+got = {}
+for r in rows:
+    got.setdefault((r.get(key) or "").strip().upper(), []).append([norm(r.get(c)) for c in cols])
+bad = sorted(k for k, v in want.items() if got.get(k.upper()) != [[norm(x) for x in v]])
+extra = sorted(k for k in got if k not in {w.upper() for w in want})
+result(not bad and not extra, f"missing or wrong rows: {bad}; rows that should not be there: {extra}")
+`, homePy(want), key, homePy(cols), path, path)
+}
+
+// homeNoteCheck is a verifier script: exactly one note titled title in
+// notebook (ignoring case) whose body's first non-empty line is first
+// (ignoring case and surrounding spaces) and that contains every string
+// of contains (ignoring case).
+func homeNoteCheck(notebook, title, first string, contains []string) string {
+	if contains == nil {
+		contains = []string{}
+	}
+	return fmt.Sprintf(`import json
+from _verify_sdk import query, result
+notebook, title, first = %s, %s, %s
+contains = %s
+rows = query("notes", "SELECT n.body FROM notes n JOIN notebooks b ON b.id = n.notebook_id WHERE lower(b.name) = lower(?) AND lower(trim(n.title)) = lower(?)", (notebook, title))
+if len(rows) != 1:
+    result(False, f"{len(rows)} notes titled {title!r} in notebook {notebook!r}, want one")
+    raise SystemExit
+body = rows[0]["body"] or ""
+lines = [l.strip() for l in body.splitlines() if l.strip()]
+head = lines[0] if lines else ""
+missing = [c for c in contains if c.lower() not in body.lower()]
+ok = head.lower() == first.lower() and not missing
+result(ok, f"first line {head!r}, want {first!r}; missing {missing}")
+`, homePy(notebook), homePy(title), homePy(first), homePy(contains))
 }
