@@ -49,6 +49,18 @@ func TestSynStages(t *testing.T) {
 	if strings.Count(out, ": equal") != 3 {
 		t.Errorf("prebake:\n%s", out)
 	}
+	// Task synthesis over the run: it runs (whether or not a family finds
+	// a task in three days of one persona), and bad flags are clear.
+	_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2")
+	if err != nil || !strings.Contains(stderr, "tasks written") {
+		t.Errorf("syn tasks: %v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, st, "syn", "task", "--dir", dir, "--persona", p.ID, "--day", "9"); err == nil || !strings.Contains(err.Error(), "no state robin-vale day 9") {
+		t.Errorf("syn task on a day that never grew: %v", err)
+	}
+	if _, _, err := run(t, st, "syn", "tasks", "--dir", dir, "--families", "nosuch"); err == nil || !strings.Contains(err.Error(), "wishlist-balance") {
+		t.Errorf("an unknown family: %v", err)
+	}
 	out = mustRun(t, st, "stats", "worlds", "--dir", dir)
 	if !strings.Contains(out, "| world states | 3 | 640 |") {
 		t.Errorf("stats:\n%s", out)

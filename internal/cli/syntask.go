@@ -7,15 +7,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wildawm/wildawm/internal/browser"
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 // taskFlags are the flags the task-synthesis commands share.
 type taskFlags struct {
+	check, fakeBrowser             bool
 	dir, out, families, embeddings string
 	seed                           uint64
 	parallel                       int
@@ -27,6 +33,8 @@ func (f *taskFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.families, "families", "", "comma-separated task families (default every family: "+strings.Join(familyNames(), ", ")+")")
 	c.Flags().Uint64Var(&f.seed, "seed", 1, "the sketches' seed")
 	c.Flags().IntVar(&f.parallel, "parallel", 2, "jobs at a time")
+	c.Flags().BoolVar(&f.check, "check", false, "self-check every task on live instances: V(W0) = 0, the answer alone fails, the reference completion passes V (in Chromium); a task that fails is removed")
+	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "with --check, drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
 	c.Flags().StringVar(&f.embeddings, "embeddings", "", "an OpenAI-compatible embeddings endpoint for the diversity gate, URL#MODEL (default the offline hashed embedding)")
 }
 
@@ -76,6 +84,16 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 		}
 		s.Diversity.Embedder = c
 	}
+	if f.check {
+		check, closeCheck, err := e.checkEnv(cmd, src, f)
+		if err != nil {
+			closeSrc()
+			return nil, nil, err
+		}
+		s.Check = check
+		closeRun := closeSrc
+		closeSrc = func() { closeCheck(); closeRun() }
+	}
 	n, err := s.Resume(cmd.Context())
 	if err != nil {
 		closeSrc()
@@ -87,8 +105,55 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 	return s, closeSrc, nil
 }
 
+// checkEnv is the self-check's rollout environment per persona: live
+// instances of the run's store, a shared Chromium (a tab each) or the HTTP
+// browser.
+func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (func(*persona.Persona) *rollout.Env, func(), error) {
+	work := filepath.Join(f.dir, "check-work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, nil, err
+	}
+	if err := os.Chmod(work, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
+	closeBrowser := func() {}
+	if f.fakeBrowser {
+		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
+		}
+	} else {
+		if err := e.ensureDeps(cmd.Context(), true); err != nil {
+			return nil, nil, err
+		}
+		b, err := browser.New(context.WithoutCancel(cmd.Context()), browser.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--check: %w (or --fake-browser)", err)
+		}
+		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return b.Tab(ctx, browser.AllowOrigins(origins...))
+		}
+		closeBrowser = func() { b.Close(context.Background()) }
+	}
+	var mu sync.Mutex
+	envs := map[string]*rollout.Env{}
+	get := func(p *persona.Persona) *rollout.Env {
+		mu.Lock()
+		defer mu.Unlock()
+		if env := envs[p.ID]; env != nil {
+			return env
+		}
+		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs)}
+		os.MkdirAll(env.WorkDir, 0o755)
+		envs[p.ID] = env
+		return env
+	}
+	return get, closeBrowser, nil
+}
+
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
-	tasks, dropped, sketches := 0, 0, 0
+	tasks, dropped, sketches, rejected := 0, 0, 0, 0
 	for _, r := range rs {
 		if r == nil {
 			continue
@@ -96,11 +161,15 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 		sketches += r.Sketches
 		tasks += len(r.Tasks)
 		dropped += len(r.Dropped)
+		rejected += len(r.Rejected)
+		for _, p := range r.Rejected {
+			e.progress("rejected by the self-check: %s: %s", p.ID, p.Check.Problem)
+		}
 		for _, p := range r.Tasks {
 			fmt.Fprintf(e.stdout, "%s\t%s\n", p.ID, p.Dir)
 		}
 	}
-	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, in %v", sketches, tasks, dropped, time.Since(start).Round(time.Millisecond))
+	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d rejected by the self-check, in %v", sketches, tasks, dropped, rejected, time.Since(start).Round(time.Millisecond))
 }
 
 func (e *env) synTaskCmd() *cobra.Command {

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -34,8 +36,10 @@ type Result struct {
 	Job      Job        `json:"job"`
 	Sketches int        `json:"sketches"`
 	Tasks    []Produced `json:"tasks,omitempty"`
-	// Dropped are the sketches the diversity gate kept out.
-	Dropped []Produced `json:"dropped,omitempty"`
+	// Dropped are the sketches the diversity gate kept out; Rejected the
+	// tasks the self-check failed.
+	Dropped  []Produced `json:"dropped,omitempty"`
+	Rejected []Produced `json:"rejected,omitempty"`
 }
 
 // Produced is one sketch's fate.
@@ -45,6 +49,8 @@ type Produced struct {
 	Dir     string  `json:"dir,omitempty"`
 	Sketch  Sketch  `json:"sketch"`
 	Verdict Verdict `json:"diversity"`
+	// Check is the self-check's result, when it ran.
+	Check *Check `json:"check,omitempty"`
 }
 
 // SketchFile is the sketch and its diversity verdict, beside task.json.
@@ -55,6 +61,10 @@ type Synth struct {
 	Source    *Source
 	Out       string
 	Diversity *Diversity
+	// Check, when set, gives the rollout environment (live instances, a
+	// browser) for a persona, and every written task is self-checked in it
+	// (CheckTask); a task that fails is removed and counted as rejected.
+	Check func(p *persona.Persona) *rollout.Env
 }
 
 // Jobs lists a job for every family on every state that matches keep (nil:
@@ -145,6 +155,22 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 			}
 			return nil, err
 		}
+		if s.Check != nil {
+			c, err := s.check(ctx, s.Check(st.Persona), p, keepDrafts[i])
+			if err != nil {
+				for _, q := range keep[i:] {
+					s.Diversity.Release(q.ID)
+				}
+				return nil, fmt.Errorf("taskgen: self-check %s: %w", p.ID, err)
+			}
+			p.Check = c
+			if !c.OK {
+				s.Diversity.Release(p.ID)
+				os.RemoveAll(p.Dir)
+				res.Rejected = append(res.Rejected, p)
+				continue
+			}
+		}
 		s.Diversity.Accept(p.ID)
 		res.Tasks = append(res.Tasks, p)
 	}
@@ -178,6 +204,32 @@ func (s *Synth) write(p Produced, d *Draft) error {
 		return fmt.Errorf("taskgen: save %s: %w", p.ID, err)
 	}
 	return world.WriteFileAtomic(filepath.Join(p.Dir, SketchFile), sb, 0o644)
+}
+
+// check runs the self-check of a written task, once: a check.json of an
+// earlier run for the same task.json stands.
+func (s *Synth) check(ctx context.Context, env *rollout.Env, p Produced, d *Draft) (*Check, error) {
+	tb, err := os.ReadFile(filepath.Join(p.Dir, task.File))
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(p.Dir, CheckFile)
+	var old struct {
+		Task world.ID `json:"task"`
+		*Check
+	}
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.Task == world.Hash(tb) && old.Check != nil && old.OK {
+		return old.Check, nil
+	}
+	c, err := CheckTask(ctx, env, d, p.Dir)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(struct {
+		Task world.ID `json:"task"`
+		*Check
+	}{world.Hash(tb), c}, "", "  ")
+	return c, world.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 
 // TaskID is a task's ID within a run: the persona's ID and the family's

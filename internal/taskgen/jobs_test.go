@@ -5,7 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
 )
 
 // TestSynthRunIsTheSameWithAnyWorkers: a run with one worker and one with
@@ -52,5 +57,37 @@ func TestSynthRunIsTheSameWithAnyWorkers(t *testing.T) {
 	again, _ := run(out1, 2)
 	if !reflect.DeepEqual(again, one) {
 		t.Fatalf("a rerun wrote %v, want %v", again, one)
+	}
+}
+
+// TestSynthSelfCheck: with Check set, every task written passed the
+// self-check on a live instance, and says so in check.json.
+func TestSynthSelfCheck(t *testing.T) {
+	runtime.SkipUnlessInstancesRun(t)
+	s := openSource(t)
+	fam, _ := Lookup("wishlist-balance")
+	env := liveEnv(t, s, s.States[0])
+	sy := &Synth{Source: s, Out: t.TempDir(), Diversity: &Diversity{}, Check: func(*persona.Persona) *rollout.Env { return env }}
+	rs, err := sy.Run(context.Background(), sy.Jobs([]Family{fam}, func(st State) bool { return st.Day == st.Persona.Days-1 }, 1), 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rs {
+		for _, p := range r.Tasks {
+			n++
+			if p.Check == nil || !p.Check.OK {
+				t.Fatalf("%s: check %+v", p.ID, p.Check)
+			}
+			if b, err := os.ReadFile(filepath.Join(p.Dir, CheckFile)); err != nil || !strings.Contains(string(b), `"ok": true`) {
+				t.Fatalf("%s: check.json %s %v", p.ID, b, err)
+			}
+		}
+		if len(r.Rejected) > 0 {
+			t.Fatalf("rejected: %+v", r.Rejected)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no task written")
 	}
 }

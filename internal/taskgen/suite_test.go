@@ -2,15 +2,14 @@ package taskgen
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/wildawm/wildawm/internal/agent"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/generator"
@@ -180,53 +179,57 @@ func liveEnv(t *testing.T, s *Source, st State) *rollout.Env {
 		}}
 }
 
-// checkLive runs the reference on a live instance of W0 and holds V to
-// what it must say.
+// checkLive runs the self-check (CheckTask) and holds it to passing.
 func checkLive(t *testing.T, env *rollout.Env, d drafted) {
 	t.Helper()
-	ctx := context.Background()
 	tk := d.draft.Task
-	vdir := filepath.Join(env.WorkDir, "task-"+tk.ID)
-	if err := d.draft.Save(vdir); err != nil {
+	dir := filepath.Join(env.WorkDir, "task-"+tk.ID)
+	if err := d.draft.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	vdir = filepath.Join(vdir, "verifier")
-	v0, err := env.Verify(ctx, tk, vdir, tk.Provenance.Snapshot, "")
+	c, err := CheckTask(context.Background(), env, d.draft, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v0.V != 0 {
-		t.Fatalf("%s: the initial world satisfies V: %+v", tk.ID, v0.Criteria)
+	if !c.OK {
+		t.Fatalf("%s: %s", tk.ID, c.Problem)
 	}
-	if va, err := env.Verify(ctx, tk, vdir, tk.Provenance.Snapshot, tk.Answer); err != nil || va.V != 0 {
-		t.Fatalf("%s: the answer alone, the world untouched, gives V=%d (%v)", tk.ID, va.V, err)
+}
+
+// TestCheckRejects: the self-check fails a task whose reference lacks its
+// decisive step, and one whose verifier the initial world satisfies.
+func TestCheckRejects(t *testing.T) {
+	runtime.SkipUnlessInstancesRun(t)
+	s := openSource(t)
+	fam, _ := Lookup("wishlist-balance")
+	ds := draftAll(t, s, fam)
+	if len(ds) == 0 {
+		t.Fatal("no wishlist-balance draft")
 	}
-	inst, err := env.Start(ctx, tk.Provenance.Snapshot, "ref-"+tk.ID)
-	if err != nil {
+	env := liveEnv(t, s, ds[0].state)
+	ctx := context.Background()
+	d := ds[0].draft
+	cut := *d.Task
+	cut.Reference = cut.Reference[:len(cut.Reference)-1] // the order's click
+	dcut := &Draft{Task: &cut, Scripts: d.Scripts}
+	dir := filepath.Join(env.WorkDir, "cut")
+	if err := dcut.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	defer inst.Close(ctx)
-	traj := &agent.Trajectory{Version: agent.TrajectoryVersion}
-	sess, err := env.Open(ctx, inst, traj)
-	if err != nil {
+	c, err := CheckTask(ctx, env, dcut, dir)
+	if err != nil || c.OK || !strings.Contains(c.Problem, "does not pass V") {
+		t.Fatalf("without the order: %+v, %v", c, err)
+	}
+	vacuous := *d.Task
+	vacuous.Verifier.Criteria = slices.Clone(vacuous.Verifier.Criteria[:1])
+	vacuous.Verifier.Criteria[0].Query = "SELECT 1"
+	vacuous.Verifier.Criteria[0].Expect = []byte("1")
+	dv := &Draft{Task: &vacuous, Scripts: d.Scripts}
+	dir = filepath.Join(env.WorkDir, "vacuous")
+	if err := dv.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	for i, st := range tk.Reference {
-		if err := sess.Env.Do(ctx, st.Tool, st.Args); err != nil {
-			sess.Close(ctx)
-			t.Fatalf("%s: reference step %d (%s %v): %v", tk.ID, i, st.Tool, st.Args, err)
-		}
-	}
-	sess.Close(ctx)
-	final, err := rollout.SnapshotWorld(ctx, env.Store, inst.Dir(), tk.Provenance.Snapshot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := env.Verify(ctx, tk, vdir, final, tk.Answer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.V != 1 {
-		t.Fatalf("%s: the reference completion does not pass V: %s", tk.ID, fmt.Sprint(v.Criteria))
+	if c, err := CheckTask(ctx, env, dv, dir); err != nil || c.OK || !strings.Contains(c.Problem, "initial world already satisfies") {
+		t.Fatalf("a vacuous verifier: %+v, %v", c, err)
 	}
 }
