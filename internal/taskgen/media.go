@@ -4,7 +4,7 @@ package taskgen
 // and study over the dictionary and archive websites with the notes
 // service (media_words.go, media_cite.go).
 func mediaFamilies() []Family {
-	return []Family{wordPractice{}, citeReferences{}}
+	return []Family{wordPractice{}, citeReferences{}, coursePoints{}}
 }
 
 // mediaNoteCheck is the start of a verifier script that finds the one

@@ -173,7 +173,7 @@ PY`, pyJSON(rows), out), "tabulate the library; the read paper submitted last is
 	ref.MCP("notes", "create_note", map[string]any{"notebook": notebook, "title": mediaReferencesTitle, "body": strings.Join(lines, "\n") + "\n"}, "the references, oldest first")
 
 	wantCSV := map[string][]string{}
-	var others []string
+	others := []string{}
 	for _, p := range ps {
 		wantCSV[p.id] = []string{p.authors[0], fmt.Sprint(len(p.authors)), p.submitted}
 		if p.shelf != "cite" && p.id != pick.id {
