@@ -4,5 +4,5 @@ package taskgen
 // calc and search websites with the tasks and notes services
 // (dev_stars.go, dev_calc.go, dev_search.go).
 func devFamilies() []Family {
-	return []Family{starredIssues{}, keptCalcs{}}
+	return []Family{starredIssues{}, keptCalcs{}, broadSearch{}}
 }
