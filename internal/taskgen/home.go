@@ -1,12 +1,7 @@
 package taskgen
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/wildawm/wildawm/internal/task"
 )
 
 // homeFamilies are the task families of this file: household errands that
@@ -14,66 +9,6 @@ import (
 // (home_devices.go, home_library.go, home_courses.go).
 func homeFamilies() []Family {
 	return []Family{deviceSpendNote{}, libraryContact{}, courseFocusNote{}}
-}
-
-// homeHasTable reports whether the world's database db has table.
-func homeHasTable(w *World, db, table string) bool {
-	rows, err := w.Query(db, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table)
-	return err == nil && len(rows) == 1 && num(rows[0][0]) == 1
-}
-
-// homeCount runs a count(*) query on the world's database db.
-func homeCount(w *World, db, q string, args ...any) (int64, error) {
-	rows, err := w.Query(db, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	if len(rows) != 1 {
-		return 0, fmt.Errorf("taskgen: %s: %d rows for a count", db, len(rows))
-	}
-	return num(rows[0][0]), nil
-}
-
-func homeProvenance(w *World) task.Provenance {
-	return task.Provenance{Persona: w.Manifest.Persona, Day: w.Manifest.Day, Snapshot: w.Snapshot, Catalog: w.Manifest.Catalog}
-}
-
-func homeRawInt(n int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(n, 10)) }
-
-// homePy is v as a Python expression (parsed from JSON at run time).
-func homePy(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // plain data always marshals
-	}
-	return "json.loads(" + strconv.Quote(string(b)) + ")"
-}
-
-// homeID joins parts into a task id of at most 64 bytes: lowercase letters
-// and digits with single dashes.
-func homeID(parts ...string) string {
-	var ps []string
-	for _, p := range parts {
-		var b strings.Builder
-		dash := false
-		for _, r := range strings.ToLower(p) {
-			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-				b.WriteRune(r)
-				dash = false
-			} else if !dash && b.Len() > 0 {
-				b.WriteByte('-')
-				dash = true
-			}
-		}
-		if s := strings.TrimSuffix(b.String(), "-"); s != "" {
-			ps = append(ps, s)
-		}
-	}
-	id := strings.Join(ps, "-")
-	if len(id) > 64 {
-		id = strings.TrimRight(id[:64], "-")
-	}
-	return id
 }
 
 // homeCSVCheck is a verifier script: the home CSV at path has one row per
@@ -105,7 +40,7 @@ for r in rows:
 bad = sorted(k for k, v in want.items() if got.get(k.upper()) != [[norm(x) for x in v]])
 extra = sorted(k for k in got if k not in {w.upper() for w in want})
 result(not bad and not extra, f"missing or wrong rows: {bad}; rows that should not be there: {extra}")
-`, homePy(want), key, homePy(cols), path, path)
+`, pyJSON(want), key, pyJSON(cols), path, path)
 }
 
 // homeNoteCheck is a verifier script: exactly one note titled title in
@@ -130,5 +65,5 @@ head = lines[0] if lines else ""
 missing = [c for c in contains if c.lower() not in body.lower()]
 ok = head.lower() == first.lower() and not missing
 result(ok, f"first line {head!r}, want {first!r}; missing {missing}")
-`, homePy(notebook), homePy(title), homePy(first), homePy(contains))
+`, pyJSON(notebook), pyJSON(title), pyJSON(first), pyJSON(contains))
 }

@@ -77,7 +77,7 @@ func homeFocus(cs []homeCourse) *homeCourse {
 
 func (f courseFocusNote) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["courses"]
-	if !ok || !homeHasTable(w, "notes", "notes") {
+	if !ok || !hasTable(w, "notes", "notes") {
 		return nil, nil
 	}
 	cs, err := homeCourses(w, login.User)
@@ -88,7 +88,7 @@ func (f courseFocusNote) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	if best == nil {
 		return nil, nil
 	}
-	n, err := homeCount(w, "notes", `SELECT count(*) FROM notes WHERE lower(title) = lower(?)`, homeFocusTitle)
+	n, err := count(w, "notes", `SELECT count(*) FROM notes WHERE lower(title) = lower(?)`, homeFocusTitle)
 	if err != nil || n > 0 {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (f courseFocusNote) Author(w *World, s Sketch) (*Draft, error) {
 	if best == nil || best.slug != s.Params["course"] {
 		return nil, fmt.Errorf("taskgen: %s: the course to focus on is no longer %s", f.Name(), s.Params["course"])
 	}
-	notes, err := homeCount(w, "notes", `SELECT count(*) FROM notes`)
+	notes, err := count(w, "notes", `SELECT count(*) FROM notes`)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ with open(%q, 'w', newline='') as f:
         w.writerow([r['course'], r['submitted']])
 focus = min(rows, key=lambda r: (r['submitted'], r['enrolled']))
 print('Focus:', focus['course'])
-PY`, homePy(rows), homeFocusFile), "submissions per course; the fewest is the focus")
+PY`, pyJSON(rows), homeFocusFile), "submissions per course; the fewest is the focus")
 	ref.MCP("notes", "create_note", map[string]any{"notebook": homeFocusNotebook, "title": homeFocusTitle, "body": body}, "the note, headed by the script's pick")
 
 	want := map[string][]string{}
@@ -154,7 +154,7 @@ PY`, homePy(rows), homeFocusFile), "submissions per course; the fewest is the fo
 		lines = append(lines, fmt.Sprintf("%s (%s, enrolled %s): %d", c.title, c.slug, c.enrolled, c.submitted))
 	}
 	t := &task.Task{
-		Version: task.Version, ID: homeID(f.Name(), w.Manifest.Persona, fmt.Sprintf("d%d", w.Manifest.Day)),
+		Version: task.Version, ID: taskID(f.Name(), w.Manifest.Persona, fmt.Sprintf("d%d", w.Manifest.Day)),
 		Instruction: fmt.Sprintf("I am behind in one of my Openclass courses and want to focus on it. For every course I am actively enrolled in, count the assignments I have submitted, and save ~/%s with columns course (the course title) and submitted. "+
 			"Then create a note titled %q in the notebook %q of my notes app whose first line is \"Focus: COURSE\" with the title of the course with the fewest submissions (on a tie, the one I enrolled in first), followed by one line per course with its count. "+
 			"Tell me which course it is.", homeFocusFile, homeFocusTitle, homeFocusNotebook),
@@ -174,11 +174,11 @@ PY`, homePy(rows), homeFocusFile), "submissions per course; the fewest is the fo
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "note", Kind: "script", Script: "scripts/focus_note.py", Description: "the note names the course with the fewest submissions"},
-			{ID: "one-note", Kind: "sql", DB: "notes", Description: "no other note", Query: `SELECT count(*) FROM notes`, Expect: homeRawInt(notes + 1)},
+			{ID: "one-note", Kind: "sql", DB: "notes", Description: "no other note", Query: `SELECT count(*) FROM notes`, Expect: rawInt(notes + 1)},
 			{ID: "table", Kind: "script", Script: "scripts/coursework_table.py", Description: "the submissions per course"},
 		}},
 		Answer:     best.title,
-		Provenance: homeProvenance(w),
+		Provenance: provenance(w),
 		Rationale: fmt.Sprintf("active courses: %s; the focus is %s. Enrolments and submissions are only on Openclass (GUI); the counts and the pick come from the script (CLI); "+
 			"the note is only in the notes app (MCP).", strings.Join(lines, "; "), best.title),
 	}

@@ -68,7 +68,7 @@ func homeKept(os []homeDeviceOrder) (int64, *homeDeviceOrder) {
 
 func (f deviceSpendNote) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["devices"]
-	if !ok || !homeHasTable(w, "notes", "notes") {
+	if !ok || !hasTable(w, "notes", "notes") {
 		return nil, nil
 	}
 	os, err := homeDeviceOrders(w, login.User)
@@ -80,7 +80,7 @@ func (f deviceSpendNote) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 		return nil, nil
 	}
 	// A note of that title already there would make "create it" ambiguous.
-	n, err := homeCount(w, "notes", `SELECT count(*) FROM notes WHERE lower(title) = lower(?)`, homeSpendTitle)
+	n, err := count(w, "notes", `SELECT count(*) FROM notes WHERE lower(title) = lower(?)`, homeSpendTitle)
 	if err != nil || n > 0 {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (f deviceSpendNote) Author(w *World, s Sketch) (*Draft, error) {
 	if best == nil || best.order != s.Params["order"] {
 		return nil, fmt.Errorf("taskgen: %s: the dearest kept order is no longer %s", f.Name(), s.Params["order"])
 	}
-	notes, err := homeCount(w, "notes", `SELECT count(*) FROM notes`)
+	notes, err := count(w, "notes", `SELECT count(*) FROM notes`)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ with open(%q, 'w', newline='') as f:
 kept = [r for r in rows if r['status'] == 'placed']
 print('kept total:', sum(Decimal(r['total']) for r in kept))
 print('dearest kept:', max(kept, key=lambda r: Decimal(r['total']))['order_no'])
-PY`, homePy(rows), homeSpendFile), "the kept total and the dearest kept order")
+PY`, pyJSON(rows), homeSpendFile), "the kept total and the dearest kept order")
 	ref.MCP("notes", "create_note", map[string]any{"notebook": homeSpendNotebook, "title": homeSpendTitle, "body": body}, "the note, headed by the script's answer")
 
 	want := map[string][]string{}
@@ -142,7 +142,7 @@ PY`, homePy(rows), homeSpendFile), "the kept total and the dearest kept order")
 		lines = append(lines, fmt.Sprintf("%s %s %s", o.order, dollars(o.total), o.status))
 	}
 	t := &task.Task{
-		Version: task.Version, ID: homeID(f.Name(), w.Manifest.Persona, fmt.Sprintf("d%d", w.Manifest.Day)),
+		Version: task.Version, ID: taskID(f.Name(), w.Manifest.Persona, fmt.Sprintf("d%d", w.Manifest.Day)),
 		Instruction: fmt.Sprintf("I want a note of what I spent at Lumen Store. List every order I placed there (whatever its status) in ~/%s with columns order_no, total (the order's total in dollars, e.g. 12.50) and status. "+
 			"Then, in my notes app, create a note titled %q in the notebook %q. Its first line must be \"Dearest kept order: ORDER\" with the order number of the most expensive order that is still placed (not returned), "+
 			"and it must also give the total of all still-placed orders as a plain number with two decimals (e.g. 1234.50). Tell me that order number and the total.", homeSpendFile, homeSpendTitle, homeSpendNotebook),
@@ -162,11 +162,11 @@ PY`, homePy(rows), homeSpendFile), "the kept total and the dearest kept order")
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "note", Kind: "script", Script: "scripts/spend_note.py", Description: "the note names the dearest kept order and the kept total"},
-			{ID: "one-note", Kind: "sql", DB: "notes", Description: "no other note", Query: `SELECT count(*) FROM notes`, Expect: homeRawInt(notes + 1)},
+			{ID: "one-note", Kind: "sql", DB: "notes", Description: "no other note", Query: `SELECT count(*) FROM notes`, Expect: rawInt(notes + 1)},
 			{ID: "table", Kind: "script", Script: "scripts/orders_table.py", Description: "the table of orders"},
 		}},
 		Answer:     best.order + " " + dollars(sum),
-		Provenance: homeProvenance(w),
+		Provenance: provenance(w),
 		Rationale: fmt.Sprintf("orders: %s; kept total %s, the dearest kept %s (%s). The orders and their statuses are only on the store's order history (GUI); "+
 			"the totals and the choice come from the script (CLI); the note is only in the notes app (MCP).", strings.Join(lines, "; "), dollars(sum), best.order, dollars(best.total)),
 	}

@@ -66,7 +66,7 @@ func homePapersLine(ps []homePaper) string {
 
 func (f libraryContact) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["archive"]
-	if !ok || !homeHasTable(w, "contacts", "contact_tags") {
+	if !ok || !hasTable(w, "contacts", "contact_tags") {
 		return nil, nil
 	}
 	ps, err := homeLibrary(w, login.User)
@@ -97,7 +97,7 @@ func (f libraryContact) Author(w *World, s Sketch) (*Draft, error) {
 		return nil, fmt.Errorf("taskgen: %s: no contact %q (%v)", f.Name(), s.Params["contact"], err)
 	}
 	oldNotes := str(cs[0][0])
-	contacts, err := homeCount(w, "contacts", `SELECT count(*) FROM contacts`)
+	contacts, err := count(w, "contacts", `SELECT count(*) FROM contacts`)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ with open(%q, 'w', newline='') as f:
     for r in rows:
         w.writerow([r['paper'], r['submitted_on'], r['shelf']])
 print('Papers: ' + ', '.join(r['paper'] for r in rows[:%d]))
-PY`, homePy(rows), homeLibraryFile, homeLibraryTop), "the newest papers, in order")
+PY`, pyJSON(rows), homeLibraryFile, homeLibraryTop), "the newest papers, in order")
 	ref.MCP("contacts", "update_contact", map[string]any{"contact": s.Params["contact"], "fields": map[string]any{"notes": newNotes}}, "the line on the contact's card, the old notes kept")
 
 	want := map[string][]string{}
@@ -156,10 +156,10 @@ notes = rows[0]["notes"] or ""
 has = any(l.strip().lower() == line.lower() for l in notes.splitlines())
 kept = old.strip() == "" or old.strip() in notes
 result(has and kept, f"notes {notes!r}; want a line {line!r}" + ("" if kept else ", and the old notes kept"))
-`, homePy(s.Params["contact"]), homePy(line), homePy(oldNotes))
+`, pyJSON(s.Params["contact"]), pyJSON(line), pyJSON(oldNotes))
 
 	t := &task.Task{
-		Version: task.Version, ID: homeID(f.Name(), w.Manifest.Persona, s.Params["contact"], fmt.Sprintf("d%d", w.Manifest.Day)),
+		Version: task.Version, ID: taskID(f.Name(), w.Manifest.Persona, s.Params["contact"], fmt.Sprintf("d%d", w.Manifest.Day)),
 		Instruction: fmt.Sprintf("I want to pass %s the newest papers of my Preprint Commons library. Save every paper of my library in ~/%s with columns paper (its id), submitted_on (YYYY-MM-DD) and shelf. "+
 			"Then add one line to the notes of %s in my contacts, keeping what the notes already say: \"Papers: \" followed by the ids of the %d most recently submitted papers of the library (all of them if there are fewer), newest first, separated by \", \" (on the same day, the smaller id first). "+
 			"Tell me the line.", s.Params["name"], homeLibraryFile, s.Params["name"], homeLibraryTop),
@@ -179,11 +179,11 @@ result(has and kept, f"notes {notes!r}; want a line {line!r}" + ("" if kept else
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "contact-notes", Kind: "script", Script: "scripts/contact_notes.py", Description: "the contact's notes have the papers line"},
-			{ID: "contacts-kept", Kind: "sql", DB: "contacts", Description: "no contact added or removed", Query: `SELECT count(*) FROM contacts`, Expect: homeRawInt(contacts)},
+			{ID: "contacts-kept", Kind: "sql", DB: "contacts", Description: "no contact added or removed", Query: `SELECT count(*) FROM contacts`, Expect: rawInt(contacts)},
 			{ID: "table", Kind: "script", Script: "scripts/library_table.py", Description: "the table of papers"},
 		}},
 		Answer:     line,
-		Provenance: homeProvenance(w),
+		Provenance: provenance(w),
 		Rationale: fmt.Sprintf("library: %s; the line is %q. The submission days are only on the papers' pages (GUI); the order comes from the script (CLI); "+
 			"the contact's notes are only in the contacts app (MCP).", strings.Join(lines, "; "), line),
 	}

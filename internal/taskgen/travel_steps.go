@@ -3,7 +3,6 @@ package taskgen
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/world"
@@ -14,11 +13,10 @@ import (
 
 // travelToday is the world's date (YYYY-MM-DD, UTC) from its clock.
 func travelToday(w *World) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, w.Manifest.Clock)
+	t, err := worldNow(w)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("taskgen: the world's clock %q: %w", w.Manifest.Clock, err)
+		return time.Time{}, err
 	}
-	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
 }
 
@@ -32,9 +30,6 @@ func hasDBs(w *World, names ...string) bool {
 	}
 	return true
 }
-
-// sqlq quotes s as an SQL string literal.
-func sqlq(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // pyq quotes s as a Python string literal (JSON strings are Python ones
 // for the text these tasks carry).

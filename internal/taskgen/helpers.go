@@ -1,0 +1,110 @@
+package taskgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// Helpers every family file shares: reading the world, quoting values into
+// criteria and scripts, making task IDs.
+
+// hasTable reports whether the world's database db has table.
+func hasTable(w *World, db, table string) bool {
+	rows, err := w.Query(db, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table)
+	return err == nil && len(rows) == 1 && num(rows[0][0]) == 1
+}
+
+// count runs a count(*) query on the world's database db.
+func count(w *World, db, q string, args ...any) (int64, error) {
+	rows, err := w.Query(db, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 {
+		return 0, fmt.Errorf("taskgen: %s: %d rows for a count", db, len(rows))
+	}
+	return num(rows[0][0]), nil
+}
+
+// sqlText is s as an SQL string literal.
+func sqlText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// worldNow is the world's clock.
+func worldNow(w *World) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, w.Manifest.Clock)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("taskgen: the world's clock %q: %w", w.Manifest.Clock, err)
+	}
+	return t.UTC(), nil
+}
+
+func provenance(w *World) task.Provenance {
+	return task.Provenance{Persona: w.Manifest.Persona, Day: w.Manifest.Day, Snapshot: w.Snapshot, Catalog: w.Manifest.Catalog}
+}
+
+// rawInt is n as a criterion's expected value.
+func rawInt(n int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(n, 10)) }
+
+// rawJSON is v as a criterion's expected value.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain data always marshals
+	}
+	return b
+}
+
+// pyJSON is v as a Python expression (parsed from JSON at run time), for
+// scripts that embed authored data.
+func pyJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return "json.loads(" + strconv.Quote(string(b)) + ")"
+}
+
+// idPart is s made fit for a task id: lowercase letters and digits with
+// single dashes.
+func idPart(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// taskID joins parts into a task id of at most 64 bytes.
+func taskID(parts ...string) string {
+	var ps []string
+	for _, p := range parts {
+		if p = idPart(p); p != "" {
+			ps = append(ps, p)
+		}
+	}
+	id := strings.Join(ps, "-")
+	if len(id) > 64 {
+		id = strings.TrimRight(id[:64], "-")
+	}
+	return id
+}
+
+// yesNo is the decision tables' boolean.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
