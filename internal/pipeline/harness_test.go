@@ -16,6 +16,9 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/agent/external"
+	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/judge"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
@@ -341,5 +344,72 @@ func TestOpencodeDrivesARealInstance(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, world.HomeDir, "notes/opencode.md")); err != nil || string(b) != "was here\n" {
 		t.Fatalf("the final world's notes/opencode.md: %q, %v", b, err)
+	}
+}
+
+// TestModelJudgesOnRealRollouts: the agent judge, its model the fake
+// server, inspects a real rollout's final world with its read-only tools
+// (the cart in the shop's database) and the LLM judge reads the real
+// trajectory and V's evidence: the oracle's rollout is judged completed,
+// the rollout that stops after the shortlist failed, as V says.
+func TestModelJudgesOnRealRollouts(t *testing.T) {
+	ctx := context.Background()
+	p := sharedPrepared(t)
+	w0, err := p.Env.Materializer.Lower(ctx, p.W0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The judge's model looks at the cart, then decides from what it saw.
+	agentModel := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		if obs := lastTool(r); obs != "" {
+			v := "failed"
+			if strings.Contains(obs, catalog.CandidateWhite) {
+				v = "completed"
+			}
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "v", Name: "verdict", Arguments: `{"verdict":"` + v + `","reason":"the cart: ` + strings.ReplaceAll(obs, `"`, `'`) + `"}`}}}
+		}
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "q", Name: "sql", Arguments: `{"world":"final","db":"shop","query":"SELECT sku, qty FROM cart_items"}`}}}
+	})
+	llmModel := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		v := "failed"
+		if strings.Contains(r.Messages[1].Content, "V=1") && strings.Contains(r.Messages[1].Content, "browser.click") {
+			v = "completed"
+		}
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "v", Name: "verdict", Arguments: `{"verdict":"` + v + `","reason":"read the trajectory"}`}}}
+	})
+	for _, c := range []struct {
+		spec rollout.Spec
+		want gate.Verdict
+	}{
+		{rollout.Spec{ID: "judged-oracle", Policy: policy.Oracle()}, gate.Completed},
+		{rollout.Spec{ID: "judged-quitter", Policy: policy.Quitter()}, gate.Failed},
+	} {
+		res, err := p.Env.Run(ctx, p.Task, c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := p.Env.Verify(ctx, p.Task, p.VerifierDir, res.Final, res.Trajectory.Answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		final, err := p.Env.Materializer.Lower(ctx, res.Final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		av, err := (&judge.AgentJudge{Model: agentModel.Client(t, nil)}).Judge(ctx, p.Task, w0, final, res.Trajectory.Answer, v, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lv, _, err := (&judge.LLMJudge{Model: llmModel.Client(t, nil)}).Judge(ctx, p.Task, res.Trajectory, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantV := 0
+		if c.want == gate.Completed {
+			wantV = 1
+		}
+		if av.Verdict != c.want || lv != c.want || v.V != wantV {
+			t.Fatalf("%s: V=%d, agent judge %s (%v), LLM judge %s; want %s", c.spec.ID, v.V, av.Verdict, av.Evidence, lv, c.want)
+		}
 	}
 }
