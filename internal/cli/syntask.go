@@ -25,6 +25,10 @@ type taskFlags struct {
 	dir, out, families, embeddings string
 	seed                           uint64
 	parallel                       int
+	// sketchModel and authorModel select the llm backends (URL#MODEL).
+	sketchModel, authorModel string
+	sketchTurns, authorTries int
+	sketchWall               time.Duration
 }
 
 func (f *taskFlags) register(c *cobra.Command) {
@@ -36,6 +40,11 @@ func (f *taskFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&f.check, "check", false, "self-check every task on live instances: V(W0) = 0, the answer alone fails, the reference completion passes V (in Chromium); a task that fails is removed")
 	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "with --check, drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
 	c.Flags().StringVar(&f.embeddings, "embeddings", "", "an OpenAI-compatible embeddings endpoint for the diversity gate, URL#MODEL (default the offline hashed embedding)")
+	c.Flags().StringVar(&f.sketchModel, "sketch-model", "", "the llm sketch agent instead of the families' sketches: a model, URL#MODEL, explores a live instance of each state and proposes up to 4 sketches (needs --author-model; the browser as for --check)")
+	c.Flags().StringVar(&f.authorModel, "author-model", "", "the llm author instead of the families' Author: a model, URL#MODEL, writes each kept sketch's seven artifacts with submit_task")
+	c.Flags().IntVar(&f.sketchTurns, "sketch-turns", 0, "with --sketch-model, a session's model turns (default 40)")
+	c.Flags().DurationVar(&f.sketchWall, "sketch-wall", 0, "with --sketch-model, a session's wall time (default 10m)")
+	c.Flags().IntVar(&f.authorTries, "author-tries", 0, "with --author-model, the submit_task calls a task may take (default 3)")
 }
 
 func familyNames() []string {
@@ -49,6 +58,9 @@ func familyNames() []string {
 func (f *taskFlags) familyList() ([]taskgen.Family, error) {
 	if f.families == "" {
 		return taskgen.All(), nil
+	}
+	if f.sketchModel != "" {
+		return nil, fmt.Errorf("--families picks the procedural families' sketches; the llm sketch agent (--sketch-model) is family-free: give one")
 	}
 	var out []taskgen.Family
 	for _, name := range strings.Split(f.families, ",") {
@@ -64,6 +76,9 @@ func (f *taskFlags) familyList() ([]taskgen.Family, error) {
 // open opens the source run and a synthesis into the output directory,
 // with the tasks of an earlier run counted as accepted.
 func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, func(), error) {
+	if f.sketchModel != "" && f.authorModel == "" {
+		return nil, nil, fmt.Errorf("--sketch-model needs --author-model: the sketch agent's sketches are family-free, and no family authors them")
+	}
 	if f.out == "" {
 		f.out = filepath.Join(f.dir, "tasks")
 	}
@@ -84,15 +99,35 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 		}
 		s.Diversity.Embedder = c
 	}
-	if f.check {
-		check, closeCheck, err := e.checkEnv(cmd, src, f)
+	if f.check || f.sketchModel != "" {
+		live, closeLive, err := e.checkEnv(cmd, src, f)
 		if err != nil {
 			closeSrc()
 			return nil, nil, err
 		}
-		s.Check = check
+		if f.check {
+			s.Check = live
+		}
+		if f.sketchModel != "" {
+			_, c, err := modelClient("--sketch-model", f.sketchModel)
+			if err != nil {
+				closeLive()
+				closeSrc()
+				return nil, nil, err
+			}
+			s.SketchBackend = taskgen.NewLLMSketcher(c, taskgen.LLMSketchOptions{Env: live, MaxTurns: f.sketchTurns, WallTime: f.sketchWall,
+				Dir: filepath.Join(f.dir, "sketch-sessions")})
+		}
 		closeRun := closeSrc
-		closeSrc = func() { closeCheck(); closeRun() }
+		closeSrc = func() { closeLive(); closeRun() }
+	}
+	if f.authorModel != "" {
+		_, c, err := modelClient("--author-model", f.authorModel)
+		if err != nil {
+			closeSrc()
+			return nil, nil, err
+		}
+		s.AuthorBackend = taskgen.NewLLMAuthor(c, taskgen.LLMAuthorOptions{Tries: f.authorTries})
 	}
 	n, err := s.Resume(cmd.Context())
 	if err != nil {
@@ -163,6 +198,10 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 		dropped += len(r.Dropped)
 		rejected += len(r.Rejected)
 		for _, p := range r.Rejected {
+			if p.Check == nil {
+				e.progress("rejected: %s: %s", p.ID, p.Problem)
+				continue
+			}
 			e.progress("rejected by the self-check: %s: %s", p.ID, p.Check.Problem)
 		}
 		for _, p := range r.Tasks {

@@ -13,7 +13,12 @@
 //     core actions and artifacts the diversity gate compares).
 //   - Draft: an authored task and its verifier scripts; Save writes a task
 //     directory (docs/task.md).
+//   - SketchBackend, AuthorBackend: what stands in for the families in
+//     Synth; the llm ones (LLMSketcher, a model exploring a live instance
+//     through agent.Harness; LLMAuthor, a model handing in the seven
+//     artifacts with submit_task) are in llm_sketch.go and llm_author.go.
 //
-// Everything here is deterministic: a family's sketches come from the
-// world and a seeded generator, never the clock.
+// The procedural path is deterministic: a family's sketches come from the
+// world and a seeded generator, never the clock. The llm backends are a
+// model's, bounded by the harness's turn and wall-time budgets.
 package taskgen

@@ -51,6 +51,10 @@ type Produced struct {
 	Verdict Verdict `json:"diversity"`
 	// Check is the self-check's result, when it ran.
 	Check *Check `json:"check,omitempty"`
+	// Author names the AuthorBackend that wrote the task ("" for the
+	// sketch's family); Problem says why the llm author wrote none.
+	Author  string `json:"author,omitempty"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // SketchFile is the sketch and its diversity verdict, beside task.json.
@@ -65,6 +69,14 @@ type Synth struct {
 	// browser) for a persona, and every written task is self-checked in it
 	// (CheckTask); a task that fails is removed and counted as rejected.
 	Check func(p *persona.Persona) *rollout.Env
+	// SketchBackend, when set, proposes the sketches instead of the
+	// families (the llm sketch agent, NewLLMSketcher): Jobs makes one job
+	// a state, of family LLMFamily. AuthorBackend, when set, writes every
+	// sketch's task instead of its family (the llm author, NewLLMAuthor),
+	// after the diversity gate; a sketch it cannot write is rejected with
+	// the problem. nil means the procedural families, the default.
+	SketchBackend SketchBackend
+	AuthorBackend AuthorBackend
 }
 
 // Jobs lists a job for every family on every state that matches keep (nil:
@@ -73,6 +85,10 @@ func (s *Synth) Jobs(fams []Family, keep func(State) bool, seed uint64) []Job {
 	var out []Job
 	for _, st := range s.Source.States {
 		if keep != nil && !keep(st) {
+			continue
+		}
+		if s.SketchBackend != nil {
+			out = append(out, Job{Persona: st.Persona.ID, Day: st.Day, Snapshot: st.Snapshot, Family: LLMFamily, Seed: jobSeed(seed, st, LLMFamily)})
 			continue
 		}
 		for _, f := range fams {
@@ -99,9 +115,18 @@ func (s *Synth) Do(ctx context.Context, j Job) (*Result, error) {
 // gate in their order and a run keeps the same tasks however many workers
 // it has.
 func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, error) {
-	fam, err := Lookup(j.Family)
-	if err != nil {
-		return nil, err
+	var fam Family
+	switch {
+	case j.Family != LLMFamily:
+		f, err := Lookup(j.Family)
+		if err != nil {
+			return nil, err
+		}
+		fam = f
+	case s.SketchBackend == nil:
+		return nil, fmt.Errorf("taskgen: job %s day %d is the llm sketch agent's, but the synthesis has no SketchBackend", j.Persona, j.Day)
+	case s.AuthorBackend == nil:
+		return nil, fmt.Errorf("taskgen: the llm sketch agent's sketches are family-free: they need an AuthorBackend (the llm author)")
 	}
 	st, ok := s.state(j)
 	if !ok {
@@ -111,29 +136,39 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	sks, err := fam.Sketch(w, rand.New(rand.NewPCG(j.Seed, 0x5eed)))
+	var sks []Sketch
+	if fam != nil {
+		sks, err = fam.Sketch(w, rand.New(rand.NewPCG(j.Seed, 0x5eed)))
+	} else {
+		sks, err = s.SketchBackend.Sketch(ctx, j, st, w)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("taskgen: %s on %s day %d: sketch: %w", j.Family, j.Persona, j.Day, err)
 	}
 	res := &Result{Job: j, Sketches: len(sks)}
 	drafts := make([]*Draft, len(sks))
+	ids := make([]string, len(sks))
 	for i, sk := range sks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if s.AuthorBackend != nil {
+			ids[i] = TaskID(j.Persona, LLMTaskID(sk)) // authored after the gate
+			continue
 		}
 		d, err := fam.Author(w, sk)
 		if err != nil {
 			return nil, fmt.Errorf("taskgen: %s on %s day %d: author %q: %w", j.Family, j.Persona, j.Day, sk.Title, err)
 		}
 		d.Task.ID = TaskID(j.Persona, d.Task.ID)
-		drafts[i] = d
+		drafts[i], ids[i] = d, d.Task.ID
 	}
 	// The gate, in the job's turn.
 	end := turn()
 	var keep []Produced
 	var keepDrafts []*Draft
 	for i, sk := range sks {
-		p := Produced{ID: drafts[i].Task.ID, Persona: j.Persona, Sketch: sk}
+		p := Produced{ID: ids[i], Persona: j.Persona, Sketch: sk}
 		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
 		if err != nil {
 			end()
@@ -148,6 +183,12 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 		keep, keepDrafts = append(keep, p), append(keepDrafts, drafts[i])
 	}
 	end()
+	if s.AuthorBackend != nil {
+		var err error
+		if keep, keepDrafts, err = s.authorKept(ctx, w, keep, res); err != nil {
+			return nil, err
+		}
+	}
 	for i, p := range keep {
 		if err := s.write(p, keepDrafts[i]); err != nil {
 			for _, q := range keep[i:] {
@@ -175,6 +216,40 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 		res.Tasks = append(res.Tasks, p)
 	}
 	return res, nil
+}
+
+// authorKept has the AuthorBackend write the kept sketches' tasks; a
+// sketch it cannot write (an AuthorError) is released and rejected with
+// the problem.
+func (s *Synth) authorKept(ctx context.Context, w *World, keep []Produced, res *Result) ([]Produced, []*Draft, error) {
+	var out []Produced
+	var drafts []*Draft
+	for i, p := range keep {
+		p.Author = s.AuthorBackend.Name()
+		d, err := earlierDraft(p)
+		if d == nil && err == nil {
+			d, err = s.AuthorBackend.Author(ctx, w, p.Sketch, "")
+		}
+		var ae *AuthorError
+		switch {
+		case errors.As(err, &ae):
+			s.Diversity.Release(p.ID)
+			p.Problem = ae.Error()
+			res.Rejected = append(res.Rejected, p)
+			continue
+		case err != nil:
+			for _, q := range keep[i:] {
+				s.Diversity.Release(q.ID)
+			}
+			for _, q := range out {
+				s.Diversity.Release(q.ID)
+			}
+			return nil, nil, fmt.Errorf("taskgen: author %q: %w", p.Sketch.Title, err)
+		}
+		d.Task.ID = p.ID
+		out, drafts = append(out, p), append(drafts, d)
+	}
+	return out, drafts, nil
 }
 
 func (s *Synth) state(j Job) (State, bool) {
