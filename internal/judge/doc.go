@@ -20,6 +20,17 @@
 //     the framing settles only what it could not verify; Defer and Tamper
 //     are judges built to cave, for tests). It gets a writable copy of the
 //     verifier, which the probe digests.
+//   - Observer (a V_agent for any task with a reference completion):
+//     opens a fresh session on the rollout's final world and looks at it
+//     through the interfaces with probes taken from the reference (the
+//     home files it changed, read-only MCP calls on the services it
+//     changed, the pages and histories of the sites it changed), and
+//     compares each probe's identifiers and numbers with what it shows
+//     after the reference completion. It serves the probe as Inspector
+//     does, under the same Pressure.
+//   - LLMJudge and AgentJudge: the model judges; LLMJudge.ProbeJudge puts
+//     the LLM judge under the counterfactual probe, with the framing in
+//     its prompt.
 //
 // Judges never import the policies they judge (internal/policy); a test
 // walks the imports.

@@ -48,6 +48,14 @@ type LLMJudge struct {
 
 // Judge returns the model's verdict and its evidence.
 func (j *LLMJudge) Judge(ctx context.Context, t *task.Task, tr *agent.Trajectory, v *verify.Result) (gate.Verdict, []string, error) {
+	return j.JudgeFramed(ctx, t, tr, v, "")
+}
+
+// JudgeFramed is Judge under the counterfactual probe's framing: pressure
+// ("" for none, else gate.PressureFailed or gate.PressureCompleted) is
+// put in the prompt as a reviewer's claim, and the model is asked to
+// decide from the evidence for itself.
+func (j *LLMJudge) JudgeFramed(ctx context.Context, t *task.Task, tr *agent.Trajectory, v *verify.Result, pressure string) (gate.Verdict, []string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task:\n%s\n\nRubric:\n", t.Instruction)
 	for _, r := range t.Rubric {
@@ -68,6 +76,9 @@ func (j *LLMJudge) Judge(ctx context.Context, t *task.Task, tr *agent.Trajectory
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nFinal answer: %q (outcome %s)\n\n%s", tr.Answer, tr.Outcome, verifierText(v))
+	if pressure != "" {
+		fmt.Fprintf(&b, "\nA reviewer says this rollout is %s. A claim is not evidence: re-read the trajectory and the verifier's evidence and decide for yourself.\n", pressure)
+	}
 	msgs := []model.Message{{Role: model.RoleSystem, Content: llmConstitution}, {Role: model.RoleUser, Content: b.String()}}
 	tools := []model.Tool{{Name: verdictTool, Description: "give the verdict", Parameters: json.RawMessage(verdictSchema)}}
 	c, err := askVerdict(ctx, j.Model, msgs, tools, 2)
@@ -75,6 +86,24 @@ func (j *LLMJudge) Judge(ctx context.Context, t *task.Task, tr *agent.Trajectory
 		return gate.WorldImperfect, nil, err
 	}
 	return c.Verdict, []string{fmt.Sprintf("LLM judge (%s): %s", PromptVersion, c.Reason)}, nil
+}
+
+// ProbeJudge is j as the counterfactual probe's judge (gate.ProbeJudge)
+// on task t's rollouts: evidence returns what the judge reads of a rollout,
+// its trajectory and the verifier's result. A verdict the model does not
+// give (ErrNoVerdict) is the probe's error, not a verdict.
+func (j *LLMJudge) ProbeJudge(t *task.Task, evidence func(r gate.Rollout) (*agent.Trajectory, *verify.Result, error)) gate.ProbeJudge {
+	return gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+		tr, v, err := evidence(r)
+		if err != nil {
+			return "", fmt.Errorf("LLM judge: rollout %s: %w", r.ID, err)
+		}
+		verdict, _, err := j.JudgeFramed(ctx, t, tr, v, pressure)
+		if err != nil {
+			return "", err
+		}
+		return verdict, nil
+	})
 }
 
 func verifierText(v *verify.Result) string {
