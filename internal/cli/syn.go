@@ -412,7 +412,7 @@ func (e *env) synPrebakeCmd() *cobra.Command {
 }
 
 func (e *env) statsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "stats", Short: "Statistics of synthesized worlds"}
+	c := &cobra.Command{Use: "stats", Short: "Statistics of synthesized worlds and gated tasks"}
 	var (
 		dir    string
 		asJSON bool
@@ -440,7 +440,7 @@ func (e *env) statsCmd() *cobra.Command {
 	}
 	w.Flags().StringVar(&dir, "dir", "worlds", "the run's directory (syn worlds --dir)")
 	addJSONFlag(w, &asJSON)
-	c.AddCommand(w)
+	c.AddCommand(w, e.statsTasksCmd())
 	return c
 }
 

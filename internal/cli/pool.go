@@ -1,0 +1,414 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+)
+
+// gateFlags are the flags of the commands that gate tasks.
+type gateFlags struct {
+	seed         uint64
+	maxRevisions int
+	noLessons    bool
+	levels       string
+}
+
+func (g *gateFlags) register(c *cobra.Command) {
+	c.Flags().Uint64Var(&g.seed, "ensemble-seed", 1, "the seed of the scripted ensemble's mistakes")
+	c.Flags().IntVar(&g.maxRevisions, "max-revisions", gate.DefaultMaxRevisions, "fix iterations after a failed gate (0: none)")
+	c.Flags().BoolVar(&g.noLessons, "no-lessons", false, "do not apply the skill file's lessons (DIR/"+pool.SkillFile+") before the first evaluation")
+	c.Flags().StringVar(&g.levels, "levels", "", "difficulty levels as NAME=MIN..MAX,... over the hint-free successes (default hard=0..1,medium=2..2)")
+}
+
+func (g *gateFlags) config() (gate.Config, error) {
+	cfg := gate.Config{}
+	if g.levels != "" {
+		for _, part := range strings.Split(g.levels, ",") {
+			name, rng, ok := strings.Cut(strings.TrimSpace(part), "=")
+			lo, hi, ok2 := strings.Cut(rng, "..")
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if !ok || !ok2 || err1 != nil || err2 != nil {
+				return cfg, fmt.Errorf("--levels %q: give NAME=MIN..MAX pairs, e.g. hard=0..1,medium=2..2", g.levels)
+			}
+			cfg.Levels = append(cfg.Levels, gate.DifficultyLevel{Name: name, Min: a, Max: b})
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("--levels: %w", err)
+	}
+	return cfg, nil
+}
+
+// gater builds the gate stage over a source's states.
+func (e *env) gater(cmd *cobra.Command, src *taskgen.Source, f *taskFlags, g *gateFlags) (*pool.Gater, func(), error) {
+	cfg, err := g.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	envOf, closeEnv, err := e.checkEnv(cmd, src, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	personas := map[string]*persona.Persona{}
+	for _, st := range src.States {
+		personas[st.Persona.ID] = st.Persona
+	}
+	gt := &pool.Gater{Gates: cfg, MaxRevisions: g.maxRevisions, Progress: e.progress,
+		Env: func(t *task.Task) (*rollout.Env, error) {
+			p := personas[t.Provenance.Persona]
+			if p == nil {
+				return nil, fmt.Errorf("task %s: persona %q is not in %s: gate tasks with the world run they were synthesized from (--dir)", t.ID, t.Provenance.Persona, f.dir)
+			}
+			return envOf(p), nil
+		}}
+	if g.maxRevisions == 0 {
+		gt.MaxRevisions = -1
+	}
+	pool.Defaults(gt)
+	if !g.noLessons {
+		s, err := pool.LoadSkills(filepath.Join(f.dir, pool.SkillFile))
+		if err != nil {
+			closeEnv()
+			return nil, nil, err
+		}
+		gt.Lessons = s
+	}
+	return gt, closeEnv, nil
+}
+
+func (e *env) gateCmd() *cobra.Command {
+	var f taskFlags
+	var g gateFlags
+	var taskDir string
+	c := &cobra.Command{
+		Use:   "gate --task DIR",
+		Short: "Put one synthesized task through the five gates and the checks beyond them",
+		Long: `Gate a task that passed its self-check (wildawm syn tasks --check): six scripted
+ensemble rollouts (three with the hint, three without) in fresh instances, V and
+the two offline judges on each, the counterfactual probe, the paper's five gates,
+and beyond them the oracle, the answer-only shortcut and the mutation check; then
+up to --max-revisions fixes of the verifier from the evidence. Writes
+DIR/gate/outcome.json, gate/report.json and gate/rollouts/; prints the report.
+Exits non-zero when the task is rejected.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if taskDir == "" {
+				return fmt.Errorf("--task is required: a task directory written by wildawm syn tasks --check")
+			}
+			cache := filepath.Join(f.dir, "cache")
+			if err := os.MkdirAll(cache, 0o755); err != nil {
+				return err
+			}
+			src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			gt, closeG, err := e.gater(cmd, src, &f, &g)
+			if err != nil {
+				return err
+			}
+			defer closeG()
+			o, err := gt.Do(cmd.Context(), pool.Job{TaskDir: taskDir, Seed: g.seed})
+			if err != nil {
+				return err
+			}
+			b, err := o.Report.Encode()
+			if err != nil {
+				return err
+			}
+			e.stdout.Write(b)
+			if !o.Accepted {
+				return fmt.Errorf("task %s rejected by %s", o.TaskID, strings.Join(o.Report.FailedGates(), ", "))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&taskDir, "task", "", "the task's directory")
+	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world-synthesis run the task was synthesized from")
+	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium) instead of Chromium")
+	g.register(c)
+	return c
+}
+
+func (e *env) poolCmd() *cobra.Command {
+	c := &cobra.Command{Use: "pool", Short: "Build, split, list and export the pool of gated tasks"}
+	c.AddCommand(e.poolRunCmd(), e.poolSplitCmd(), e.poolListCmd(), e.poolExportCmd())
+	return c
+}
+
+func (e *env) poolRunCmd() *cobra.Command {
+	var f taskFlags
+	var g gateFlags
+	var days, props string
+	var count int
+	c := &cobra.Command{
+		Use:   "run [--dir WORLDS] [--days A..B] [--count K] [--parallel P]",
+		Short: "Synthesize tasks, self-check and gate each as it is written, then split the pool",
+		Long: `The whole task pipeline on a world-synthesis run: every family on every state of
+--days (default each persona's last three), the diversity gate across workers, the
+self-check, then the gates (see wildawm gate) as soon as a task is written, --parallel
+workers per stage. Stops after --count accepted tasks (0: every job). Then splits the
+accepted tasks (DIR/` + pool.File + `), merges what the revisions taught into the skill
+file (DIR/` + pool.SkillFile + `) and prints the statistics (wildawm stats tasks). A
+rerun resumes: written tasks are kept, gated ones read back.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proportions, err := parseProportions(props)
+			if err != nil {
+				return err
+			}
+			f.check = true
+			fams, err := f.familyList()
+			if err != nil {
+				return err
+			}
+			keep, err := dayFilter(days)
+			if err != nil {
+				return err
+			}
+			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			gt, closeG, err := e.gater(cmd, s.Source, &f, &g)
+			if err != nil {
+				return err
+			}
+			defer closeG()
+			jobs := s.Jobs(fams, keep, f.seed)
+			start := time.Now()
+			gated, accepted := 0, 0
+			r := &pool.Runner{Synth: s, Gater: gt, Parallel: f.parallel, Count: count, Seed: g.seed,
+				SynthProgress: func(done int, res *taskgen.Result) {
+					if done%25 == 0 || done == len(jobs) {
+						e.progress("synthesis: %d/%d jobs (%s)", done, len(jobs), time.Since(start).Round(time.Second))
+					}
+				},
+				Gated: func(o *pool.Outcome) {
+					gated++
+					if o.Accepted {
+						accepted++
+					}
+					if gated%10 == 0 {
+						e.progress("gates: %d gated, %d accepted, %.0f accepted/h (%s)", gated, accepted, float64(accepted)/time.Since(start).Hours(), time.Since(start).Round(time.Second))
+					}
+				}}
+			outs, err := r.Run(cmd.Context(), jobs)
+			if err != nil {
+				return err
+			}
+			wall := time.Since(start)
+			skills := gt.Lessons
+			if skills == nil {
+				skills = &pool.Skills{}
+			}
+			for _, o := range outs {
+				skills.Merge(o.Lessons)
+			}
+			if err := skills.Save(filepath.Join(f.dir, pool.SkillFile)); err != nil {
+				return err
+			}
+			p, err := pool.Build(s.Out, proportions)
+			if err != nil {
+				return err
+			}
+			if err := p.Save(filepath.Join(f.dir, pool.File)); err != nil {
+				return err
+			}
+			all, _, err := pool.Outcomes(s.Out)
+			if err != nil {
+				return err
+			}
+			st := pool.Compute(all, familyCovers)
+			st.Table(e.stdout)
+			e.progress("pool: %d accepted of %d gated in %s (this run gated %d); splits %v", len(p.Tasks), p.Gated, wall.Round(time.Second), len(outs), p.Counts)
+			return nil
+		},
+	}
+	f.register(c)
+	g.register(c)
+	c.Flags().StringVar(&days, "days", "", "the days whose states tasks start from, N or MIN..MAX (default each persona's last three)")
+	c.Flags().IntVar(&count, "count", 0, "stop after this many accepted tasks (0: run every job)")
+	c.Flags().StringVar(&props, "proportions", "", "split proportions, sft=N,rl=N,val=N (default the paper's 100/208/33)")
+	return c
+}
+
+func familyCovers(name string) []string {
+	f, err := taskgen.Lookup(name)
+	if err != nil {
+		return nil
+	}
+	return f.Covers()
+}
+
+func dayFilter(days string) (func(taskgen.State) bool, error) {
+	if days == "" {
+		return func(st taskgen.State) bool { return st.Day >= st.Persona.Days-3 }, nil
+	}
+	a, b, found := strings.Cut(days, "..")
+	if !found {
+		b = a
+	}
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return nil, fmt.Errorf("--days %q: give a day or a range MIN..MAX, e.g. 5..9", days)
+	}
+	return func(st taskgen.State) bool { return st.Day >= lo && st.Day <= hi }, nil
+}
+
+func parseProportions(s string) (map[string]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, part := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("--proportions %q: give sft=N,rl=N,val=N, e.g. sft=100,rl=208,val=33", s)
+		}
+		out[name] = n
+	}
+	return out, nil
+}
+
+func (e *env) poolSplitCmd() *cobra.Command {
+	var dir, out, props string
+	c := &cobra.Command{
+		Use:   "split [--dir WORLDS]",
+		Short: "Index the accepted tasks and split them (sft / rl / val)",
+		Long: `Read every gated task's outcome under --tasks (default DIR/tasks), index the
+accepted ones with their provenance, and deal them into the splits by a hash of
+their IDs, in --proportions (default the paper's 100 / 208 / 33). Writes DIR/` + pool.File + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proportions, err := parseProportions(props)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(dir, "tasks")
+			}
+			p, err := pool.Build(out, proportions)
+			if err != nil {
+				return err
+			}
+			if err := p.Save(filepath.Join(dir, pool.File)); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%d accepted of %d gated: sft %d, rl %d, val %d\n", len(p.Tasks), p.Gated, p.Counts[pool.SplitSFT], p.Counts[pool.SplitRL], p.Counts[pool.SplitVal])
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&out, "tasks", "", "the tasks' directory (default DIR/tasks)")
+	c.Flags().StringVar(&props, "proportions", "", "split proportions, sft=N,rl=N,val=N (default 100/208/33)")
+	return c
+}
+
+func (e *env) poolListCmd() *cobra.Command {
+	var dir, split string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "list [--split sft|rl|val]",
+		Short: "List the pool's tasks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := pool.LoadPool(filepath.Join(dir, pool.File))
+			if err != nil {
+				return err
+			}
+			es := p.Split(split)
+			if asJSON {
+				for _, en := range es {
+					b, _ := json.Marshal(en)
+					fmt.Fprintln(e.stdout, string(b))
+				}
+				return nil
+			}
+			var b bytes.Buffer
+			for _, en := range es {
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s day %d\n", en.ID, en.Split, en.Difficulty, en.Family, en.Persona, en.Day)
+			}
+			e.stdout.Write(b.Bytes())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&split, "split", "", "only this split")
+	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per task")
+	return c
+}
+
+func (e *env) poolExportCmd() *cobra.Command {
+	var dir, split, out string
+	c := &cobra.Command{
+		Use:   "export --out DIR [--split sft|rl|val]",
+		Short: "Copy the pool's tasks (with their stored trajectories) and an index into a directory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("--out is required: the directory to export into")
+			}
+			p, err := pool.LoadPool(filepath.Join(dir, pool.File))
+			if err != nil {
+				return err
+			}
+			n, err := p.Export(cmd.Context(), split, out)
+			if err != nil {
+				return err
+			}
+			e.progress("exported %d tasks to %s (the worlds stay in the store: %s)", n, out, filepath.Join(dir, "store"))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&split, "split", "", "only this split")
+	c.Flags().StringVar(&out, "out", "", "the directory to export into")
+	return c
+}
+
+func (e *env) statsTasksCmd() *cobra.Command {
+	var dir, tasks string
+	c := &cobra.Command{
+		Use:   "tasks [--dir WORLDS]",
+		Short: "The gated tasks' statistics beside the paper's Table 4",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tasks == "" {
+				tasks = filepath.Join(dir, "tasks")
+			}
+			outs, _, err := pool.Outcomes(tasks)
+			if err != nil {
+				return err
+			}
+			if len(outs) == 0 {
+				return fmt.Errorf("no gated tasks in %s: run wildawm pool run --dir %s", tasks, dir)
+			}
+			pool.Compute(outs, familyCovers).Table(e.stdout)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&tasks, "tasks", "", "the tasks' directory (default DIR/tasks)")
+	return c
+}

@@ -1,0 +1,845 @@
+// Package pool puts synthesized tasks through the quality gates and keeps
+// the accepted ones as a pool with splits.
+//
+// Gating one task (Gater.Do on a Job) is a unit of work with serialisable
+// input and output: the ensemble's rollouts in fresh instances, the three
+// levels of judgment on each (V, the replay judge, the observer), the
+// counterfactual probe, the five gates of the paper and three checks
+// beyond it (the oracle, the answer-only shortcut, the mutation check),
+// and up to two revisions of the verifier from the gates' evidence. What
+// it produced is gate/outcome.json in the task's directory, with every
+// trajectory under gate/rollouts/: a fixed verifier can regrade them
+// without new rollouts.
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Files of the gate stage, in a task's directory.
+const (
+	GateDir     = "gate"
+	OutcomeFile = "gate/outcome.json"
+	ReportFile  = "gate/report.json"
+)
+
+// OutcomeVersion is the version of outcome.json this build writes.
+const OutcomeVersion = 1
+
+// The checks beyond the paper, reported as gates after the paper's.
+const (
+	GateOracle     = "oracle"
+	GateAnswerOnly = "answer_only"
+	GateMutation   = "mutation"
+)
+
+// PaperGates are the gates the paper states (and image ablation, which
+// applies to image-decisive tasks).
+func PaperGates() []string {
+	return append(gate.GateNames(), gate.GateImageAblation)
+}
+
+// Job is gating one self-checked task.
+type Job struct {
+	TaskDir string `json:"task_dir"`
+	// Seed seeds the scripted ensemble's mistakes.
+	Seed uint64 `json:"seed"`
+}
+
+// WorldJudge judges a final world by inspecting it (the offline
+// interface-inspection judge); pressure is "" for a blind judgment, else
+// the probe's framing.
+type WorldJudge interface {
+	Judge(ctx context.Context, final world.ID, pressure string) (gate.Verdict, []string, error)
+}
+
+// MutationCheck runs the mutation check of a task whose reference solved
+// the world at solved (a read-only directory) from initial.
+type MutationCheck func(ctx context.Context, env *rollout.Env, t *task.Task, verifierDir, initial, solved string) (*Mutation, error)
+
+// Mutation is the mutation check's result as the gate reads it.
+type Mutation struct {
+	Passed      bool     `json:"passed"`
+	Evaluations int      `json:"evaluations"`
+	Isolated    []string `json:"isolated,omitempty"`
+	// Entangled maps a criterion to the others that flipped with it under
+	// every mutation that flipped it.
+	Entangled map[string][]string `json:"entangled,omitempty"`
+	// Untargeted lists the criteria no mutation of the solved state flipped.
+	Untargeted []string `json:"untargeted,omitempty"`
+	Evidence   []string `json:"evidence,omitempty"`
+	// Detail is the checker's own result, kept whole.
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+// Gater gates tasks.
+type Gater struct {
+	// Env is the rollout environment for a task's persona.
+	Env func(t *task.Task) (*rollout.Env, error)
+	// Gates is the gate configuration, validated by Do.
+	Gates gate.Config
+	// MaxRevisions bounds the fix iterations (default gate.DefaultMaxRevisions;
+	// negative: none).
+	MaxRevisions int
+	// Observer makes the interface-inspection judge of a task whose
+	// reference's final world is ref; verifierCopy is the judge's writable
+	// copy of the verifier (the probe digests it).
+	Observer func(env *rollout.Env, t *task.Task, ref world.ID, verifierCopy string) WorldJudge
+	// Mutate is the mutation check; nil skips it (the gate says not run and
+	// fails).
+	Mutate MutationCheck
+	// Lessons are the task-synthesis skill file's lessons, applied to a
+	// task of their family before its first evaluation. Read-only during
+	// a run, so that a run's result does not depend on its workers.
+	Lessons *Skills
+	// NoRevise turns the revision loop off (MaxRevisions 0).
+	Progress func(format string, args ...any)
+}
+
+func (g *Gater) progress(format string, args ...any) {
+	if g.Progress != nil {
+		g.Progress(format, args...)
+	}
+}
+
+// RolloutRecord is one stored ensemble rollout: enough to regrade it.
+type RolloutRecord struct {
+	ID         string   `json:"id"`
+	Policy     string   `json:"policy"`
+	Hint       bool     `json:"hint"`
+	Final      world.ID `json:"final,omitzero"`
+	Answer     string   `json:"answer,omitempty"`
+	Trajectory string   `json:"trajectory"` // relative to the task directory
+	Outcome    string   `json:"outcome"`
+	Failure    string   `json:"failure,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Interfaces []string `json:"interfaces_used"`
+	Steps      int      `json:"steps"`
+	WallMS     float64  `json:"wall_ms"`
+	// The judges' verdicts (they do not depend on the verifier).
+	VLLM   gate.Verdict `json:"v_llm,omitempty"`
+	VAgent gate.Verdict `json:"v_agent,omitempty"`
+	// V is the current verifier's verdict, Passed of Total criteria.
+	V      int `json:"v"`
+	Passed int `json:"passed"`
+	Total  int `json:"total"`
+	// JudgeEvidence is the judges' evidence, by judge.
+	JudgeEvidence map[string][]string `json:"judge_evidence,omitempty"`
+}
+
+// Fix is one change the reviser made to a task.
+type Fix struct {
+	Kind      string `json:"kind"` // tighten, relax, drop-untargeted, drop-entangled
+	Criterion string `json:"criterion"`
+	// Target is what a tighten fix checks: "db.table" or a home path.
+	Target string `json:"target,omitempty"`
+	Why    string `json:"why"`
+	// Lesson is set when the fix came from the skill file, not this task's
+	// evidence.
+	Lesson bool `json:"lesson,omitempty"`
+}
+
+// Revision is one trip back to the author.
+type Revision struct {
+	Iteration   int      `json:"iteration"`
+	FailedGates []string `json:"failed_gates"`
+	Feedback    string   `json:"feedback"`
+	Fixes       []Fix    `json:"fixes,omitempty"`
+	// NoFix says the author had no fix for the evidence.
+	NoFix string `json:"no_fix,omitempty"`
+}
+
+// Outcome is what gating a task produced.
+type Outcome struct {
+	Version int    `json:"version"`
+	TaskID  string `json:"task_id"`
+	Family  string `json:"family"`
+	Persona string `json:"persona"`
+	Day     int    `json:"day"`
+	// Accepted: every gate passed, the paper's and the checks beyond it.
+	Accepted bool `json:"accepted"`
+	// PaperAccepted: the paper's gates passed (whatever the checks beyond).
+	PaperAccepted bool `json:"paper_accepted"`
+	// Direct: accepted at the first evaluation, without feedback.
+	Direct     bool            `json:"direct"`
+	Difficulty string          `json:"difficulty"`
+	Report     *gate.Report    `json:"report"`
+	Mutation   *Mutation       `json:"mutation,omitempty"`
+	Rollouts   []RolloutRecord `json:"rollouts"`
+	Revisions  []Revision      `json:"revisions,omitempty"`
+	// LessonFixes are the skill file's fixes applied before the first
+	// evaluation.
+	LessonFixes []Fix `json:"lesson_fixes,omitempty"`
+	// Lessons are what this task taught (fixes that led to acceptance, or
+	// evidence no fix answered), for the skill file.
+	Lessons  []Lesson `json:"lessons,omitempty"`
+	Subtasks int      `json:"subtasks"`
+	Switches int      `json:"interface_switches"`
+	Revisits bool     `json:"revisits_interface"`
+	Timings  Timings  `json:"timings"`
+}
+
+// Timings is the wall time of each part of gating a task.
+type Timings struct {
+	RolloutsMS float64 `json:"rollouts_ms"`
+	VerifyMS   float64 `json:"verify_ms"`
+	JudgesMS   float64 `json:"judges_ms"`
+	ProbeMS    float64 `json:"probe_ms"`
+	MutationMS float64 `json:"mutation_ms"`
+	TotalMS    float64 `json:"total_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Switches counts the interface switches along a task's ordered
+// sub-tasks, and whether an interface comes back after another.
+func Switches(t *task.Task) (int, bool) {
+	n, revisit := 0, false
+	var seen []string
+	last := ""
+	for _, s := range t.Subtasks {
+		if s.Interface == last {
+			continue
+		}
+		if last != "" {
+			n++
+		}
+		if slices.Contains(seen, s.Interface) {
+			revisit = true
+		}
+		seen = append(seen, s.Interface)
+		last = s.Interface
+	}
+	return n, revisit
+}
+
+// LoadOutcome reads a task directory's outcome.
+func LoadOutcome(dir string) (*Outcome, error) {
+	b, err := os.ReadFile(filepath.Join(dir, OutcomeFile))
+	if err != nil {
+		return nil, err
+	}
+	var o Outcome
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", filepath.Join(dir, OutcomeFile), err)
+	}
+	if o.Version != OutcomeVersion {
+		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", filepath.Join(dir, OutcomeFile), o.Version, OutcomeVersion)
+	}
+	return &o, nil
+}
+
+func saveJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return world.WriteFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+// gating is one task's state while it goes through the gates.
+type gating struct {
+	g       *Gater
+	env     *rollout.Env
+	dir     string
+	t       *task.Task
+	check   *taskgen.Check
+	w0, ref string // materialised W0 and the reference's final world
+	rj      *judge.ReplayJudge
+	obs     WorldJudge
+	copyDir string // the observer's verifier copy
+	recs    []RolloutRecord
+	tim     Timings
+}
+
+// Do gates the task at j.TaskDir and writes gate/outcome.json and
+// gate/report.json. A task already gated (an outcome for the same
+// task.json) is read back, not gated again. A task the self-check has not
+// passed is an error: gate only what `syn tasks --check` kept.
+func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
+	if err := g.Gates.Validate(); err != nil {
+		return nil, fmt.Errorf("pool: gate configuration: %w", err)
+	}
+	start := time.Now()
+	t, err := task.Load(j.TaskDir)
+	if err != nil {
+		return nil, err
+	}
+	if o, err := LoadOutcome(j.TaskDir); err == nil && o.TaskID == t.ID {
+		return o, nil
+	}
+	c, err := readCheck(j.TaskDir)
+	if err != nil {
+		return nil, err
+	}
+	env, err := g.Env(t)
+	if err != nil {
+		return nil, err
+	}
+	st := &gating{g: g, env: env, dir: j.TaskDir, t: t, check: c}
+	if st.w0, err = env.Materializer.Lower(ctx, t.Provenance.Snapshot); err != nil {
+		return nil, err
+	}
+	if st.ref, err = env.Materializer.Lower(ctx, c.Final); err != nil {
+		return nil, err
+	}
+	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref}
+	st.copyDir, err = os.MkdirTemp(env.WorkDir, "observer-verifier-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(st.copyDir)
+	os.Chmod(st.copyDir, 0o755)
+	if g.Observer != nil {
+		st.obs = g.Observer(env, t, c.Final, filepath.Join(st.copyDir, "verifier"))
+	}
+	fam := familyOf(j.TaskDir, t)
+	out := &Outcome{Version: OutcomeVersion, TaskID: t.ID, Family: fam, Persona: t.Provenance.Persona, Day: t.Provenance.Day, Subtasks: len(t.Subtasks)}
+	out.Switches, out.Revisits = Switches(t)
+
+	// The skill file's lessons first: the author has learnt them.
+	draft, err := loadDraft(j.TaskDir, t)
+	if err != nil {
+		return nil, err
+	}
+	if g.Lessons != nil {
+		fixes, err := st.applyLessons(ctx, g.Lessons, fam, draft)
+		if err != nil {
+			return nil, err
+		}
+		if len(fixes) > 0 {
+			out.LessonFixes = fixes
+			if err := saveRevised(j.TaskDir, draft); err != nil {
+				return nil, err
+			}
+			st.t = draft.Task
+		}
+	}
+
+	t0 := time.Now()
+	if err := st.rollouts(ctx, j.Seed); err != nil {
+		return nil, err
+	}
+	st.tim.RolloutsMS = ms(time.Since(t0))
+	if err := st.judge(ctx); err != nil {
+		return nil, err
+	}
+
+	maxRev := g.MaxRevisions
+	if maxRev == 0 {
+		maxRev = gate.DefaultMaxRevisions
+	}
+	if maxRev < 0 {
+		maxRev = 0
+	}
+	var last *gate.Report
+	var lastMut *Mutation
+	var revisions []Revision
+	rep, err := gate.Revise(ctx, maxRev, func(ctx context.Context, iteration int, feedback string) (*gate.Report, error) {
+		if iteration > 0 {
+			rv := Revision{Iteration: iteration, FailedGates: last.FailedGates(), Feedback: feedback}
+			fixes, why, err := st.revise(ctx, draft, last, lastMut)
+			if err != nil {
+				return nil, err
+			}
+			rv.Fixes, rv.NoFix = fixes, why
+			revisions = append(revisions, rv)
+			if len(fixes) == 0 {
+				return last, nil // nothing to change: the same report again
+			}
+			if err := saveRevised(j.TaskDir, draft); err != nil {
+				return nil, err
+			}
+			st.t = draft.Task
+			if err := st.regrade(ctx); err != nil {
+				return nil, err
+			}
+		}
+		r, m, err := st.evaluate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		last, lastMut = r, m
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A revision without a fix returned the same report: stop there.
+	for i, rv := range revisions {
+		if len(rv.Fixes) == 0 {
+			revisions = revisions[:i+1]
+			break
+		}
+	}
+	rep.Revisions = nil
+	for _, rv := range revisions {
+		rep.Revisions = append(rep.Revisions, gate.Revision{Iteration: rv.Iteration, FailedGates: rv.FailedGates, Feedback: rv.Feedback})
+	}
+	out.Report, out.Mutation, out.Revisions, out.Rollouts = rep, lastMut, revisions, st.recs
+	out.Accepted = rep.Passed
+	out.PaperAccepted = paperPassed(rep)
+	out.Direct = rep.Passed && len(revisions) == 0
+	out.Difficulty = rep.Difficulty
+	out.Lessons = lessonsOf(fam, out)
+	st.tim.TotalMS = ms(time.Since(start))
+	out.Timings = st.tim
+	if err := saveJSON(filepath.Join(j.TaskDir, ReportFile), rep); err != nil {
+		return nil, err
+	}
+	if err := saveJSON(filepath.Join(j.TaskDir, OutcomeFile), out); err != nil {
+		return nil, err
+	}
+	verdict := "rejected (" + strings.Join(rep.FailedGates(), ", ") + ")"
+	if out.Accepted {
+		verdict = "accepted, " + out.Difficulty
+	}
+	g.progress("gated %s: %s, %d revisions, %s", t.ID, verdict, len(revisions), time.Since(start).Round(time.Millisecond))
+	return out, nil
+}
+
+func paperPassed(rep *gate.Report) bool {
+	for _, gr := range rep.Gates {
+		if slices.Contains(PaperGates(), gr.Name) && !gr.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+func readCheck(dir string) (*taskgen.Check, error) {
+	b, err := os.ReadFile(filepath.Join(dir, taskgen.CheckFile))
+	if err != nil {
+		return nil, fmt.Errorf("pool: %s has no self-check (%w): run `wildawm syn tasks --check` first", dir, err)
+	}
+	var c taskgen.Check
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", filepath.Join(dir, taskgen.CheckFile), err)
+	}
+	if !c.OK || c.Final.IsZero() {
+		return nil, fmt.Errorf("pool: %s did not pass its self-check (%s): it cannot be gated", dir, c.Problem)
+	}
+	return &c, nil
+}
+
+// familyOf is the task's family, from its sketch.
+func familyOf(dir string, t *task.Task) string {
+	b, err := os.ReadFile(filepath.Join(dir, taskgen.SketchFile))
+	if err == nil {
+		var p taskgen.Produced
+		if json.Unmarshal(b, &p) == nil && p.Sketch.Family != "" {
+			return p.Sketch.Family
+		}
+	}
+	return "unknown"
+}
+
+// rollouts runs the scripted ensemble, each rollout in a fresh instance,
+// and stores each trajectory.
+func (st *gating) rollouts(ctx context.Context, seed uint64) error {
+	rdir := filepath.Join(st.dir, GateDir, "rollouts")
+	if err := os.MkdirAll(rdir, 0o755); err != nil {
+		return err
+	}
+	for _, spec := range policy.ReplayEnsemble(st.t, seed) {
+		res, err := st.env.Run(ctx, st.t, spec)
+		if err != nil {
+			return fmt.Errorf("pool: %s rollout %s: %w", st.t.ID, spec.ID, err)
+		}
+		rel := filepath.Join(GateDir, "rollouts", spec.ID+".json")
+		if err := res.Trajectory.Save(filepath.Join(st.dir, rel)); err != nil {
+			return err
+		}
+		tr := res.Trajectory
+		st.recs = append(st.recs, RolloutRecord{ID: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
+			Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)})
+	}
+	return nil
+}
+
+// countable reports whether a rollout is evidence about the task (its
+// harness did not fail in every attempt, its world was set up, its calls
+// parsed).
+func (r RolloutRecord) countable() bool {
+	switch agent.FailureOf(r.Outcome) {
+	case agent.FailInfra, agent.FailSetup, agent.FailFormat:
+		return false
+	}
+	return !r.Final.IsZero()
+}
+
+// judge computes the judges' verdicts of every countable rollout, and V.
+func (st *gating) judge(ctx context.Context) error {
+	t0 := time.Now()
+	for i := range st.recs {
+		r := &st.recs[i]
+		if !r.countable() {
+			continue
+		}
+		final, err := st.env.Materializer.Lower(ctx, r.Final)
+		if err != nil {
+			return err
+		}
+		v1, ev1, err := st.rj.Judge(ctx, final)
+		if err != nil {
+			return err
+		}
+		r.VLLM = v1
+		r.JudgeEvidence = map[string][]string{"replay": ev1}
+		if st.obs != nil {
+			v2, ev2, err := st.obs.Judge(ctx, r.Final, "")
+			if err != nil {
+				return err
+			}
+			r.VAgent = v2
+			r.JudgeEvidence["observer"] = ev2
+		}
+	}
+	st.tim.JudgesMS += ms(time.Since(t0))
+	return st.regrade(ctx)
+}
+
+// regrade computes V of every countable rollout with the task's current
+// verifier, and classifies its trajectory.
+func (st *gating) regrade(ctx context.Context) error {
+	t0 := time.Now()
+	vdir := filepath.Join(st.dir, "verifier")
+	for i := range st.recs {
+		r := &st.recs[i]
+		if !r.countable() {
+			continue
+		}
+		vr, err := st.env.Verify(ctx, st.t, vdir, r.Final, r.Answer)
+		if err != nil {
+			return fmt.Errorf("pool: verify %s rollout %s: %w", st.t.ID, r.ID, err)
+		}
+		r.V, r.Passed, r.Total = vr.V, vr.Passed, vr.Total
+		r.JudgeEvidence["verifier"] = []string{verifierEvidence(vr)}
+		path := filepath.Join(st.dir, r.Trajectory)
+		if tr, err := agent.LoadTrajectory(path); err == nil {
+			tr.Classify(vr.V == 1)
+			if err := tr.Save(path); err != nil {
+				return err
+			}
+			r.Failure = tr.Failure
+		}
+	}
+	st.tim.VerifyMS += ms(time.Since(t0))
+	return nil
+}
+
+func verifierEvidence(vr *verify.Result) string {
+	s := fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total)
+	for _, c := range vr.Criteria {
+		if !c.Pass {
+			why := c.Error
+			if why == "" {
+				why = c.Evidence
+			}
+			s += fmt.Sprintf("; %s failed: %s", c.ID, why)
+		}
+	}
+	return s
+}
+
+// candidate is the gate's view of the rollouts.
+func (st *gating) candidate() gate.Candidate {
+	c := gate.Candidate{TaskID: st.t.ID, Interfaces: st.t.Interfaces}
+	for _, r := range st.recs {
+		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, V: r.V, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,
+			Evidence: map[string]string{"trajectory": r.Trajectory}}
+		if !r.countable() {
+			gr.Err = r.Error
+			if gr.Err == "" {
+				gr.Err = r.Outcome
+			}
+			// Format failures are the agent's, not the harness's: the gate
+			// counts them as failures.
+			if r.Outcome == agent.OutcomeFormat {
+				gr.Err, gr.V, gr.VLLM, gr.VAgent = "", 0, gate.Failed, gate.Failed
+			}
+		} else {
+			gr.Evidence["final"] = r.Final.String()
+			gr.Evidence["verifier"] = strings.Join(r.JudgeEvidence["verifier"], "; ")
+			if ev := r.JudgeEvidence["replay"]; gr.VLLM != verdictOf(r.V) {
+				gr.Evidence["v_llm"] = strings.Join(ev, "; ")
+			}
+			if ev := r.JudgeEvidence["observer"]; gr.VAgent != verdictOf(r.V) {
+				gr.Evidence["v_agent"] = strings.Join(ev, "; ")
+			}
+		}
+		c.Rollouts = append(c.Rollouts, gr)
+	}
+	if sub, ok := st.t.DecisiveSubtask(task.DecisiveImage); ok {
+		c.ImageDecisive = true
+		_ = sub // no synthesized family declares an image-decisive sub-task yet: the gate then fails as not run
+	}
+	return c
+}
+
+func verdictOf(v int) gate.Verdict {
+	if v == 1 {
+		return gate.Completed
+	}
+	return gate.Failed
+}
+
+// evaluate runs the probe, the five gates and the checks beyond them.
+func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error) {
+	c := st.candidate()
+	// V(W0, W0, empty) of the verifier as it is now (a revision changes it).
+	v0, err := st.env.Verify(ctx, st.t, filepath.Join(st.dir, "verifier"), st.t.Provenance.Snapshot, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	c.InitialV = v0.V
+	t0 := time.Now()
+	if st.obs != nil {
+		os.RemoveAll(filepath.Join(st.copyDir, "verifier"))
+		if err := verify.CopyDir(ctx, filepath.Join(st.dir, "verifier"), filepath.Join(st.copyDir, "verifier")); err != nil {
+			return nil, nil, err
+		}
+		finals := map[string]world.ID{}
+		for _, r := range st.recs {
+			finals[r.ID] = r.Final
+		}
+		pj := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+			v, _, err := st.obs.Judge(ctx, finals[r.ID], pressure)
+			return v, err
+		})
+		if slices.ContainsFunc(c.Rollouts, func(r gate.Rollout) bool { return r.Err == "" }) {
+			p, err := gate.Probe(ctx, pj, c.Rollouts, gate.DigestFS(os.DirFS(filepath.Join(st.copyDir, "verifier"))))
+			if err != nil {
+				return nil, nil, fmt.Errorf("pool: probe %s: %w", st.t.ID, err)
+			}
+			c.Probe = p
+		}
+	}
+	st.tim.ProbeMS += ms(time.Since(t0))
+	rep, err := gate.Evaluate(c, st.g.Gates)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Beyond the paper.
+	rep.Gates = append(rep.Gates, st.oracleGate(ctx))
+	ag, err := st.answerOnlyGate(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Gates = append(rep.Gates, ag)
+	t0 = time.Now()
+	var mut *Mutation
+	mg := gate.GateResult{Name: GateMutation, Verdict: "not_run", Evidence: []string{"the mutation check was not run"}}
+	if st.g.Mutate != nil {
+		mut, err = st.g.Mutate(ctx, st.env, st.t, filepath.Join(st.dir, "verifier"), st.w0, st.ref)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pool: mutation check %s: %w", st.t.ID, err)
+		}
+		mg.Passed, mg.Evidence = mut.Passed, mut.Evidence
+		switch {
+		case mut.Passed:
+			mg.Verdict = "isolated"
+		case len(mut.Untargeted) > 0:
+			mg.Verdict = "untargeted"
+		default:
+			mg.Verdict = "entangled"
+		}
+	}
+	st.tim.MutationMS += ms(time.Since(t0))
+	rep.Gates = append(rep.Gates, mg)
+	rep.Passed = len(rep.FailedGates()) == 0
+	return rep, mut, nil
+}
+
+// oracleGate: the reference completion, replayed, passes V.
+func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
+	g := gate.GateResult{Name: GateOracle}
+	vr, err := st.env.Verify(ctx, st.t, filepath.Join(st.dir, "verifier"), st.check.Final, st.t.Answer)
+	if err != nil {
+		g.Verdict, g.Evidence = gate.Infrastructure, []string{"could not verify the reference's final world: " + err.Error()}
+		return g
+	}
+	if vr.V == 1 {
+		g.Passed, g.Verdict = true, "passes"
+		g.Evidence = []string{fmt.Sprintf("the reference completion's final world %s passes V (%d/%d)", st.check.Final.Short(), vr.Passed, vr.Total)}
+		return g
+	}
+	g.Verdict = "fails"
+	g.Evidence = []string{"the reference completion's final world fails V: " + verifierEvidence(vr)}
+	return g
+}
+
+// answerOnlyGate: the right answer with the world untouched fails V, where
+// the task changes the world.
+func (st *gating) answerOnlyGate(ctx context.Context) (gate.GateResult, error) {
+	g := gate.GateResult{Name: GateAnswerOnly}
+	if st.check.Final == st.t.Provenance.Snapshot {
+		g.Passed, g.Verdict = true, "not_applicable"
+		g.Evidence = []string{"the reference does not change the world: an answer-only solution is a solution"}
+		return g, nil
+	}
+	vr, err := st.env.Verify(ctx, st.t, filepath.Join(st.dir, "verifier"), st.t.Provenance.Snapshot, st.t.Answer)
+	if err != nil {
+		return g, err
+	}
+	if vr.V == 0 {
+		g.Passed, g.Verdict = true, "fails"
+		g.Evidence = []string{fmt.Sprintf("the expected answer %q on the untouched initial world fails V (%d/%d)", clip(st.t.Answer, 80), vr.Passed, vr.Total)}
+		return g, nil
+	}
+	g.Verdict = "passes"
+	g.Evidence = []string{fmt.Sprintf("the expected answer %q on the untouched initial world passes V: the verifier checks the answer, not the changes the task asks for", clip(st.t.Answer, 80))}
+	return g, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// errNoDraft is returned when a task directory's scripts cannot be read.
+var errNoDraft = errors.New("pool: cannot read the task's verifier scripts")
+
+// loadDraft reads a task directory back as a draft (the task and its
+// scripts), for the reviser.
+func loadDraft(dir string, t *task.Task) (*taskgen.Draft, error) {
+	d := &taskgen.Draft{Task: t, Scripts: map[string]string{}}
+	ents, err := os.ReadDir(filepath.Join(dir, "verifier", "scripts"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoDraft, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() || filepath.Base(task.SDKScript) == e.Name() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "verifier", "scripts", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		d.Scripts[e.Name()] = string(b)
+	}
+	return d, nil
+}
+
+// saveRevised writes a revised draft over its task directory, keeping the
+// sketch, the self-check and the stored rollouts.
+func saveRevised(dir string, d *taskgen.Draft) error {
+	if err := d.Task.Validate(); err != nil {
+		return fmt.Errorf("pool: the revised task is invalid: %w", err)
+	}
+	if err := d.Task.Save(dir); err != nil {
+		return err
+	}
+	vdir := filepath.Join(dir, "verifier", "scripts")
+	ents, err := os.ReadDir(vdir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if _, keep := d.Scripts[e.Name()]; !keep && e.Name() != filepath.Base(task.SDKScript) {
+			os.Remove(filepath.Join(vdir, e.Name()))
+		}
+	}
+	for name, src := range d.Scripts {
+		if err := world.WriteFileAtomic(filepath.Join(vdir, name), []byte(src), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Regraded is a stored rollout's verdict under the task's current verifier.
+type Regraded struct {
+	ID     string `json:"id"`
+	Before int    `json:"v_before"`
+	After  int    `json:"v_after"`
+	Passed int    `json:"passed"`
+	Total  int    `json:"total"`
+	// Evidence names the failing criteria.
+	Evidence string `json:"evidence"`
+}
+
+// Regrade is the result of re-verifying a gated task's stored rollouts.
+type Regrade struct {
+	TaskID   string     `json:"task_id"`
+	Rollouts []Regraded `json:"rollouts"`
+	// Report is the paper's gates re-evaluated with the new verdicts, the
+	// judges' verdicts and the probe as stored.
+	Report *gate.Report `json:"report"`
+}
+
+// RegradeTask re-verifies the stored rollouts of the gated task at dir
+// with its current verifier: no new rollout runs, only V on the stored
+// final worlds. It writes gate/regrade.json.
+func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Config) (*Regrade, error) {
+	t, err := task.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	o, err := LoadOutcome(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pool: %s has not been gated (wildawm gate --task %s): %w", dir, dir, err)
+	}
+	c := gate.Candidate{TaskID: t.ID, Interfaces: t.Interfaces, InitialV: 0}
+	v0, err := env.Verify(ctx, t, filepath.Join(dir, "verifier"), t.Provenance.Snapshot, "")
+	if err != nil {
+		return nil, err
+	}
+	c.InitialV = v0.V
+	rg := &Regrade{TaskID: t.ID}
+	for _, r := range o.Rollouts {
+		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,
+			Evidence: map[string]string{"trajectory": r.Trajectory}}
+		if !r.countable() {
+			gr.Err = r.Error
+			if gr.Err == "" {
+				gr.Err = r.Outcome
+			}
+			c.Rollouts = append(c.Rollouts, gr)
+			continue
+		}
+		vr, err := env.Verify(ctx, t, filepath.Join(dir, "verifier"), r.Final, r.Answer)
+		if err != nil {
+			return nil, fmt.Errorf("pool: regrade %s rollout %s: %w", t.ID, r.ID, err)
+		}
+		gr.V = vr.V
+		rg.Rollouts = append(rg.Rollouts, Regraded{ID: r.ID, Before: r.V, After: vr.V, Passed: vr.Passed, Total: vr.Total, Evidence: verifierEvidence(vr)})
+		c.Rollouts = append(c.Rollouts, gr)
+	}
+	// The stored probe stands only if no verdict changed: its ensemble
+	// verdicts are V's. Otherwise it must be run again (a re-judgment of
+	// the stored worlds, no rollout): the gate says not run.
+	changed := slices.ContainsFunc(rg.Rollouts, func(r Regraded) bool { return r.Before != r.After })
+	if o.Report != nil && !changed {
+		c.Probe = o.Report.Probe
+	}
+	rep, err := gate.Evaluate(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rg.Report = rep
+	return rg, saveJSON(filepath.Join(dir, GateDir, "regrade.json"), rg)
+}

@@ -1,0 +1,375 @@
+package pool_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
+	"github.com/wildawm/wildawm/internal/catalog"
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/synth"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// fixture is a small synthesized world run with self-checked tasks of a
+// few families, built once.
+type fixture struct {
+	dir   string
+	src   *taskgen.Source
+	env   *rollout.Env
+	tasks map[string]string // family -> task directory
+}
+
+var fix *fixture
+
+// families are the families whose tasks the tests gate: they sketch on
+// the small run's last day.
+var families = []string{"wishlist-balance", "cafe-near-venue", "model-pick"}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fix != nil {
+		os.RemoveAll(fix.dir)
+	}
+	os.Exit(code)
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	runtime.SkipUnlessInstancesRun(t)
+	if fix != nil {
+		return fix
+	}
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "wildawm-pool-") // the sandbox uid reads worlds here
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	run := filepath.Join(dir, "run")
+	if _, err := catalog.Build(ctx, filepath.Join(run, "catalog"), generator.Default(), catalog.BuildOptions{Seed: catalog.DefaultSeed}); err != nil {
+		t.Fatal(err)
+	}
+	r, closeRun, err := synth.Open(ctx, synth.OpenOptions{Dir: run, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _, err := r.Personas(ctx, 1, func(int) int { return 4 }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Worlds(ctx, ps, 2); err != nil {
+		t.Fatal(err)
+	}
+	closeRun()
+	cache := filepath.Join(dir, "cache")
+	os.Mkdir(cache, 0o755)
+	src, _, err := taskgen.OpenSource(ctx, run, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	os.Mkdir(work, 0o755)
+	last := src.States[len(src.States)-1]
+	env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: work, Self: last.Persona.Name,
+		Services: src.Run.Defs.Library, FirstUID: 230000,
+		NewBrowser: func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
+		}}
+	s := &taskgen.Synth{Source: src, Out: filepath.Join(dir, "tasks"), Diversity: &taskgen.Diversity{},
+		Check: func(*persona.Persona) *rollout.Env { return env }}
+	var fams []taskgen.Family
+	for _, name := range families {
+		f, err := taskgen.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fams = append(fams, f)
+	}
+	jobs := s.Jobs(fams, func(st taskgen.State) bool { return st.Day == last.Day }, 1)
+	rs, err := s.Run(ctx, jobs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{dir: dir, src: src, env: env, tasks: map[string]string{}}
+	for _, r := range rs {
+		for _, p := range r.Tasks {
+			if _, ok := f.tasks[r.Job.Family]; !ok {
+				f.tasks[r.Job.Family] = p.Dir
+			}
+		}
+	}
+	for _, name := range families {
+		if f.tasks[name] == "" {
+			t.Fatalf("family %s wrote no checked task on the fixture's last day", name)
+		}
+	}
+	fix = f
+	return f
+}
+
+// copyTask copies a family's task directory for a test to change.
+func (f *fixture) copyTask(t *testing.T, family string) string {
+	t.Helper()
+	dst := filepath.Join(f.dir, "copies", t.Name())
+	os.RemoveAll(dst)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dst, os.DirFS(f.tasks[family])); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dst, pool.GateDir))
+	return dst
+}
+
+func (f *fixture) gater(cfg gate.Config) *pool.Gater {
+	g := &pool.Gater{Gates: cfg, Env: func(*task.Task) (*rollout.Env, error) { return f.env, nil }}
+	pool.Defaults(g)
+	return g
+}
+
+// edit loads the task at dir, lets change rewrite it, and saves it with
+// the scripts of scripts (nil: as they are).
+func edit(t *testing.T, dir string, change func(tk *task.Task), scripts map[string]string) {
+	t.Helper()
+	tk, err := task.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(tk)
+	if err := tk.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, "verifier", "scripts", name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func gateResult(t *testing.T, o *pool.Outcome, name string) gate.GateResult {
+	t.Helper()
+	g, ok := o.Report.Gate(name)
+	if !ok {
+		t.Fatalf("report of %s has no gate %s", o.TaskID, name)
+	}
+	return g
+}
+
+func TestGateAcceptsAndStoresEvidence(t *testing.T) {
+	f := setup(t)
+	dir := f.copyTask(t, "cafe-near-venue")
+	o, err := f.gater(gate.Config{}).Do(context.Background(), pool.Job{TaskDir: dir, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: accepted %v, %s, revisions %d, failed %v, %+v", o.TaskID, o.Accepted, o.Difficulty, len(o.Revisions), o.Report.FailedGates(), o.Timings)
+	if !o.Accepted {
+		t.Fatalf("the task is rejected: %s", gate.Feedback(o.Report))
+	}
+	var names []string
+	for _, g := range o.Report.Gates {
+		names = append(names, g.Name)
+	}
+	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateMutation)
+	if !slices.Equal(names, want) {
+		t.Fatalf("gates %v, want %v", names, want)
+	}
+	if len(o.Rollouts) != 6 {
+		t.Fatalf("%d rollouts, want 6", len(o.Rollouts))
+	}
+	hints := 0
+	for _, r := range o.Rollouts {
+		if _, err := os.Stat(filepath.Join(dir, r.Trajectory)); err != nil {
+			t.Fatalf("rollout %s: trajectory not stored: %v", r.ID, err)
+		}
+		if r.Hint {
+			hints++
+		}
+		if r.VLLM == "" || r.VAgent == "" {
+			t.Fatalf("rollout %s not judged by both judges: %+v", r.ID, r)
+		}
+	}
+	if hints != 3 {
+		t.Fatalf("%d hinted rollouts, want 3", hints)
+	}
+	back, err := pool.LoadOutcome(dir)
+	if err != nil || back.TaskID != o.TaskID || back.Accepted != o.Accepted {
+		t.Fatalf("outcome does not load back: %v", err)
+	}
+	// Gating again reads the outcome back: no new rollouts.
+	before, _ := os.Stat(filepath.Join(dir, o.Rollouts[0].Trajectory))
+	again, err := f.gater(gate.Config{}).Do(context.Background(), pool.Job{TaskDir: dir, Seed: 1})
+	if err != nil || again.TaskID != o.TaskID {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(filepath.Join(dir, o.Rollouts[0].Trajectory))
+	if !before.ModTime().Equal(after.ModTime()) {
+		t.Fatal("gating a gated task ran its rollouts again")
+	}
+
+	// Regrade with a verifier that no world passes: V falls on every
+	// stored success, without a rollout.
+	edit(t, dir, func(tk *task.Task) {
+		tk.Verifier.Criteria = append(tk.Verifier.Criteria, task.Criterion{ID: "never", Kind: task.KindFile, Path: "notes/never-written.txt"})
+	}, nil)
+	rg, err := pool.RegradeTask(context.Background(), f.env, dir, gate.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fell := 0
+	for _, r := range rg.Rollouts {
+		if r.After != 0 {
+			t.Fatalf("rollout %s passes a verifier no world passes", r.ID)
+		}
+		if r.Before == 1 {
+			fell++
+		}
+	}
+	if fell == 0 || rg.Report.Passed {
+		t.Fatalf("regrade: %d verdicts fell, report passed %v", fell, rg.Report.Passed)
+	}
+	after2, _ := os.Stat(filepath.Join(dir, o.Rollouts[0].Trajectory))
+	if !before.ModTime().Equal(after2.ModTime()) {
+		t.Fatal("regrading ran a rollout")
+	}
+}
+
+// TestEveryGateRejects: each gate, the paper's and the checks beyond it,
+// rejects a task made to fail it, end to end through live instances.
+func TestEveryGateRejects(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	gateIt := func(t *testing.T, dir string, g *pool.Gater) *pool.Outcome {
+		t.Helper()
+		o, err := g.Do(ctx, pool.Job{TaskDir: dir, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: accepted %v, failed %v, revisions %d", o.TaskID, o.Accepted, o.Report.FailedGates(), len(o.Revisions))
+		return o
+	}
+	noRevise := func(g *pool.Gater) *pool.Gater { g.MaxRevisions = -1; return g }
+
+	t.Run("initial_unsatisfaction", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			db := "calendar"
+			for _, c := range tk.Verifier.Criteria {
+				if c.Kind == task.KindSQL {
+					db = c.DB
+				}
+			}
+			tk.Verifier.Criteria = []task.Criterion{{ID: "always", Kind: task.KindSQL, DB: db, Query: "SELECT 1", Expect: json.RawMessage("1")}}
+		}, nil)
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
+		if g := gateResult(t, o, gate.GateInitialUnsatisfaction); g.Passed || o.Accepted || o.PaperAccepted {
+			t.Fatalf("a verifier the initial world passes got through: %+v", g)
+		}
+	})
+	t.Run("solvability_and_oracle", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			tk.Verifier.Criteria = append(tk.Verifier.Criteria, task.Criterion{ID: "never", Kind: task.KindFile, Path: "notes/never-written.txt"})
+		}, nil)
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
+		if g := gateResult(t, o, gate.GateSolvability); g.Passed || g.Verdict != "unsolved" {
+			t.Fatalf("solvability: %+v", g)
+		}
+		if g := gateResult(t, o, pool.GateOracle); g.Passed {
+			t.Fatalf("oracle: %+v", g)
+		}
+	})
+	t.Run("difficulty", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "hard", Min: 0, Max: 0}}})))
+		g := gateResult(t, o, gate.GateDifficulty)
+		if g.Passed || g.Verdict != gate.TooEasy {
+			t.Fatalf("with only hard = [0,0], a task some hint-free rollout solves is not too easy: %+v", g)
+		}
+	})
+	t.Run("judge_consistency_then_revised", func(t *testing.T) {
+		// Only the script's table is checked: the shell-only rollout writes
+		// it and passes V, while both judges see the order missing.
+		dir := f.copyTask(t, "wishlist-balance")
+		edit(t, dir, func(tk *task.Task) {
+			var keep []task.Criterion
+			for _, c := range tk.Verifier.Criteria {
+				if c.Kind == task.KindScript {
+					keep = append(keep, c)
+				}
+			}
+			tk.Verifier.Criteria = keep
+		}, nil)
+		o := gateIt(t, dir, f.gater(gate.Config{}))
+		if len(o.Revisions) == 0 || !slices.Contains(o.Revisions[0].FailedGates, gate.GateJudgeConsistency) {
+			t.Fatalf("judge consistency did not fail first: %+v", o.Revisions)
+		}
+		tightened := slices.ContainsFunc(o.Revisions[0].Fixes, func(x pool.Fix) bool { return x.Kind == pool.FixTighten })
+		if !tightened {
+			t.Fatalf("the revision did not tighten the verifier: %+v", o.Revisions[0])
+		}
+		if g := gateResult(t, o, gate.GateJudgeConsistency); !g.Passed {
+			t.Fatalf("still inconsistent after the revisions: %v", g.Evidence)
+		}
+		if o.Direct {
+			t.Fatal("a revised task counted as direct")
+		}
+	})
+	t.Run("counterfactual_probe", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		g := noRevise(f.gater(gate.Config{}))
+		g.Observer = func(env *rollout.Env, tk *task.Task, ref world.ID, vcopy string) pool.WorldJudge {
+			return &judge.Observer{Env: env, Task: tk, Reference: ref, VerifierDir: vcopy, Pressure: judge.Defer}
+		}
+		o := gateIt(t, dir, g)
+		if pg := gateResult(t, o, gate.GateCounterfactualProbe); pg.Passed {
+			t.Fatalf("a judge that defers to the framing held: %+v", pg)
+		}
+	})
+	t.Run("answer_only", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			tk.Verifier.Criteria = []task.Criterion{{ID: "says", Kind: task.KindAnswer, Contains: []string{tk.Answer}}}
+		}, nil)
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
+		if g := gateResult(t, o, pool.GateAnswerOnly); g.Passed {
+			t.Fatalf("a verifier of the answer alone passed the answer-only check: %+v", g)
+		}
+	})
+	t.Run("mutation_then_revised", func(t *testing.T) {
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			c := tk.Verifier.Criteria[0]
+			c.ID += "-again"
+			tk.Verifier.Criteria = append(tk.Verifier.Criteria, c)
+		}, nil)
+		o := gateIt(t, dir, f.gater(gate.Config{}))
+		if len(o.Revisions) == 0 || !slices.Contains(o.Revisions[0].FailedGates, pool.GateMutation) {
+			t.Fatalf("a duplicated criterion passed the mutation check: %+v", o.Revisions)
+		}
+		if !slices.ContainsFunc(o.Revisions[0].Fixes, func(x pool.Fix) bool { return x.Kind == pool.FixDropEntangled }) {
+			t.Fatalf("the revision did not drop the entangled copy: %+v", o.Revisions[0])
+		}
+		if g := gateResult(t, o, pool.GateMutation); !g.Passed {
+			t.Fatalf("mutation still fails after the revision: %v", g.Evidence)
+		}
+		if !strings.Contains(o.Revisions[0].Feedback, "mutation") {
+			t.Fatalf("the feedback does not name the gate: %s", o.Revisions[0].Feedback)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/mutate"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+// Defaults fills the gater's unset judges and checks with the offline
+// ones: the mutation check of internal/mutate and the observer of
+// internal/judge.
+func Defaults(g *Gater) {
+	if g.Mutate == nil {
+		g.Mutate = MutateCheck
+	}
+	if g.Observer == nil {
+		g.Observer = DefaultObserver
+	}
+}
+
+// MutateCheck is the mutation check of internal/mutate, its scripts run in
+// the sandbox as a uid of the environment's own.
+func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDir, initial, solved string) (*Mutation, error) {
+	scratch, err := os.MkdirTemp(env.WorkDir, "mutate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	if err := os.Chmod(scratch, 0o755); err != nil {
+		return nil, err
+	}
+	// The scripts run as the sandbox uid, which may not reach the task's
+	// directory: check a copy.
+	vdir := filepath.Join(scratch, "verifier")
+	if err := verify.CopyDir(ctx, verifierDir, vdir); err != nil {
+		return nil, err
+	}
+	uid := 0
+	if env.FirstUID > 0 {
+		uid = env.FirstUID + 999
+	}
+	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved,
+		Runner: rollout.SandboxRunner{UID: uid}, Scratch: filepath.Join(scratch, "work")})
+	if err != nil {
+		return nil, err
+	}
+	m := &Mutation{Passed: r.Passed, Evaluations: r.Evaluations, Evidence: r.Evidence, Entangled: map[string][]string{}}
+	if r.Problem != "" {
+		m.Evidence = append([]string{r.Problem}, m.Evidence...)
+	}
+	for _, c := range r.Criteria {
+		switch c.Status {
+		case mutate.Isolated:
+			m.Isolated = append(m.Isolated, c.ID)
+		case mutate.Entangled:
+			m.Entangled[c.ID] = c.Entangled
+		case mutate.Untargeted:
+			m.Untargeted = append(m.Untargeted, c.ID)
+		}
+	}
+	m.Detail, _ = json.Marshal(r)
+	return m, nil
+}
+
+// DefaultObserver is the offline interface-inspection judge.
+func DefaultObserver(env *rollout.Env, t *task.Task, ref world.ID, verifierCopy string) WorldJudge {
+	return &judge.Observer{Env: env, Task: t, Reference: ref, VerifierDir: verifierCopy}
+}
