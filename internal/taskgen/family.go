@@ -82,7 +82,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 // All is the registry of task families, in a fixed order.
 func All() []Family {
-	return slices.Concat(shoppingFamilies(), travelFamilies(), workFamilies(), mediaFamilies(), devFamilies(), homeFamilies())
+	return slices.Concat(shoppingFamilies(), travelFamilies(), workFamilies(), mediaFamilies(), devFamilies(), homeFamilies(), dailyFamilies())
 }
 
 // Lookup returns the family named name.
