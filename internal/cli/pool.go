@@ -12,8 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
@@ -26,12 +29,16 @@ type gateFlags struct {
 	maxRevisions int
 	noLessons    bool
 	levels       string
+	models       []string
+	harnesses    string
 }
 
 func (g *gateFlags) register(c *cobra.Command) {
 	c.Flags().Uint64Var(&g.seed, "ensemble-seed", 1, "the seed of the scripted ensemble's mistakes")
 	c.Flags().IntVar(&g.maxRevisions, "max-revisions", gate.DefaultMaxRevisions, "fix iterations after a failed gate (0: none)")
 	c.Flags().BoolVar(&g.noLessons, "no-lessons", false, "do not apply the skill file's lessons (DIR/"+pool.SkillFile+") before the first evaluation")
+	c.Flags().StringArrayVar(&g.models, "ensemble-model", nil, "a model for the ensemble, URL#MODEL (repeat for several); the rollouts are drawn from models x --ensemble-harness (default the scripted ensemble, never a model)")
+	c.Flags().StringVar(&g.harnesses, "ensemble-harness", agent.HarnessName, "with --ensemble-model, the harnesses, comma-separated: "+agent.HarnessName+" (the wildawm tool loop), "+external.HarnessName+" (the opencode CLI)")
 	c.Flags().StringVar(&g.levels, "levels", "", "difficulty levels as NAME=MIN..MAX,... over the hint-free successes (default hard=0..1,medium=2..2)")
 }
 
@@ -79,6 +86,17 @@ func (e *env) gater(cmd *cobra.Command, src *taskgen.Source, f *taskFlags, g *ga
 		}}
 	if g.maxRevisions == 0 {
 		gt.MaxRevisions = -1
+	}
+	if len(g.models) > 0 {
+		combos, err := ensembleCombos(g.models, g.harnesses, filepath.Join(f.dir, "ensemble-work"))
+		if err != nil {
+			closeEnv()
+			return nil, nil, err
+		}
+		if gt.Ensemble, err = pool.ModelEnsemble(combos); err != nil {
+			closeEnv()
+			return nil, nil, err
+		}
 	}
 	pool.Defaults(gt)
 	if !g.noLessons {
@@ -411,4 +429,34 @@ func (e *env) statsTasksCmd() *cobra.Command {
 	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
 	c.Flags().StringVar(&tasks, "tasks", "", "the tasks' directory (default DIR/tasks)")
 	return c
+}
+
+// ensembleCombos are the model x harness combinations of the ensemble.
+func ensembleCombos(models []string, harnesses, work string) ([]func() rollout.Policy, error) {
+	var combos []func() rollout.Policy
+	for _, m := range models {
+		spec, client, err := modelClient("--ensemble-model", m)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range strings.Split(harnesses, ",") {
+			switch strings.TrimSpace(h) {
+			case agent.HarnessName:
+				combos = append(combos, func() rollout.Policy {
+					return policy.Model{Harness: &agent.Harness{Model: client, ModelName: spec.Model}}
+				})
+			case external.HarnessName:
+				bin, err := external.FindOpencode()
+				if err != nil {
+					return nil, fmt.Errorf("--ensemble-harness opencode: %w", err)
+				}
+				combos = append(combos, func() rollout.Policy {
+					return &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: spec.BaseURL, Model: spec.Model, APIKey: spec.APIKey, WorkDir: work}
+				})
+			default:
+				return nil, fmt.Errorf("--ensemble-harness %q: choose %s or %s", h, agent.HarnessName, external.HarnessName)
+			}
+		}
+	}
+	return combos, nil
 }

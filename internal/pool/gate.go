@@ -110,7 +110,10 @@ type Gater struct {
 	// task of their family before its first evaluation. Read-only during
 	// a run, so that a run's result does not depend on its workers.
 	Lessons *Skills
-	// NoRevise turns the revision loop off (MaxRevisions 0).
+	// Ensemble gives a task's rollouts; nil is the scripted ensemble
+	// (policy.ReplayEnsemble). ModelEnsemble draws them from configured
+	// model x harness combinations.
+	Ensemble func(t *task.Task, seed uint64) []rollout.Spec
 	Progress func(format string, args ...any)
 }
 
@@ -462,7 +465,11 @@ func (st *gating) rollouts(ctx context.Context, seed uint64) error {
 	if err := os.MkdirAll(rdir, 0o755); err != nil {
 		return err
 	}
-	for _, spec := range policy.ReplayEnsemble(st.t, seed) {
+	ensemble := st.g.Ensemble
+	if ensemble == nil {
+		ensemble = policy.ReplayEnsemble
+	}
+	for _, spec := range ensemble(st.t, seed) {
 		res, err := st.env.Run(ctx, st.t, spec)
 		if err != nil {
 			return fmt.Errorf("pool: %s rollout %s: %w", st.t.ID, spec.ID, err)

@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/agent"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/judge"
+	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
@@ -372,4 +375,43 @@ func TestEveryGateRejects(t *testing.T) {
 			t.Fatalf("the feedback does not name the gate: %s", o.Revisions[0].Feedback)
 		}
 	})
+}
+
+// TestModelEnsemble: with a model configured, the six rollouts are the
+// model's, through the harness, in fresh instances; a model that does
+// nothing solves nothing, and the gates say so.
+func TestModelEnsemble(t *testing.T) {
+	f := setup(t)
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{Content: "I could not finish this task."}
+	})
+	client := srv.Client(t, nil)
+	spec := srv.Spec()
+	ens, err := pool.ModelEnsemble([]func() rollout.Policy{func() rollout.Policy {
+		return policy.Model{Harness: &agent.Harness{Model: client, ModelName: spec.Model}}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.gater(gate.Config{})
+	g.Ensemble, g.MaxRevisions = ens, -1
+	dir := f.copyTask(t, "cafe-near-venue")
+	o, err := g.Do(context.Background(), pool.Job{TaskDir: dir, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range o.Rollouts {
+		if r.Policy != "model:"+spec.Model || r.V != 0 {
+			t.Fatalf("rollout %s: policy %s, V %d; want the model's, failed", r.ID, r.Policy, r.V)
+		}
+	}
+	if n := len(srv.Chats()); n < pool.EnsembleSize {
+		t.Fatalf("the model got %d requests for %d rollouts", n, pool.EnsembleSize)
+	}
+	if sg := gateResult(t, o, gate.GateSolvability); sg.Passed || sg.Verdict != "unsolved" || o.Accepted {
+		t.Fatalf("a model that does nothing solved the task: %+v", sg)
+	}
+	if _, err := pool.ModelEnsemble(nil); err == nil {
+		t.Fatal("an empty model ensemble was accepted")
+	}
 }
