@@ -2,7 +2,10 @@ package mutate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -61,4 +64,53 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// restoreFile makes dst what src is: a copy of the regular file, the
+// same symlink, or absent. A directory at src is left alone (no mutation
+// writes one).
+func restoreFile(src, dst string) error {
+	fi, statErr := os.Lstat(src)
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return statErr
+	}
+	if statErr == nil && fi.IsDir() {
+		return nil
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	switch {
+	case statErr != nil:
+		return nil // src does not exist
+	case fi.Mode().IsRegular():
+		return copyFile(src, dst)
+	case fi.Mode().Type() == fs.ModeSymlink:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	}
+	return fmt.Errorf("%s: neither a file nor a symlink", src)
+}
+
+// hasSymlink reports whether the tree at dir holds a symlink; a missing
+// dir holds none.
+func hasSymlink(dir string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return found, err
 }

@@ -3,7 +3,10 @@
 // criterion and only it. Check derives every mutation by execution, with no
 // knowledge of the task: from the diff W0 -> W_ref, each mutation undoes or
 // perturbs one thing the reference changed, is applied to a private copy of
-// W_ref, and V is computed on the copy.
+// W_ref, and V is computed on the copy. W_ref is copied once per check:
+// each mutation changes one database, one home path or only the answer,
+// only the criteria that can read that thing are computed again (every
+// script criterion among them), and the thing is copied back from W_ref.
 //
 // Glossary:
 //   - W0, W_ref: the task's initial world and the world the reference

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -279,4 +281,165 @@ func TestCheckScript(t *testing.T) {
 	if !maps(before0, snapshot(t, w0)) || !maps(beforeRef, snapshot(t, wref)) {
 		t.Error("W0 or W_ref changed")
 	}
+}
+
+// moreWorlds makes W0 and W_ref under dir where the reference also
+// changes and deletes rows, creates a database and deletes a directory:
+// every kind of mutation.
+func moreWorlds(t *testing.T, dir string) (w0, wref string) {
+	t.Helper()
+	w0 = state.MakeTestWorld(t, filepath.Join(dir, "w0"), state.TestWorld{
+		SQL:   map[string][]string{"x": append(slices.Clone(schema), `INSERT INTO orders (order_no, sku, qty, status) VALUES ('A-0', 'SP-000', 5, 'placed')`)},
+		Files: map[string]string{"readme.txt": "hello\n", "old/notes.txt": "keep 1\n", "old/more/deep.txt": "x\n", "summary.txt": "total: 1\n"}})
+	wref = state.MakeTestWorld(t, filepath.Join(dir, "wref"), state.TestWorld{
+		SQL: map[string][]string{
+			"x": append(slices.Clone(schema), `INSERT INTO orders (order_no, sku, qty, status) VALUES ('A-2', 'SP-200', 3, 'placed')`,
+				`UPDATE orders SET status = 'shipped' WHERE order_no = 'A-1'`),
+			"log": {`CREATE TABLE entries (id INTEGER PRIMARY KEY, msg TEXT NOT NULL)`, `INSERT INTO entries (msg) VALUES ('done')`},
+		},
+		Files: map[string]string{"readme.txt": "hello\n", "reports/orders.csv": "order_no,sku,qty\nA-1,SP-100,1\nA-2,SP-200,3\n", "summary.txt": "total: 4\nchecked: yes\n"}})
+	return w0, wref
+}
+
+func moreCriteria() []task.Criterion {
+	crit := testCriteria()
+	crit[1].Expect = json.RawMessage(`1`) // A-1 was shipped
+	crit[2].Expect = json.RawMessage(`1`)
+	return append(crit,
+		task.Criterion{ID: "shipped", Kind: task.KindSQL, DB: "x", Query: `SELECT status FROM orders WHERE order_no = 'A-1'`, Expect: json.RawMessage(`"shipped"`)},
+		task.Criterion{ID: "gone", Kind: task.KindSQL, DB: "x", Query: `SELECT count(*) FROM orders WHERE order_no = 'A-0'`, Expect: json.RawMessage(`0`)},
+		task.Criterion{ID: "logged", Kind: task.KindSQL, DB: "log", Query: `SELECT msg FROM entries`, Expect: json.RawMessage(`"done"`)},
+		task.Criterion{ID: "no-old", Kind: task.KindFile, Path: "old", Exists: new(bool)},
+		task.Criterion{ID: "summary", Kind: task.KindFile, Path: "summary.txt", Contains: []string{"total: 4"}, Changed: true},
+		task.Criterion{ID: "was-there", Kind: task.KindSQL, DB: "x", World: task.Initial, Query: `SELECT count(*) FROM orders`, Expect: json.RawMessage(`2`)},
+	)
+}
+
+// TestCheckSameAsFresh holds Check to the result it had when every
+// mutation got a fresh copy of W_ref and every criterion was computed,
+// and the working copy to equal W_ref after every mutation is undone.
+func TestCheckSameAsFresh(t *testing.T) {
+	dir, err := os.MkdirTemp("", "wildawm-mutate-test-") // the sandbox uid reads the worlds here
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	w0, wref := testWorlds(t, filepath.Join(dir, "a"))
+	m0, mref := moreWorlds(t, filepath.Join(dir, "b"))
+	var scripts []task.Criterion
+	var vdir string
+	var runner verify.Runner
+	if err := sandbox.Available(); err != nil {
+		t.Logf("without the script criterion: internal/sandbox cannot run here: %v", err)
+	} else {
+		vdir = filepath.Join(dir, "verifier")
+		if err := verify.WriteSDK(vdir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(vdir, "scripts", "summary.py"), []byte(summaryScript), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		scripts = []task.Criterion{{ID: "script", Kind: task.KindScript, Script: "scripts/summary.py"}}
+		runner = rollout.SandboxRunner{}
+	}
+	for _, tc := range []struct {
+		name       string
+		w0, wref   string
+		crit       []task.Criterion
+		max        int
+		answer     string
+		withScript bool
+	}{
+		{name: "declarative", w0: w0, wref: wref, crit: testCriteria()},
+		{name: "cap", w0: w0, wref: wref, crit: testCriteria(), max: 3},
+		{name: "every-kind", w0: m0, wref: mref, crit: moreCriteria()},
+		{name: "every-kind-script", w0: m0, wref: mref, crit: moreCriteria(), withScript: true},
+		{name: "every-kind-cap", w0: m0, wref: mref, crit: moreCriteria(), max: 7, withScript: true},
+		{name: "no-answer-criterion", w0: m0, wref: mref, crit: moreCriteria()[:5], answer: "done"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crit := tc.crit
+			if tc.withScript {
+				if scripts == nil {
+					t.Skip("no sandbox")
+				}
+				crit = append(slices.Clone(crit), scripts...)
+			}
+			tk := task.TestTask(t, crit...)
+			tk.Answer = "I ordered 3 of SP-200."
+			if tc.answer != "" {
+				tk.Answer = tc.answer
+			}
+			before0, beforeRef := snapshot(t, tc.w0), snapshot(t, tc.wref)
+			in := Input{Task: tk, Initial: tc.w0, Solved: tc.wref, VerifierDir: vdir, Runner: runner, MaxEvaluations: tc.max}
+			in.Scratch = filepath.Join(dir, "scratch-old")
+			old, err := CheckFresh(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Scratch = filepath.Join(dir, "scratch-new")
+			got, err := CheckUndone(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(old, got) {
+				a, _ := json.MarshalIndent(old, "", " ")
+				b, _ := json.MarshalIndent(got, "", " ")
+				t.Errorf("results differ:\nfresh copies: %s\none copy: %s", a, b)
+			}
+			if !maps(before0, snapshot(t, tc.w0)) || !maps(beforeRef, snapshot(t, tc.wref)) {
+				t.Error("W0 or W_ref changed")
+			}
+			if left, _ := os.ReadDir(in.Scratch); len(left) != 0 {
+				t.Errorf("scratch left behind: %v", left)
+			}
+			if got.Problem != "" {
+				t.Fatal(got.Problem)
+			}
+			t.Logf("%d candidates, %d evaluations, %d inapplicable, passed %v", got.Candidates, got.Evaluations, got.Inapplicable, got.Passed)
+		})
+	}
+}
+
+// TestUndo applies every candidate of every kind to one working copy and
+// holds it to equal W_ref after each is undone.
+func TestUndo(t *testing.T) {
+	dir := t.TempDir()
+	w0, wref := moreWorlds(t, dir)
+	tk := task.TestTask(t, moreCriteria()...)
+	tk.Answer = "I ordered 3 of SP-200."
+	cands, err := candidates(context.Background(), w0, wref, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &evaluator{in: Input{Task: tk, Initial: w0, Solved: wref}, scratch: dir}
+	defer ev.close()
+	if err := ev.copyOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, m := range cands {
+		if m.answer != nil {
+			kinds["answer"]++
+			continue
+		}
+		err := m.apply(context.Background(), ev.work)
+		if err != nil && !errors.Is(err, errInapplicable) {
+			t.Fatalf("%s: %v", m.desc, err)
+		}
+		if err := ev.undo(m); err != nil {
+			t.Fatalf("undo %s: %v", m.desc, err)
+		}
+		if err := sameTree(wref, ev.work); err != nil {
+			t.Errorf("after %s: %v", m.desc, err)
+		}
+		kinds[strings.Fields(m.desc)[0]]++
+	}
+	for _, k := range []string{"deleting", "inserting", "setting", "restoring", "re-inserting", "changing", "dropping", "appending", "answer"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %q candidate: %v", k, kinds)
+		}
+	}
+	t.Logf("%d candidates: %v", len(cands), kinds)
 }
