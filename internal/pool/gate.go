@@ -197,7 +197,11 @@ type Outcome struct {
 	Subtasks int      `json:"subtasks"`
 	Switches int      `json:"interface_switches"`
 	Revisits bool     `json:"revisits_interface"`
-	Timings  Timings  `json:"timings"`
+	// RefSwitches and RefRevisits are the same along the reference
+	// completion's steps.
+	RefSwitches int     `json:"reference_interface_switches"`
+	RefRevisits bool    `json:"reference_revisits_interface"`
+	Timings     Timings `json:"timings"`
 }
 
 // Timings is the wall time of each part of gating a task.
@@ -215,21 +219,38 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // Switches counts the interface switches along a task's ordered
 // sub-tasks, and whether an interface comes back after another.
 func Switches(t *task.Task) (int, bool) {
+	var ifs []string
+	for _, s := range t.Subtasks {
+		ifs = append(ifs, s.Interface)
+	}
+	return switches(ifs)
+}
+
+// ReferenceSwitches is Switches along the reference completion's steps.
+func ReferenceSwitches(t *task.Task) (int, bool) {
+	var ifs []string
+	for _, s := range t.Reference {
+		ifs = append(ifs, s.Interface)
+	}
+	return switches(ifs)
+}
+
+func switches(ifs []string) (int, bool) {
 	n, revisit := 0, false
 	var seen []string
 	last := ""
-	for _, s := range t.Subtasks {
-		if s.Interface == last {
+	for _, in := range ifs {
+		if in == last {
 			continue
 		}
 		if last != "" {
 			n++
 		}
-		if slices.Contains(seen, s.Interface) {
+		if slices.Contains(seen, in) {
 			revisit = true
 		}
-		seen = append(seen, s.Interface)
-		last = s.Interface
+		seen = append(seen, in)
+		last = in
 	}
 	return n, revisit
 }
@@ -320,6 +341,7 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	fam := familyOf(j.TaskDir, t)
 	out := &Outcome{Version: OutcomeVersion, TaskID: t.ID, Family: fam, Persona: t.Provenance.Persona, Day: t.Provenance.Day, Subtasks: len(t.Subtasks)}
 	out.Switches, out.Revisits = Switches(t)
+	out.RefSwitches, out.RefRevisits = ReferenceSwitches(t)
 
 	// The skill file's lessons first: the author has learnt them.
 	draft, err := loadDraft(j.TaskDir, t)

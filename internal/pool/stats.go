@@ -17,6 +17,7 @@ type Stats struct {
 	Personas, States               int
 	Subtasks, Switches             float64 // means over accepted tasks
 	Revisit                        float64 // share of accepted tasks revisiting an interface
+	RefSwitches, RefRevisit        float64 // the same along the reference completions' steps
 	HintFree, WithHint             float64 // success rates of the accepted tasks' rollouts
 	SolvedByOne, SolvedByAll       int     // accepted tasks solved by >= 1 rollout; by every one
 	// Revisions is the mean number of revisions in which each gate had
@@ -111,6 +112,10 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 		if o.Revisits {
 			s.Revisit++
 		}
+		s.RefSwitches += float64(o.RefSwitches)
+		if o.RefRevisits {
+			s.RefRevisit++
+		}
 		ok, all := 0, 0
 		for _, r := range o.Rollouts {
 			all++
@@ -141,6 +146,8 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 		s.Subtasks /= n
 		s.Switches /= n
 		s.Revisit /= n
+		s.RefSwitches /= n
+		s.RefRevisit /= n
 	}
 	if hf > 0 {
 		s.HintFree = float64(hfOK) / float64(hf)
@@ -212,6 +219,7 @@ func (s *Stats) Table(w io.Writer) {
 		{"sub-tasks per task", fmt.Sprintf("%.1f", s.Subtasks), "4.2"},
 		{"interface switches per task", fmt.Sprintf("%.1f", s.Switches), "3.1"},
 		{"tasks revisiting an interface", pct(s.Revisit), "74.5%"},
+		{"along the reference's steps: switches; revisiting", fmt.Sprintf("%.1f; %s", s.RefSwitches, pct(s.RefRevisit)), "-"},
 		{"success without hint", pct(s.HintFree), "21.3%"},
 		{"success with hint", pct(s.WithHint), "45.6%"},
 		{"solved by >= 1 rollout; by all", fmt.Sprintf("%d; %d", s.SolvedByOne, s.SolvedByAll), "all; none"},

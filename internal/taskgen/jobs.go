@@ -161,6 +161,7 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 			return nil, fmt.Errorf("taskgen: %s on %s day %d: author %q: %w", j.Family, j.Persona, j.Day, sk.Title, err)
 		}
 		d.Task.ID = TaskID(j.Persona, d.Task.ID)
+		CompleteSubtasks(d.Task)
 		drafts[i], ids[i] = d, d.Task.ID
 	}
 	// The gate, in the job's turn.
