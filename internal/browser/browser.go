@@ -378,10 +378,23 @@ func (b *Browser) Type(ctx context.Context, selector, text string) error {
 func (b *Browser) Text(ctx context.Context, selector string) (string, error) {
 	var s string
 	err := b.run(ctx, fmt.Sprintf("text of %s", selector), func(tctx context.Context) (err error) {
-		s, err = chromedp.Run(tctx, chromedp.Text(chromedp.CSS(selector)))
-		return err
+		// A node id the query found can go stale when a navigation replaces
+		// the document under it ("No node with given id found"): query
+		// again, in the new document.
+		for try := 0; ; try++ {
+			s, err = chromedp.Run(tctx, chromedp.Text(chromedp.CSS(selector)))
+			if err == nil || try == 2 || !staleNode(err) || tctx.Err() != nil {
+				return err
+			}
+		}
 	})
 	return s, err
+}
+
+// staleNode reports whether err is CDP's refusal of a node id that a
+// navigation made stale.
+func staleNode(err error) bool {
+	return strings.Contains(err.Error(), "No node with given id found")
 }
 
 // URL returns the address of the current page.

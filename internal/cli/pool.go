@@ -216,6 +216,13 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			gated, accepted := 0, 0
 			r := &pool.Runner{Synth: s, Gater: gt, Parallel: f.parallel, Count: count, Seed: g.seed,
 				SynthProgress: func(done int, res *taskgen.Result) {
+					for _, p := range res.Rejected {
+						why := p.Problem
+						if p.Check != nil {
+							why = "self-check: " + p.Check.Problem
+						}
+						e.progress("rejected %s: %s", p.ID, why)
+					}
 					if done%25 == 0 || done == len(jobs) {
 						e.progress("synthesis: %d/%d jobs (%s)", done, len(jobs), time.Since(start).Round(time.Second))
 					}

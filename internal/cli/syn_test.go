@@ -61,6 +61,25 @@ func TestSynStages(t *testing.T) {
 	if _, _, err := run(t, st, "syn", "tasks", "--dir", dir, "--families", "nosuch"); err == nil || !strings.Contains(err.Error(), "wishlist-balance") {
 		t.Errorf("an unknown family: %v", err)
 	}
+	// The gate commands over the run: clear errors before any work.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gate", "--dir", dir}, "--task is required"},
+		{[]string{"gate", "--dir", dir, "--task", filepath.Join(dir, "tasks", "nosuch")}, "nosuch"},
+		{[]string{"pool", "run", "--dir", dir, "--levels", "hard=0..9"}, "levels"},
+		{[]string{"pool", "run", "--dir", dir, "--levels", "hard"}, "NAME=MIN..MAX"},
+		{[]string{"pool", "split", "--dir", dir, "--proportions", "sft=1,test=2"}, "sft, rl and val"},
+		{[]string{"pool", "list", "--dir", dir}, "pool split"},
+		{[]string{"stats", "tasks", "--dir", dir}, "no gated tasks"},
+		{[]string{"syn", "task", "--dir", dir, "--persona", p.ID, "--day", "2", "--difficulty", "impossible"}, "the levels are hard, medium"},
+		{[]string{"verify", "--regrade"}, "--regrade needs --task"},
+	} {
+		if _, _, err := run(t, st, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
 	out = mustRun(t, st, "stats", "worlds", "--dir", dir)
 	if !strings.Contains(out, "| world states | 3 | 640 |") {
 		t.Errorf("stats:\n%s", out)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/wildawm/wildawm/internal/browser"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
@@ -213,10 +215,11 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 
 func (e *env) synTaskCmd() *cobra.Command {
 	var f taskFlags
-	var personaID string
+	var g gateFlags
+	var personaID, difficulty string
 	var day int
 	c := &cobra.Command{
-		Use:   "task --persona ID --day N",
+		Use:   "task --persona ID --day N [--difficulty hard]",
 		Short: "Sketch and author the tasks every family finds on one world state",
 		Long: `Run each task family (or --families) on one synthesized world state: the family
 sketches XAI tasks from the world's own data (GUI, MCP and CLI, a script whose
@@ -232,6 +235,20 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 			if err != nil {
 				return err
 			}
+			if difficulty != "" {
+				cfg, err := g.config()
+				if err != nil {
+					return err
+				}
+				var names []string
+				for _, l := range cfg.WithDefaults().Levels {
+					names = append(names, l.Name)
+				}
+				if !slices.Contains(names, difficulty) {
+					return fmt.Errorf("--difficulty %q: the levels are %s (set them with --levels)", difficulty, strings.Join(names, ", "))
+				}
+				f.check = true
+			}
 			s, closeSrc, err := e.openTaskSynth(cmd, &f)
 			if err != nil {
 				return err
@@ -243,14 +260,51 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 			}
 			start := time.Now()
 			rs, err := s.Run(cmd.Context(), jobs, f.parallel, nil)
+			if err == nil && difficulty != "" {
+				err = e.keepDifficulty(cmd, s, &f, &g, rs, difficulty)
+			}
 			e.reportTasks(rs, start)
 			return err
 		},
 	}
 	f.register(c)
+	g.register(c)
 	c.Flags().StringVar(&personaID, "persona", "", "the persona's ID")
 	c.Flags().IntVar(&day, "day", 0, "the day whose state the tasks start from")
+	c.Flags().StringVar(&difficulty, "difficulty", "", "keep only tasks the gates accept at this difficulty level (hard or medium, or a name of --levels): implies --check, and gates every task written (wildawm gate); the others are removed")
 	return c
+}
+
+// keepDifficulty gates every task of rs and keeps those accepted at
+// level; the others are removed and reported as rejected.
+func (e *env) keepDifficulty(cmd *cobra.Command, s *taskgen.Synth, f *taskFlags, g *gateFlags, rs []*taskgen.Result, level string) error {
+	gt, closeG, err := e.gater(cmd, s.Source, f, g)
+	if err != nil {
+		return err
+	}
+	defer closeG()
+	for _, r := range rs {
+		var keep []taskgen.Produced
+		for _, p := range r.Tasks {
+			o, err := gt.Do(cmd.Context(), pool.Job{TaskDir: p.Dir, Seed: g.seed})
+			if err != nil {
+				return err
+			}
+			if o.Accepted && o.Difficulty == level {
+				keep = append(keep, p)
+				continue
+			}
+			why := fmt.Sprintf("gated %s, not accepted at difficulty %s", o.Difficulty, level)
+			if !o.Accepted {
+				why = fmt.Sprintf("rejected by the gates (%s)", strings.Join(o.Report.FailedGates(), ", "))
+			}
+			p.Check, p.Problem = nil, why
+			os.RemoveAll(p.Dir)
+			r.Rejected = append(r.Rejected, p)
+		}
+		r.Tasks = keep
+	}
+	return nil
 }
 
 func (e *env) synTasksCmd() *cobra.Command {

@@ -295,7 +295,7 @@ func (o *Observer) reference(ctx context.Context) (*observation, error) {
 // Its error wraps agent.ErrInfra.
 func (o *Observer) session(ctx context.Context, snapshot world.ID, name string) (*rollout.Session, func(), error) {
 	o.Sessions++
-	inst, err := o.Env.Start(ctx, snapshot, fmt.Sprintf("observe-%s-%s-%d", name, snapshot.Short(), o.Sessions))
+	inst, err := o.Env.Start(ctx, snapshot, fmt.Sprintf("observe-%s-%s-%s-%d", o.Task.ID, name, snapshot.Short(), o.Sessions))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: start an instance: %v", agent.ErrInfra, err)
 	}

@@ -278,7 +278,9 @@ var ErrSetup = errors.New("set-up failure")
 // attempt is one try of a rollout in a fresh instance. Its error wraps
 // agent.ErrInfra when the instance or session could not start.
 func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int) (*Result, error) {
-	name := "rollout-" + spec.ID
+	// Named after the task and the rollout: one Env runs many tasks' rollouts
+	// at once.
+	name := "rollout-" + t.ID + "-" + spec.ID
 	if attempt > 1 {
 		name += fmt.Sprintf("-attempt%d", attempt)
 	}

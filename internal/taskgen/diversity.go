@@ -2,6 +2,7 @@ package taskgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -10,6 +11,10 @@ import (
 	"sync"
 	"unicode"
 )
+
+// ErrIDClash is a family's bug: two different sketches authored under one
+// task ID. The run goes on; the second sketch is rejected with the error.
+var ErrIDClash = errors.New("diversity: task ID clash")
 
 // Embedder turns texts into vectors for the diversity gate: an
 // OpenAI-compatible embeddings endpoint when one is configured, else
@@ -142,7 +147,7 @@ func (d *Diversity) Reserve(ctx context.Context, key, persona string, s Sketch) 
 	v := Verdict{Similarity: -1, Keep: true}
 	if o, ok := d.kept[key]; ok {
 		if o.text != SketchText(s) {
-			return Verdict{}, fmt.Errorf("diversity: two sketches under one task ID %q (%q and %q): a family's task IDs must tell its sketches apart", key, o.text, SketchText(s))
+			return Verdict{}, fmt.Errorf("%w: two sketches under one task ID %q (%q and %q): a family's task IDs must tell its sketches apart", ErrIDClash, key, o.text, SketchText(s))
 		}
 		if o.accepted {
 			return Verdict{Keep: true, Nearest: key, Similarity: 1}, nil // kept by an earlier run

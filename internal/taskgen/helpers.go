@@ -3,6 +3,7 @@ package taskgen
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -96,7 +97,11 @@ func taskID(parts ...string) string {
 	}
 	id := strings.Join(ps, "-")
 	if len(id) > 64 {
-		id = strings.TrimRight(id[:64], "-")
+		// Cut, but keep what was cut apart: a hash of the whole.
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		suffix := fmt.Sprintf("-%08x", h.Sum32())
+		id = strings.TrimRight(id[:64-len(suffix)], "-") + suffix
 	}
 	return id
 }

@@ -171,6 +171,11 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 	for i, sk := range sks {
 		p := Produced{ID: ids[i], Persona: j.Persona, Sketch: sk}
 		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
+		if errors.Is(err, ErrIDClash) {
+			p.Problem = err.Error()
+			res.Rejected = append(res.Rejected, p)
+			continue
+		}
 		if err != nil {
 			end()
 			return nil, err

@@ -238,7 +238,7 @@ result(not bad and not extra, f"missing or wrong candidates: {bad}; not candidat
 `, pyJSON(want), out, out)
 
 	t := &task.Task{
-		Version: task.Version, ID: taskID("model-pick", w.Manifest.Persona, best.name, fmt.Sprintf("d%d", w.Manifest.Day)),
+		Version: task.Version, ID: taskID("model-pick", w.Manifest.Persona, best.name, "b"+s.Params["budget"], fmt.Sprintf("d%d", w.Manifest.Day)),
 		Instruction: fmt.Sprintf("I need a model to go with the dataset %s in my Modelhaus collection: one for the dataset's task, with at most %d million parameters, licensed apache-2.0 or mit. "+
 			"Of those, I want the most popular, scoring each as its downloads plus %d for every like. Keep every candidate in ~/%s (columns model as owner/name, params_m, downloads, likes, score), "+
 			"like the winner on Modelhaus, and email %s which model it is (its owner/name).", dsName, budget, likeWeight, out, contact),
