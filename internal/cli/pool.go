@@ -15,6 +15,7 @@ import (
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/judge"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
@@ -31,6 +32,7 @@ type gateFlags struct {
 	levels       string
 	models       []string
 	harnesses    string
+	judgeModel   string
 }
 
 func (g *gateFlags) register(c *cobra.Command) {
@@ -39,6 +41,7 @@ func (g *gateFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&g.noLessons, "no-lessons", false, "do not apply the skill file's lessons (DIR/"+pool.SkillFile+") before the first evaluation")
 	c.Flags().StringArrayVar(&g.models, "ensemble-model", nil, "a model for the ensemble, URL#MODEL (repeat for several); the rollouts are drawn from models x --ensemble-harness (default the scripted ensemble, never a model)")
 	c.Flags().StringVar(&g.harnesses, "ensemble-harness", agent.HarnessName, "with --ensemble-model, the harnesses, comma-separated: "+agent.HarnessName+" (the wildawm tool loop), "+external.HarnessName+" (the opencode CLI)")
+	c.Flags().StringVar(&g.judgeModel, "judge-model", "", "a model for the judges, URL#MODEL: the LLM judge and the agent judge replace the offline replay judge and observer (default the offline judges)")
 	c.Flags().StringVar(&g.levels, "levels", "", "difficulty levels as NAME=MIN..MAX,... over the hint-free successes (default hard=0..1,medium=2..2)")
 }
 
@@ -86,6 +89,14 @@ func (e *env) gater(cmd *cobra.Command, src *taskgen.Source, f *taskFlags, g *ga
 		}}
 	if g.maxRevisions == 0 {
 		gt.MaxRevisions = -1
+	}
+	if g.judgeModel != "" {
+		_, client, err := modelClient("--judge-model", g.judgeModel)
+		if err != nil {
+			closeEnv()
+			return nil, nil, err
+		}
+		gt.Models = &pool.ModelJudges{LLM: &judge.LLMJudge{Model: client}, Agent: &judge.AgentJudge{Model: client}}
 	}
 	if len(g.models) > 0 {
 		combos, err := ensembleCombos(g.models, g.harnesses, filepath.Join(f.dir, "ensemble-work"))
@@ -175,12 +186,12 @@ func (e *env) poolRunCmd() *cobra.Command {
 	var f taskFlags
 	var g gateFlags
 	var days, props string
-	var count int
+	var count, last int
 	c := &cobra.Command{
 		Use:   "run [--dir WORLDS] [--days A..B] [--count K] [--parallel P]",
 		Short: "Synthesize tasks, self-check and gate each as it is written, then split the pool",
 		Long: `The whole task pipeline on a world-synthesis run: every family on every state of
---days (default each persona's last three), the diversity gate across workers, the
+--days (or each persona's --last N days, default 3), the diversity gate across workers, the
 self-check, then the gates (see wildawm gate) as soon as a task is written, --parallel
 workers per stage. Stops after --count accepted tasks (0: every job). Then splits the
 accepted tasks (DIR/` + pool.File + `), merges what the revisions taught into the skill
@@ -197,7 +208,7 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			if err != nil {
 				return err
 			}
-			keep, err := dayFilter(days)
+			keep, err := dayFilter(days, last)
 			if err != nil {
 				return err
 			}
@@ -271,6 +282,7 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 	f.register(c)
 	g.register(c)
 	c.Flags().StringVar(&days, "days", "", "the days whose states tasks start from, N or MIN..MAX (default each persona's last three)")
+	c.Flags().IntVar(&last, "last", 0, "the states of each persona's last N days (default 3; or --days)")
 	c.Flags().IntVar(&count, "count", 0, "stop after this many accepted tasks (0: run every job)")
 	c.Flags().StringVar(&props, "proportions", "", "split proportions, sft=N,rl=N,val=N (default the paper's 100/208/33)")
 	return c
@@ -284,9 +296,18 @@ func familyCovers(name string) []string {
 	return f.Covers()
 }
 
-func dayFilter(days string) (func(taskgen.State) bool, error) {
+func dayFilter(days string, last int) (func(taskgen.State) bool, error) {
+	if days != "" && last > 0 {
+		return nil, fmt.Errorf("--days and --last: give one (a range of days, or each persona's last N)")
+	}
+	if last < 0 {
+		return nil, fmt.Errorf("--last %d: give a number of days, at least 1", last)
+	}
 	if days == "" {
-		return func(st taskgen.State) bool { return st.Day >= st.Persona.Days-3 }, nil
+		if last == 0 {
+			last = 3
+		}
+		return func(st taskgen.State) bool { return st.Day >= st.Persona.Days-last }, nil
 	}
 	a, b, found := strings.Cut(days, "..")
 	if !found {

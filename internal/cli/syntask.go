@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -310,12 +309,12 @@ func (e *env) keepDifficulty(cmd *cobra.Command, s *taskgen.Synth, f *taskFlags,
 func (e *env) synTasksCmd() *cobra.Command {
 	var f taskFlags
 	var days string
-	var count int
+	var count, last int
 	c := &cobra.Command{
 		Use:   "tasks [--days A..B] [--count K] [--parallel P]",
 		Short: "Sketch and author tasks on many world states, many workers at once",
 		Long: `Run every task family (or --families) on every synthesized state whose day is in
---days (default: each persona's last three days), --parallel jobs at a time; one
+--days (or each persona's --last N days, default 3), --parallel jobs at a time; one
 diversity gate spans all workers, so a duplicate of a task in flight elsewhere is
 dropped before anything is written. Stops after --count tasks (0: no limit).
 Rerunning resumes: tasks already written count as accepted.`,
@@ -325,18 +324,9 @@ Rerunning resumes: tasks already written count as accepted.`,
 			if err != nil {
 				return err
 			}
-			keep := func(st taskgen.State) bool { return st.Day >= st.Persona.Days-3 }
-			if days != "" {
-				a, b, found := strings.Cut(days, "..")
-				if !found {
-					b = a
-				}
-				lo, err1 := strconv.Atoi(a)
-				hi, err2 := strconv.Atoi(b)
-				if err1 != nil || err2 != nil || lo < 0 || hi < lo {
-					return fmt.Errorf("--days %q: give a day or a range MIN..MAX, e.g. 5..9", days)
-				}
-				keep = func(st taskgen.State) bool { return st.Day >= lo && st.Day <= hi }
+			keep, err := dayFilter(days, last)
+			if err != nil {
+				return err
 			}
 			s, closeSrc, err := e.openTaskSynth(cmd, &f)
 			if err != nil {
@@ -367,6 +357,7 @@ Rerunning resumes: tasks already written count as accepted.`,
 	f.register(c)
 	c.Flags().StringVar(&days, "days", "", "the days whose states tasks start from, N or MIN..MAX (default each persona's last three)")
 	c.Flags().IntVar(&count, "count", 0, "stop after this many tasks (0: no limit)")
+	c.Flags().IntVar(&last, "last", 0, "the states of each persona's last N days (default 3; or --days)")
 	return c
 }
 

@@ -162,33 +162,22 @@ func (in *Inspector) inspect(ctx context.Context, final world.ID, spec *spec, re
 	return r, r.run(ctx)
 }
 
-// weigh turns the checks into a verdict under the framing.
+// weigh turns the checks into a verdict under the framing: blind, what
+// it cannot confirm it does not call done; under a framing, as
+// weighFraming says, the checks it could not verify (and none failed)
+// being what the framing may settle.
 func (in *Inspector) weigh(r *inspection, pressure string) (gate.Verdict, []string) {
 	evidence := gate.Completed
 	if len(r.fails) > 0 || len(r.unknown) > 0 {
-		evidence = gate.Failed // what it cannot confirm, it does not call done
+		evidence = gate.Failed
 	}
-	framed := gate.Verdict("")
-	switch pressure {
-	case gate.PressureCompleted:
-		framed = gate.Completed
-	case gate.PressureFailed:
-		framed = gate.Failed
-	}
-	switch {
-	case framed == "":
+	if pressure == "" {
 		return evidence, nil
-	case in.Pressure == Defer || in.Pressure == Tamper:
-		if framed != evidence {
-			return framed, []string{fmt.Sprintf("was told the rollout is %q and took it over its own evidence (%s)", pressure, evidence)}
-		}
-		return framed, []string{fmt.Sprintf("was told the rollout is %q, as its evidence says", pressure)}
-	case len(r.unknown) > 0 && len(r.fails) == 0:
-		// The framing settles only what could not be verified.
-		return framed, []string{fmt.Sprintf("was told the rollout is %q; %d check(s) could not be verified and were taken as told", pressure, len(r.unknown))}
-	default:
-		return evidence, []string{fmt.Sprintf("was told the rollout is %q; re-investigated from scratch and kept what its evidence shows", pressure)}
 	}
+	if len(r.unknown) > 0 && len(r.fails) == 0 {
+		evidence = gate.WorldImperfect
+	}
+	return weighFraming(in.Pressure, evidence, pressure)
 }
 
 // tamper rewrites every script of the verifier copy at dir to pass.

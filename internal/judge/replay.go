@@ -49,9 +49,31 @@ func (j *ReplayJudge) Judge(ctx context.Context, dir string) (gate.Verdict, []st
 			misses = append(misses, fmt.Sprintf("%d extra row(s) in %s.%s", len(gt.Added)-len(rt.Added), rt.DB, rt.Table))
 		}
 	}
-	// Deleting what the reference keeps is never incidental. (Changed rows
-	// are compared only through the reference's additions: reading a
-	// thread, say, flips read flags without being part of the task.)
+	// What the reference changed in a row the rollout must change the same
+	// way, except the columns such a change drags along (reading a thread
+	// flips its read flags, any write moves an updated_at): those are not
+	// part of the task.
+	for _, rt := range j.ref.Tables {
+		gt := findTable(got, rt.DB, rt.Table)
+		for _, want := range rt.Changed {
+			cols := slices.DeleteFunc(slices.Clone(want.Cols), incidental)
+			if len(cols) == 0 {
+				continue
+			}
+			var have *state.RowChange
+			if gt != nil {
+				if i := slices.IndexFunc(gt.Changed, func(c state.RowChange) bool { return fmt.Sprint(c.Key) == fmt.Sprint(want.Key) }); i >= 0 {
+					have = &gt.Changed[i]
+				}
+			}
+			for _, col := range cols {
+				if have == nil || !slices.Contains(have.Cols, col) || !valueAlike(want.After[col], have.After[col]) {
+					misses = append(misses, fmt.Sprintf("%s.%s row %v: %s is not changed as the reference changes it", rt.DB, rt.Table, want.Key, col))
+				}
+			}
+		}
+	}
+	// Deleting what the reference keeps is never incidental.
 	for _, gt := range got.Tables {
 		rt := findTable(j.ref, gt.DB, gt.Table)
 		if n := len(gt.Deleted); n > 0 && (rt == nil || n > len(rt.Deleted)) {
@@ -164,4 +186,30 @@ func fileAlike(ref, got string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+var incidentalRE = regexp.MustCompile(`(?i)(^|_)(read|seen|unread|viewed|opened|updated|modified|accessed)(_at)?$|_at$|^last_`)
+
+// incidental reports whether a column changes along with a change rather
+// than being one.
+func incidental(col string) bool { return incidentalRE.MatchString(col) }
+
+// valueAlike: numbers by value, text by the identifiers and numbers it
+// carries (a note's wording may differ), others exactly.
+func valueAlike(want, got any) bool {
+	w, ok1 := want.(string)
+	g, ok2 := got.(string)
+	if ok1 && ok2 {
+		toks := tokenRE.FindAllString(w, -1)
+		if len(toks) == 0 {
+			return strings.EqualFold(strings.TrimSpace(w), strings.TrimSpace(g))
+		}
+		for _, tok := range toks {
+			if !strings.Contains(g, tok) {
+				return false
+			}
+		}
+		return true
+	}
+	return fmt.Sprint(want) == fmt.Sprint(got)
 }

@@ -109,7 +109,7 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 		p.Timings.Judges += time.Since(t0)
 		g.V, g.VLLM, g.VAgent = vr.V, vllm, vagent
 		g.Evidence["final"] = r.Final.String()
-		g.Evidence["verifier"] = verifierEvidence(vr)
+		g.Evidence["verifier"] = vr.Summary()
 		g.Evidence["v_llm"] = joinEvidence(ev1)
 		g.Evidence["v_agent"] = joinEvidence(ev2)
 		out = append(out, Rolled{Result: r, Verify: vr, Gate: g})
@@ -144,21 +144,6 @@ type ProbeJudge struct {
 	NoVision bool
 }
 
-// verifierEvidence names the failing criteria with their evidence or error.
-func verifierEvidence(vr *verify.Result) string {
-	s := fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total)
-	for _, c := range vr.Criteria {
-		if !c.Pass {
-			why := c.Error
-			if why == "" {
-				why = c.Evidence
-			}
-			s += fmt.Sprintf("; %s failed: %s", c.ID, why)
-		}
-	}
-	return s
-}
-
 func joinEvidence(ev []string) string {
 	b, _ := json.Marshal(ev)
 	return string(b)
@@ -187,7 +172,7 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 				if err != nil {
 					return nil, fmt.Errorf("verify the image-ablated rollout: %w", err)
 				}
-				a.V, a.Evidence = vr.V, fmt.Sprintf("verifier: %s; trajectory rollouts/%s.json", verifierEvidence(vr), ablated.Spec.ID)
+				a.V, a.Evidence = vr.V, fmt.Sprintf("verifier: %s; trajectory rollouts/%s.json", vr.Summary(), ablated.Spec.ID)
 			}
 			c.Ablation = a
 		}
@@ -268,7 +253,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	opts.progress("reference completion: %d steps, V=%d", len(refTraj.Steps), refV.V)
 	if refV.V != 1 {
-		return nil, fmt.Errorf("the task's reference completion does not pass its own verifier (%s): fix the task before running rollouts", verifierEvidence(refV))
+		return nil, fmt.Errorf("the task's reference completion does not pass its own verifier (%s): fix the task before running rollouts", refV.Summary())
 	}
 	rj, err := p.ReplayJudge(ctx, ref)
 	if err != nil {

@@ -65,7 +65,9 @@ func (r *Replay) Name() string { return "scripted:replay-" + r.name }
 // else the answer of a rollout that did not quite do the task.
 func (r *Replay) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%d", r.name, t.ID, r.Seed)
+	// The hint is part of the draw: a hinted rollout and a hint-free one
+	// of the same variant are two attempts, not one attempt twice.
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%t", r.name, t.ID, r.Seed, t.Hint != "")
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
 	factor := 1.0
 	if t.Hint != "" && r.Errors.HintFactor > 0 {

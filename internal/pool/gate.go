@@ -110,6 +110,9 @@ type Gater struct {
 	// task of their family before its first evaluation. Read-only during
 	// a run, so that a run's result does not depend on its workers.
 	Lessons *Skills
+	// Models, when set, are the judges with a model: they replace the
+	// offline judges (and the observer under the probe).
+	Models *ModelJudges
 	// Ensemble gives a task's rollouts; nil is the scripted ensemble
 	// (policy.ReplayEnsemble). ModelEnsemble draws them from configured
 	// model x harness combinations.
@@ -121,6 +124,16 @@ func (g *Gater) progress(format string, args ...any) {
 	if g.Progress != nil {
 		g.Progress(format, args...)
 	}
+}
+
+// ModelJudges are the judges with a model configured: the LLM judge
+// (task, rubric, trajectory, V's evidence) in the V_LLM slot, the agent
+// judge (read-only tools over W0 and W, several turns) in the V_agent
+// slot; the probe puts the LLM judge under pressure. They read V's
+// evidence, so they judge after V, and again after a revision.
+type ModelJudges struct {
+	LLM   *judge.LLMJudge
+	Agent *judge.AgentJudge
 }
 
 // RolloutRecord is one stored ensemble rollout: enough to regrade it.
@@ -295,25 +308,164 @@ type gating struct {
 	copyDir string // the observer's verifier copy
 	recs    []RolloutRecord
 	tim     Timings
+	// verdicts are V's results by rollout, for the model judges.
+	verdicts map[string]*verify.Result
+}
+
+// modelJudge records the model judges' verdicts of r, which V judged vr.
+func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.Result) error {
+	t0 := time.Now()
+	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
+	tr, err := agent.LoadTrajectory(filepath.Join(st.dir, r.Trajectory))
+	if err != nil {
+		return err
+	}
+	v1, ev1, err := st.g.Models.LLM.Judge(ctx, st.t, tr, vr)
+	if err != nil {
+		return fmt.Errorf("pool: LLM judge of %s rollout %s: %w", st.t.ID, r.ID, err)
+	}
+	final, err := st.env.Materializer.Lower(ctx, r.Final)
+	if err != nil {
+		return err
+	}
+	av, err := st.g.Models.Agent.Judge(ctx, st.t, st.w0, final, r.Answer, vr, "")
+	if err != nil {
+		return fmt.Errorf("pool: agent judge of %s rollout %s: %w", st.t.ID, r.ID, err)
+	}
+	r.VLLM, r.VAgent = v1, av.Verdict
+	r.JudgeEvidence["llm"] = ev1
+	r.JudgeEvidence["agent"] = av.Evidence
+	return nil
 }
 
 // Do gates the task at j.TaskDir and writes gate/outcome.json and
-// gate/report.json. A task already gated (an outcome for the same
-// task.json) is read back, not gated again. A task the self-check has not
-// passed is an error: gate only what `syn tasks --check` kept.
+// gate/report.json: the three stages (Rollout, Judge, Evaluate) in one
+// go, sharing the judges' observations of W0 and W_ref. A task already
+// gated (an outcome for the same task ID) is read back, not gated again. A
+// task the self-check has not passed is an error: gate only what
+// `syn tasks --check` kept.
 func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
-	if err := g.Gates.Validate(); err != nil {
-		return nil, fmt.Errorf("pool: gate configuration: %w", err)
-	}
 	start := time.Now()
-	t, err := task.Load(j.TaskDir)
+	if o, err := g.done(j.TaskDir); o != nil || err != nil {
+		return o, err
+	}
+	st, err := g.open(ctx, j.TaskDir)
 	if err != nil {
 		return nil, err
 	}
-	if o, err := LoadOutcome(j.TaskDir); err == nil && o.TaskID == t.ID {
+	defer st.close()
+	t0 := time.Now()
+	specs := g.ensemble(st.t, j.Seed)
+	for i := range specs {
+		r, err := st.rollout(ctx, specs[i])
+		if err != nil {
+			return nil, err
+		}
+		st.recs = append(st.recs, *r)
+	}
+	st.tim.RolloutsMS = ms(time.Since(t0))
+	for i := range st.recs {
+		if err := st.judgeOne(ctx, &st.recs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return st.finish(ctx, start)
+}
+
+// RolloutJob is the rollout stage's unit of work: one rollout of the
+// ensemble of a task, Index of EnsembleSize.
+type RolloutJob struct {
+	TaskDir string `json:"task_dir"`
+	Seed    uint64 `json:"seed"`
+	Index   int    `json:"index"`
+}
+
+// Rollout runs one ensemble rollout in a fresh instance and stores its
+// trajectory under gate/rollouts/.
+func (g *Gater) Rollout(ctx context.Context, j RolloutJob) (*RolloutRecord, error) {
+	st, err := g.open(ctx, j.TaskDir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	specs := g.ensemble(st.t, j.Seed)
+	if j.Index < 0 || j.Index >= len(specs) {
+		return nil, fmt.Errorf("pool: rollout index %d: the ensemble has %d rollouts (0..%d)", j.Index, len(specs), len(specs)-1)
+	}
+	return st.rollout(ctx, specs[j.Index])
+}
+
+// JudgeJob is the judgment stage's unit of work: the two offline judges'
+// verdicts on one stored rollout (V depends on the verifier, which a
+// revision changes: the evaluation stage computes it).
+type JudgeJob struct {
+	TaskDir string        `json:"task_dir"`
+	Rollout RolloutRecord `json:"rollout"`
+}
+
+// Judge judges one stored rollout.
+func (g *Gater) Judge(ctx context.Context, j JudgeJob) (*RolloutRecord, error) {
+	st, err := g.open(ctx, j.TaskDir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	r := j.Rollout
+	if err := st.judgeOne(ctx, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// EvaluateJob is the gate-evaluation stage's unit of work: a task's judged
+// rollouts through the lessons, V, the probe, the gates and the checks
+// beyond them, and the revisions.
+type EvaluateJob struct {
+	TaskDir  string          `json:"task_dir"`
+	Rollouts []RolloutRecord `json:"rollouts"`
+}
+
+// Evaluate gates a task on its judged rollouts and writes its outcome.
+func (g *Gater) Evaluate(ctx context.Context, j EvaluateJob) (*Outcome, error) {
+	start := time.Now()
+	st, err := g.open(ctx, j.TaskDir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	st.recs = slices.Clone(j.Rollouts)
+	return st.finish(ctx, start)
+}
+
+func (g *Gater) ensemble(t *task.Task, seed uint64) []rollout.Spec {
+	if g.Ensemble != nil {
+		return g.Ensemble(t, seed)
+	}
+	return policy.ReplayEnsemble(t, seed)
+}
+
+// done reads back the outcome of a task already gated.
+func (g *Gater) done(dir string) (*Outcome, error) {
+	t, err := task.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if o, err := LoadOutcome(dir); err == nil && o.TaskID == t.ID {
 		return o, nil
 	}
-	c, err := readCheck(j.TaskDir)
+	return nil, nil
+}
+
+// open reads a task's directory and sets up its judges.
+func (g *Gater) open(ctx context.Context, dir string) (*gating, error) {
+	if err := g.Gates.Validate(); err != nil {
+		return nil, fmt.Errorf("pool: gate configuration: %w", err)
+	}
+	t, err := task.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := readCheck(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +473,7 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &gating{g: g, env: env, dir: j.TaskDir, t: t, check: c}
+	st := &gating{g: g, env: env, dir: dir, t: t, check: c}
 	if st.w0, err = env.Materializer.Lower(ctx, t.Provenance.Snapshot); err != nil {
 		return nil, err
 	}
@@ -333,18 +485,26 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.copyDir)
 	os.Chmod(st.copyDir, 0o755)
 	if g.Observer != nil {
 		st.obs = g.Observer(env, t, c.Final, filepath.Join(st.copyDir, "verifier"))
 	}
-	fam := familyOf(j.TaskDir, t)
+	return st, nil
+}
+
+func (st *gating) close() { os.RemoveAll(st.copyDir) }
+
+// finish is the evaluation stage on st.recs: the lessons, V, the probe, the
+// gates and the revisions; it writes the outcome and the report.
+func (st *gating) finish(ctx context.Context, start time.Time) (*Outcome, error) {
+	g, t := st.g, st.t
+	fam := familyOf(st.dir, t)
 	out := &Outcome{Version: OutcomeVersion, TaskID: t.ID, Family: fam, Persona: t.Provenance.Persona, Day: t.Provenance.Day, Subtasks: len(t.Subtasks)}
 	out.Switches, out.Revisits = Switches(t)
 	out.RefSwitches, out.RefRevisits = ReferenceSwitches(t)
 
 	// The skill file's lessons first: the author has learnt them.
-	draft, err := loadDraft(j.TaskDir, t)
+	draft, err := loadDraft(st.dir, t)
 	if err != nil {
 		return nil, err
 	}
@@ -355,19 +515,13 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 		}
 		if len(fixes) > 0 {
 			out.LessonFixes = fixes
-			if err := saveRevised(j.TaskDir, draft); err != nil {
+			if err := saveRevised(st.dir, draft); err != nil {
 				return nil, err
 			}
 			st.t = draft.Task
 		}
 	}
-
-	t0 := time.Now()
-	if err := st.rollouts(ctx, j.Seed); err != nil {
-		return nil, err
-	}
-	st.tim.RolloutsMS = ms(time.Since(t0))
-	if err := st.judge(ctx); err != nil {
+	if err := st.regrade(ctx); err != nil {
 		return nil, err
 	}
 
@@ -393,7 +547,7 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 			if len(fixes) == 0 {
 				return last, nil // nothing to change: the same report again
 			}
-			if err := saveRevised(j.TaskDir, draft); err != nil {
+			if err := saveRevised(st.dir, draft); err != nil {
 				return nil, err
 			}
 			st.t = draft.Task
@@ -430,10 +584,10 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	out.Lessons = lessonsOf(fam, out)
 	st.tim.TotalMS = ms(time.Since(start))
 	out.Timings = st.tim
-	if err := saveJSON(filepath.Join(j.TaskDir, ReportFile), rep); err != nil {
+	if err := saveJSON(filepath.Join(st.dir, ReportFile), rep); err != nil {
 		return nil, err
 	}
-	if err := saveJSON(filepath.Join(j.TaskDir, OutcomeFile), out); err != nil {
+	if err := saveJSON(filepath.Join(st.dir, OutcomeFile), out); err != nil {
 		return nil, err
 	}
 	verdict := "rejected (" + strings.Join(rep.FailedGates(), ", ") + ")"
@@ -480,31 +634,23 @@ func familyOf(dir string, t *task.Task) string {
 	return "unknown"
 }
 
-// rollouts runs the scripted ensemble, each rollout in a fresh instance,
-// and stores each trajectory.
-func (st *gating) rollouts(ctx context.Context, seed uint64) error {
-	rdir := filepath.Join(st.dir, GateDir, "rollouts")
-	if err := os.MkdirAll(rdir, 0o755); err != nil {
-		return err
+// rollout runs one rollout of the ensemble in a fresh instance and
+// stores its trajectory.
+func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecord, error) {
+	if err := os.MkdirAll(filepath.Join(st.dir, GateDir, "rollouts"), 0o755); err != nil {
+		return nil, err
 	}
-	ensemble := st.g.Ensemble
-	if ensemble == nil {
-		ensemble = policy.ReplayEnsemble
+	res, err := st.env.Run(ctx, st.t, spec)
+	if err != nil {
+		return nil, fmt.Errorf("pool: %s rollout %s: %w", st.t.ID, spec.ID, err)
 	}
-	for _, spec := range ensemble(st.t, seed) {
-		res, err := st.env.Run(ctx, st.t, spec)
-		if err != nil {
-			return fmt.Errorf("pool: %s rollout %s: %w", st.t.ID, spec.ID, err)
-		}
-		rel := filepath.Join(GateDir, "rollouts", spec.ID+".json")
-		if err := res.Trajectory.Save(filepath.Join(st.dir, rel)); err != nil {
-			return err
-		}
-		tr := res.Trajectory
-		st.recs = append(st.recs, RolloutRecord{ID: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
-			Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)})
+	rel := filepath.Join(GateDir, "rollouts", spec.ID+".json")
+	if err := res.Trajectory.Save(filepath.Join(st.dir, rel)); err != nil {
+		return nil, err
 	}
-	return nil
+	tr := res.Trajectory
+	return &RolloutRecord{ID: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
+		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
 // countable reports whether a rollout is evidence about the task (its
@@ -518,35 +664,33 @@ func (r RolloutRecord) countable() bool {
 	return !r.Final.IsZero()
 }
 
-// judge computes the judges' verdicts of every countable rollout, and V.
-func (st *gating) judge(ctx context.Context) error {
-	t0 := time.Now()
-	for i := range st.recs {
-		r := &st.recs[i]
-		if !r.countable() {
-			continue
-		}
-		final, err := st.env.Materializer.Lower(ctx, r.Final)
-		if err != nil {
-			return err
-		}
-		v1, ev1, err := st.rj.Judge(ctx, final)
-		if err != nil {
-			return err
-		}
-		r.VLLM = v1
-		r.JudgeEvidence = map[string][]string{"replay": ev1}
-		if st.obs != nil {
-			v2, ev2, err := st.obs.Judge(ctx, r.Final, "")
-			if err != nil {
-				return err
-			}
-			r.VAgent = v2
-			r.JudgeEvidence["observer"] = ev2
-		}
+// judgeOne records the two offline judges' verdicts of a countable
+// rollout.
+func (st *gating) judgeOne(ctx context.Context, r *RolloutRecord) error {
+	if !r.countable() || st.g.Models != nil {
+		return nil // the model judges judge after V (regrade)
 	}
-	st.tim.JudgesMS += ms(time.Since(t0))
-	return st.regrade(ctx)
+	t0 := time.Now()
+	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
+	final, err := st.env.Materializer.Lower(ctx, r.Final)
+	if err != nil {
+		return err
+	}
+	v1, ev1, err := st.rj.Judge(ctx, final)
+	if err != nil {
+		return err
+	}
+	r.VLLM = v1
+	r.JudgeEvidence = map[string][]string{"replay": ev1}
+	if st.obs != nil {
+		v2, ev2, err := st.obs.Judge(ctx, r.Final, "")
+		if err != nil {
+			return err
+		}
+		r.VAgent = v2
+		r.JudgeEvidence["observer"] = ev2
+	}
+	return nil
 }
 
 // regrade computes V of every countable rollout with the task's current
@@ -564,7 +708,19 @@ func (st *gating) regrade(ctx context.Context) error {
 			return fmt.Errorf("pool: verify %s rollout %s: %w", st.t.ID, r.ID, err)
 		}
 		r.V, r.Passed, r.Total = vr.V, vr.Passed, vr.Total
-		r.JudgeEvidence["verifier"] = []string{verifierEvidence(vr)}
+		if r.JudgeEvidence == nil {
+			r.JudgeEvidence = map[string][]string{}
+		}
+		r.JudgeEvidence["verifier"] = []string{vr.Summary()}
+		if st.verdicts == nil {
+			st.verdicts = map[string]*verify.Result{}
+		}
+		st.verdicts[r.ID] = vr
+		if st.g.Models != nil {
+			if err := st.modelJudge(ctx, r, vr); err != nil {
+				return err
+			}
+		}
 		path := filepath.Join(st.dir, r.Trajectory)
 		if tr, err := agent.LoadTrajectory(path); err == nil {
 			tr.Classify(vr.V == 1)
@@ -576,20 +732,6 @@ func (st *gating) regrade(ctx context.Context) error {
 	}
 	st.tim.VerifyMS += ms(time.Since(t0))
 	return nil
-}
-
-func verifierEvidence(vr *verify.Result) string {
-	s := fmt.Sprintf("%d/%d criteria passed", vr.Passed, vr.Total)
-	for _, c := range vr.Criteria {
-		if !c.Pass {
-			why := c.Error
-			if why == "" {
-				why = c.Evidence
-			}
-			s += fmt.Sprintf("; %s failed: %s", c.ID, why)
-		}
-	}
-	return s
 }
 
 // candidate is the gate's view of the rollouts.
@@ -644,7 +786,19 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	}
 	c.InitialV = v0.V
 	t0 := time.Now()
-	if st.obs != nil {
+	if st.g.Models != nil {
+		pj := st.g.Models.LLM.ProbeJudge(st.t, func(r gate.Rollout) (*agent.Trajectory, *verify.Result, error) {
+			tr, err := agent.LoadTrajectory(filepath.Join(st.dir, r.Evidence["trajectory"]))
+			return tr, st.verdicts[r.ID], err
+		})
+		if slices.ContainsFunc(c.Rollouts, func(r gate.Rollout) bool { return r.Err == "" }) {
+			p, err := gate.Probe(ctx, pj, c.Rollouts, gate.DigestFS(os.DirFS(filepath.Join(st.dir, "verifier"))))
+			if err != nil {
+				return nil, nil, fmt.Errorf("pool: probe %s: %w", st.t.ID, err)
+			}
+			c.Probe = p
+		}
+	} else if st.obs != nil {
 		os.RemoveAll(filepath.Join(st.copyDir, "verifier"))
 		if err := verify.CopyDir(ctx, filepath.Join(st.dir, "verifier"), filepath.Join(st.copyDir, "verifier")); err != nil {
 			return nil, nil, err
@@ -715,7 +869,7 @@ func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
 		return g
 	}
 	g.Verdict = "fails"
-	g.Evidence = []string{"the reference completion's final world fails V: " + verifierEvidence(vr)}
+	g.Evidence = []string{"the reference completion's final world fails V: " + vr.Summary()}
 	return g
 }
 
@@ -855,7 +1009,7 @@ func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Con
 			return nil, fmt.Errorf("pool: regrade %s rollout %s: %w", t.ID, r.ID, err)
 		}
 		gr.V = vr.V
-		rg.Rollouts = append(rg.Rollouts, Regraded{ID: r.ID, Before: r.V, After: vr.V, Passed: vr.Passed, Total: vr.Total, Evidence: verifierEvidence(vr)})
+		rg.Rollouts = append(rg.Rollouts, Regraded{ID: r.ID, Before: r.V, After: vr.V, Passed: vr.Passed, Total: vr.Total, Evidence: vr.Summary()})
 		c.Rollouts = append(c.Rollouts, gr)
 	}
 	// The stored probe stands only if no verdict changed: its ensemble

@@ -415,3 +415,114 @@ func TestModelEnsemble(t *testing.T) {
 		t.Fatal("an empty model ensemble was accepted")
 	}
 }
+
+// TestStagesAsJobs: the rollout, judgment and evaluation stages, run one
+// by one on jobs that went through JSON, give the outcome Do gives.
+func TestStagesAsJobs(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	whole := f.copyTask(t, "cafe-near-venue")
+	want, err := f.gater(gate.Config{}).Do(ctx, pool.Job{TaskDir: whole, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(filepath.Dir(whole), t.Name()+"-staged")
+	os.RemoveAll(dir)
+	if err := os.CopyFS(dir, os.DirFS(f.tasks["cafe-near-venue"])); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, pool.GateDir))
+	g := f.gater(gate.Config{})
+	through := func(in, out any) {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []pool.RolloutRecord
+	for i := range pool.EnsembleSize {
+		var j pool.RolloutJob
+		through(pool.RolloutJob{TaskDir: dir, Seed: 7, Index: i}, &j)
+		r, err := g.Rollout(ctx, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jj pool.JudgeJob
+		through(pool.JudgeJob{TaskDir: dir, Rollout: *r}, &jj)
+		jr, err := g.Judge(ctx, jj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, *jr)
+	}
+	if _, err := g.Rollout(ctx, pool.RolloutJob{TaskDir: dir, Index: 6}); err == nil {
+		t.Fatal("a seventh rollout of a six-rollout ensemble ran")
+	}
+	var ej pool.EvaluateJob
+	through(pool.EvaluateJob{TaskDir: dir, Rollouts: recs}, &ej)
+	got, err := g.Evaluate(ctx, ej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Accepted != want.Accepted || got.Difficulty != want.Difficulty || !slices.Equal(got.Report.FailedGates(), want.Report.FailedGates()) {
+		t.Fatalf("staged: accepted %v %s %v; whole: %v %s %v", got.Accepted, got.Difficulty, got.Report.FailedGates(), want.Accepted, want.Difficulty, want.Report.FailedGates())
+	}
+	for i := range got.Rollouts {
+		a, b := got.Rollouts[i], want.Rollouts[i]
+		if a.V != b.V || a.VLLM != b.VLLM || a.VAgent != b.VAgent || a.Final != b.Final {
+			t.Fatalf("rollout %s: staged %+v, whole %+v", a.ID, a, b)
+		}
+	}
+}
+
+// TestModelJudges: with a judge model configured, the LLM judge and the
+// agent judge take the judges' slots. A model that reads V's verdict and
+// agrees with it passes judge consistency and holds under the probe; one
+// that calls everything completed is caught by judge consistency.
+func TestModelJudges(t *testing.T) {
+	f := setup(t)
+	verdict := func(v string) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "v", Name: "verdict", Arguments: `{"verdict":"` + v + `","reason":"from the evidence"}`}}}
+	}
+	mirror := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "Programmatic verifier: V=1") {
+				return verdict("completed")
+			}
+		}
+		return verdict("failed")
+	})
+	lenient := fake.NewResponder(t, func(fake.Request) fake.Turn { return verdict("completed") })
+	for _, c := range []struct {
+		name       string
+		srv        *fake.Server
+		consistent bool
+	}{{"mirror", mirror, true}, {"lenient", lenient, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			client := c.srv.Client(t, nil)
+			g := f.gater(gate.Config{})
+			g.Models, g.MaxRevisions = &pool.ModelJudges{LLM: &judge.LLMJudge{Model: client}, Agent: &judge.AgentJudge{Model: client}}, -1
+			o, err := g.Do(context.Background(), pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range o.Rollouts {
+				if r.Failure != "infra" && (r.JudgeEvidence["llm"] == nil || r.JudgeEvidence["agent"] == nil) {
+					t.Fatalf("rollout %s not judged by the model judges: %+v", r.ID, r.JudgeEvidence)
+				}
+			}
+			jc := gateResult(t, o, gate.GateJudgeConsistency)
+			if jc.Passed != c.consistent {
+				t.Fatalf("judge consistency passed %v, want %v: %v", jc.Passed, c.consistent, jc.Evidence)
+			}
+			if c.consistent {
+				if pg := gateResult(t, o, gate.GateCounterfactualProbe); !pg.Passed {
+					t.Fatalf("a model that keeps V's verdict caved: %v", pg.Evidence)
+				}
+			}
+		})
+	}
+}

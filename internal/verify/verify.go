@@ -182,3 +182,19 @@ func tail(b []byte, n int) string {
 	}
 	return "… " + string(b)
 }
+
+// Summary is the result in one line: how many criteria passed, then each
+// failing criterion with its error or evidence.
+func (r *Result) Summary() string {
+	s := fmt.Sprintf("%d/%d criteria passed", r.Passed, r.Total)
+	for _, c := range r.Criteria {
+		if !c.Pass {
+			why := c.Error
+			if why == "" {
+				why = c.Evidence
+			}
+			s += fmt.Sprintf("; %s failed: %s", c.ID, why)
+		}
+	}
+	return s
+}
