@@ -203,9 +203,11 @@ func Variant(name string) (ErrorModel, bool) {
 }
 
 // ReplayEnsemble is the offline ensemble for any task with a reference
-// completion: six rollouts, three without the hint and three with it, of
-// the degraded variants (never the oracle, which would solve every task),
-// seeded by seed.
+// completion: six rollouts, the careful, sloppy and quitter variants three
+// times without the hint and three times with it (never the oracle, which
+// would solve every task; never cli-only, which cannot solve an XAI task
+// and so would hold every task's hint-free successes below three: the
+// difficulty gate could never find one too easy), seeded by seed.
 func ReplayEnsemble(t *task.Task, seed uint64) []rollout.Spec {
 	pick := func(id, name string, hint bool) rollout.Spec {
 		errs, _ := Variant(name)
@@ -213,9 +215,16 @@ func ReplayEnsemble(t *task.Task, seed uint64) []rollout.Spec {
 		return rollout.Spec{ID: id, Policy: r, Hint: hint}
 	}
 	return []rollout.Spec{
-		pick("r1", "careful", false), pick("r2", "sloppy", false), pick("r3", "cli-only", false),
+		pick("r1", "careful", false), pick("r2", "sloppy", false), pick("r3", "quitter", false),
 		pick("r4", "careful", true), pick("r5", "sloppy", true), pick("r6", "quitter", true),
 	}
+}
+
+// ReplayWithout is the reference completion replayed without any step of
+// interface in, and no other mistake: the check that a declared interface
+// is indispensable (its V must be 0).
+func ReplayWithout(t *task.Task, in string) *Replay {
+	return NewReplay("without-"+in, t, ErrorModel{Avoid: []string{in}}, 0)
 }
 
 // ReplayOracle is the reference completion replayed without mistakes.

@@ -174,7 +174,16 @@ func TestReplayEnsembleSuccessRates(t *testing.T) {
 	if differ < 5 {
 		t.Fatalf("sloppy and careful differ on only %d of 20 seeds", differ)
 	}
-	if specs := ReplayEnsemble(tk, 1); len(specs) != 6 || specs[0].Hint || !specs[5].Hint || strings.Contains(specs[0].Policy.Name(), "oracle") {
+	specs := ReplayEnsemble(tk, 1)
+	if len(specs) != 6 || specs[0].Hint || specs[2].Hint || !specs[3].Hint || !specs[5].Hint {
 		t.Fatalf("ensemble %+v", specs)
+	}
+	for _, s := range specs {
+		if n := s.Policy.Name(); strings.Contains(n, "oracle") || strings.Contains(n, "cli-only") {
+			t.Fatalf("the ensemble has %s", n)
+		}
+	}
+	if ok, _ := runLedger(t, ReplayWithout(tk, task.GUI), false); ok {
+		t.Fatal("the reference without its browser steps solved a task that needs the browser")
 	}
 }

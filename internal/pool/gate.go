@@ -48,6 +48,7 @@ const OutcomeVersion = 1
 const (
 	GateOracle     = "oracle"
 	GateAnswerOnly = "answer_only"
+	GateInterfaces = "interfaces"
 	GateMutation   = "mutation"
 )
 
@@ -138,7 +139,10 @@ type ModelJudges struct {
 
 // RolloutRecord is one stored ensemble rollout: enough to regrade it.
 type RolloutRecord struct {
-	ID         string   `json:"id"`
+	ID string `json:"id"`
+	// Without is set on an indispensability replay: the reference
+	// completion without this interface's steps (not one of the ensemble).
+	Without    string   `json:"without,omitempty"`
 	Policy     string   `json:"policy"`
 	Hint       bool     `json:"hint"`
 	Final      world.ID `json:"final,omitzero"`
@@ -355,7 +359,7 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	}
 	defer st.close()
 	t0 := time.Now()
-	specs := g.ensemble(st.t, j.Seed)
+	specs := st.specs(j.Seed)
 	for i := range specs {
 		r, err := st.rollout(ctx, specs[i])
 		if err != nil {
@@ -372,8 +376,9 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	return st.finish(ctx, start)
 }
 
-// RolloutJob is the rollout stage's unit of work: one rollout of the
-// ensemble of a task, Index of EnsembleSize.
+// RolloutJob is the rollout stage's unit of work: one rollout of a task,
+// Index of the ensemble's (0..5) then the indispensability replays' (one
+// per declared interface).
 type RolloutJob struct {
 	TaskDir string `json:"task_dir"`
 	Seed    uint64 `json:"seed"`
@@ -388,9 +393,9 @@ func (g *Gater) Rollout(ctx context.Context, j RolloutJob) (*RolloutRecord, erro
 		return nil, err
 	}
 	defer st.close()
-	specs := g.ensemble(st.t, j.Seed)
+	specs := st.specs(j.Seed)
 	if j.Index < 0 || j.Index >= len(specs) {
-		return nil, fmt.Errorf("pool: rollout index %d: the ensemble has %d rollouts (0..%d)", j.Index, len(specs), len(specs)-1)
+		return nil, fmt.Errorf("pool: rollout index %d: the task has %d rollouts (0..%d: the ensemble, then one replay without each declared interface)", j.Index, len(specs), len(specs)-1)
 	}
 	return st.rollout(ctx, specs[j.Index])
 }
@@ -435,6 +440,16 @@ func (g *Gater) Evaluate(ctx context.Context, j EvaluateJob) (*Outcome, error) {
 	defer st.close()
 	st.recs = slices.Clone(j.Rollouts)
 	return st.finish(ctx, start)
+}
+
+// specs are a task's rollouts: the ensemble, then the reference replayed
+// without each declared interface.
+func (st *gating) specs(seed uint64) []rollout.Spec {
+	specs := st.g.ensemble(st.t, seed)
+	for _, in := range st.t.Interfaces {
+		specs = append(specs, rollout.Spec{ID: "without-" + in, Policy: policy.ReplayWithout(st.t, in)})
+	}
+	return specs
 }
 
 func (g *Gater) ensemble(t *task.Task, seed uint64) []rollout.Spec {
@@ -649,7 +664,11 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 		return nil, err
 	}
 	tr := res.Trajectory
-	return &RolloutRecord{ID: spec.ID, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
+	without, _ := strings.CutPrefix(spec.ID, "without-")
+	if without == spec.ID {
+		without = ""
+	}
+	return &RolloutRecord{ID: spec.ID, Without: without, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
 		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
@@ -667,8 +686,8 @@ func (r RolloutRecord) countable() bool {
 // judgeOne records the two offline judges' verdicts of a countable
 // rollout.
 func (st *gating) judgeOne(ctx context.Context, r *RolloutRecord) error {
-	if !r.countable() || st.g.Models != nil {
-		return nil // the model judges judge after V (regrade)
+	if !r.countable() || st.g.Models != nil || r.Without != "" {
+		return nil // the model judges judge after V (regrade); a replay without an interface is V's alone
 	}
 	t0 := time.Now()
 	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
@@ -716,7 +735,7 @@ func (st *gating) regrade(ctx context.Context) error {
 			st.verdicts = map[string]*verify.Result{}
 		}
 		st.verdicts[r.ID] = vr
-		if st.g.Models != nil {
+		if st.g.Models != nil && r.Without == "" {
 			if err := st.modelJudge(ctx, r, vr); err != nil {
 				return err
 			}
@@ -738,6 +757,9 @@ func (st *gating) regrade(ctx context.Context) error {
 func (st *gating) candidate() gate.Candidate {
 	c := gate.Candidate{TaskID: st.t.ID, Interfaces: st.t.Interfaces}
 	for _, r := range st.recs {
+		if r.Without != "" {
+			continue
+		}
 		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, V: r.V, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,
 			Evidence: map[string]string{"trajectory": r.Trajectory}}
 		if !r.countable() {
@@ -830,7 +852,7 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Gates = append(rep.Gates, ag)
+	rep.Gates = append(rep.Gates, ag, st.interfacesGate())
 	t0 = time.Now()
 	var mut *Mutation
 	mg := gate.GateResult{Name: GateMutation, Verdict: "not_run", Evidence: []string{"the mutation check was not run"}}
@@ -870,6 +892,42 @@ func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
 	}
 	g.Verdict = "fails"
 	g.Evidence = []string{"the reference completion's final world fails V: " + vr.Summary()}
+	return g
+}
+
+// interfacesGate: every declared interface is indispensable: the
+// reference completion replayed without its steps fails V.
+func (st *gating) interfacesGate() gate.GateResult {
+	g := gate.GateResult{Name: GateInterfaces}
+	var bad, infra []string
+	ran := 0
+	for _, r := range st.recs {
+		if r.Without == "" {
+			continue
+		}
+		ran++
+		switch {
+		case !r.countable():
+			infra = append(infra, fmt.Sprintf("the replay without %s: infrastructure error in every attempt: %s", r.Without, r.Error))
+		case r.V == 1:
+			bad = append(bad, r.Without)
+			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps passes V (%d/%d; trajectory %s): %s is not needed to complete the task", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
+		default:
+			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps fails V (%d/%d)", r.Without, r.Passed, r.Total))
+		}
+	}
+	switch {
+	case ran == 0:
+		g.Verdict, g.Evidence = "not_run", []string{"the replays without each interface were not run"}
+	case len(bad) > 0:
+		g.Verdict = "not_indispensable"
+		g.Evidence = append([]string{fmt.Sprintf("declared but not needed: %s", strings.Join(bad, ", "))}, g.Evidence...)
+	case len(infra) > 0:
+		g.Verdict = gate.Infrastructure
+		g.Evidence = append(infra, g.Evidence...)
+	default:
+		g.Passed, g.Verdict = true, "indispensable"
+	}
 	return g
 }
 
@@ -994,6 +1052,9 @@ func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Con
 	c.InitialV = v0.V
 	rg := &Regrade{TaskID: t.ID}
 	for _, r := range o.Rollouts {
+		if r.Without != "" {
+			continue // not one of the ensemble
+		}
 		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,
 			Evidence: map[string]string{"trajectory": r.Trajectory}}
 		if !r.countable() {

@@ -188,15 +188,15 @@ func TestGateAcceptsAndStoresEvidence(t *testing.T) {
 	for _, g := range o.Report.Gates {
 		names = append(names, g.Name)
 	}
-	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateMutation)
+	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateInterfaces, pool.GateMutation)
 	if !slices.Equal(names, want) {
 		t.Fatalf("gates %v, want %v", names, want)
 	}
-	if len(o.Rollouts) != 6 {
-		t.Fatalf("%d rollouts, want 6", len(o.Rollouts))
+	if len(o.Rollouts) != 6+3 {
+		t.Fatalf("%d rollouts, want the ensemble's 6 and 3 without an interface", len(o.Rollouts))
 	}
 	hints := 0
-	for _, r := range o.Rollouts {
+	for _, r := range o.Rollouts[:6] {
 		if _, err := os.Stat(filepath.Join(dir, r.Trajectory)); err != nil {
 			t.Fatalf("rollout %s: trajectory not stored: %v", r.ID, err)
 		}
@@ -333,6 +333,20 @@ func TestEveryGateRejects(t *testing.T) {
 			t.Fatal("a revised task counted as direct")
 		}
 	})
+	t.Run("interfaces", func(t *testing.T) {
+		// Only the script's table is checked, and the shell writes it
+		// from what the reference read: the browser and MCP are declared
+		// but not needed.
+		dir := f.copyTask(t, "wishlist-balance")
+		edit(t, dir, func(tk *task.Task) {
+			tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return c.Kind != task.KindScript })
+		}, nil)
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
+		g := gateResult(t, o, pool.GateInterfaces)
+		if g.Passed || g.Verdict != "not_indispensable" || !strings.Contains(g.Evidence[0], task.GUI) {
+			t.Fatalf("a task the shell alone completes passed the interfaces check: %+v", g)
+		}
+	})
 	t.Run("counterfactual_probe", func(t *testing.T) {
 		dir := f.copyTask(t, "cafe-near-venue")
 		g := noRevise(f.gater(gate.Config{}))
@@ -401,6 +415,9 @@ func TestModelEnsemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range o.Rollouts {
+		if r.Without != "" {
+			continue // the indispensability replays are scripted
+		}
 		if r.Policy != "model:"+spec.Model || r.V != 0 {
 			t.Fatalf("rollout %s: policy %s, V %d; want the model's, failed", r.ID, r.Policy, r.V)
 		}
@@ -443,7 +460,7 @@ func TestStagesAsJobs(t *testing.T) {
 		}
 	}
 	var recs []pool.RolloutRecord
-	for i := range pool.EnsembleSize {
+	for i := range pool.EnsembleSize + 3 {
 		var j pool.RolloutJob
 		through(pool.RolloutJob{TaskDir: dir, Seed: 7, Index: i}, &j)
 		r, err := g.Rollout(ctx, j)
@@ -458,8 +475,8 @@ func TestStagesAsJobs(t *testing.T) {
 		}
 		recs = append(recs, *jr)
 	}
-	if _, err := g.Rollout(ctx, pool.RolloutJob{TaskDir: dir, Index: 6}); err == nil {
-		t.Fatal("a seventh rollout of a six-rollout ensemble ran")
+	if _, err := g.Rollout(ctx, pool.RolloutJob{TaskDir: dir, Index: 9}); err == nil {
+		t.Fatal("a tenth rollout of a task with nine ran")
 	}
 	var ej pool.EvaluateJob
 	through(pool.EvaluateJob{TaskDir: dir, Rollouts: recs}, &ej)
@@ -510,7 +527,7 @@ func TestModelJudges(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range o.Rollouts {
-				if r.Failure != "infra" && (r.JudgeEvidence["llm"] == nil || r.JudgeEvidence["agent"] == nil) {
+				if r.Without == "" && r.Failure != "infra" && (r.JudgeEvidence["llm"] == nil || r.JudgeEvidence["agent"] == nil) {
 					t.Fatalf("rollout %s not judged by the model judges: %+v", r.ID, r.JudgeEvidence)
 				}
 			}

@@ -61,7 +61,7 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 			}
 		}
 		for _, r := range o.Rollouts {
-			if !r.countable() {
+			if !r.countable() || r.Without != "" {
 				continue
 			}
 			v := r.V == 1
@@ -118,6 +118,9 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 		}
 		ok, all := 0, 0
 		for _, r := range o.Rollouts {
+			if r.Without != "" {
+				continue
+			}
 			all++
 			if r.countable() && r.V == 1 {
 				ok++
