@@ -222,6 +222,11 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 				return err
 			}
 			defer closeG()
+			if s.AuthorBackend != nil {
+				// A failure the verifier's reviser cannot fix goes back to
+				// the llm author, with the gates' feedback.
+				gt.Reauthor = &pool.Reauthor{Author: s.AuthorBackend, Source: s.Source}
+			}
 			jobs := s.Jobs(fams, keep, f.seed)
 			start := time.Now()
 			gated, accepted := 0, 0

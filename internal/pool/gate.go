@@ -114,6 +114,9 @@ type Gater struct {
 	// Models, when set, are the judges with a model: they replace the
 	// offline judges (and the observer under the probe).
 	Models *ModelJudges
+	// Reauthor, when set, writes a task again with the gates' feedback
+	// when the procedural reviser has no fix (the llm author).
+	Reauthor *Reauthor
 	// Ensemble gives a task's rollouts; nil is the scripted ensemble
 	// (policy.ReplayEnsemble). ModelEnsemble draws them from configured
 	// model x harness combinations.
@@ -314,6 +317,8 @@ type gating struct {
 	tim     Timings
 	// verdicts are V's results by rollout, for the model judges.
 	verdicts map[string]*verify.Result
+	// seed is the ensemble's, for a task written again.
+	seed uint64
 }
 
 // modelJudge records the model judges' verdicts of r, which V judged vr.
@@ -358,6 +363,7 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 		return nil, err
 	}
 	defer st.close()
+	st.seed = j.Seed
 	t0 := time.Now()
 	specs := st.specs(j.Seed)
 	for i := range specs {
@@ -428,6 +434,8 @@ func (g *Gater) Judge(ctx context.Context, j JudgeJob) (*RolloutRecord, error) {
 type EvaluateJob struct {
 	TaskDir  string          `json:"task_dir"`
 	Rollouts []RolloutRecord `json:"rollouts"`
+	// Seed is the ensemble's, should the author write the task again.
+	Seed uint64 `json:"seed"`
 }
 
 // Evaluate gates a task on its judged rollouts and writes its outcome.
@@ -438,7 +446,7 @@ func (g *Gater) Evaluate(ctx context.Context, j EvaluateJob) (*Outcome, error) {
 		return nil, err
 	}
 	defer st.close()
-	st.recs = slices.Clone(j.Rollouts)
+	st.recs, st.seed = slices.Clone(j.Rollouts), j.Seed
 	return st.finish(ctx, start)
 }
 
@@ -514,9 +522,7 @@ func (st *gating) close() { os.RemoveAll(st.copyDir) }
 func (st *gating) finish(ctx context.Context, start time.Time) (*Outcome, error) {
 	g, t := st.g, st.t
 	fam := familyOf(st.dir, t)
-	out := &Outcome{Version: OutcomeVersion, TaskID: t.ID, Family: fam, Persona: t.Provenance.Persona, Day: t.Provenance.Day, Subtasks: len(t.Subtasks)}
-	out.Switches, out.Revisits = Switches(t)
-	out.RefSwitches, out.RefRevisits = ReferenceSwitches(t)
+	out := &Outcome{Version: OutcomeVersion, TaskID: t.ID, Family: fam, Persona: t.Provenance.Persona, Day: t.Provenance.Day}
 
 	// The skill file's lessons first: the author has learnt them.
 	draft, err := loadDraft(st.dir, t)
@@ -557,17 +563,35 @@ func (st *gating) finish(ctx context.Context, start time.Time) (*Outcome, error)
 			if err != nil {
 				return nil, err
 			}
+			rewritten := false
+			if len(fixes) == 0 && g.Reauthor != nil {
+				// The verifier has no fix: the author writes the task again.
+				fix, why2, err := st.reauthor(ctx, draft, feedback, st.seed)
+				if err != nil {
+					return nil, err
+				}
+				if fix != nil {
+					fixes, rewritten = []Fix{*fix}, true
+				} else {
+					why += "; " + why2
+				}
+			}
 			rv.Fixes, rv.NoFix = fixes, why
+			if len(fixes) > 0 {
+				rv.NoFix = ""
+			}
 			revisions = append(revisions, rv)
 			if len(fixes) == 0 {
 				return last, nil // nothing to change: the same report again
 			}
-			if err := saveRevised(st.dir, draft); err != nil {
-				return nil, err
-			}
-			st.t = draft.Task
-			if err := st.regrade(ctx); err != nil {
-				return nil, err
+			if !rewritten {
+				if err := saveRevised(st.dir, draft); err != nil {
+					return nil, err
+				}
+				st.t = draft.Task
+				if err := st.regrade(ctx); err != nil {
+					return nil, err
+				}
 			}
 		}
 		r, m, err := st.evaluate(ctx)
@@ -592,6 +616,10 @@ func (st *gating) finish(ctx context.Context, start time.Time) (*Outcome, error)
 		rep.Revisions = append(rep.Revisions, gate.Revision{Iteration: rv.Iteration, FailedGates: rv.FailedGates, Feedback: rv.Feedback})
 	}
 	out.Report, out.Mutation, out.Revisions, out.Rollouts = rep, lastMut, revisions, st.recs
+	// The task as it stands (a revision may have written it again).
+	out.Subtasks = len(st.t.Subtasks)
+	out.Switches, out.Revisits = Switches(st.t)
+	out.RefSwitches, out.RefRevisits = ReferenceSwitches(st.t)
 	out.Accepted = rep.Passed
 	out.PaperAccepted = paperPassed(rep)
 	out.Direct = rep.Passed && len(revisions) == 0
@@ -895,8 +923,11 @@ func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
 	return g
 }
 
-// interfacesGate: every declared interface is indispensable: the
-// reference completion replayed without its steps fails V.
+// interfacesGate: every declared interface the reference changes the
+// world through is indispensable: the reference completion replayed
+// without its steps fails V. (An interface it only reads through leaves
+// the same world when left out; the replay carries what it read, so that
+// case is reported, not judged.)
 func (st *gating) interfacesGate() gate.GateResult {
 	g := gate.GateResult{Name: GateInterfaces}
 	var bad, infra []string
@@ -909,9 +940,15 @@ func (st *gating) interfacesGate() gate.GateResult {
 		switch {
 		case !r.countable():
 			infra = append(infra, fmt.Sprintf("the replay without %s: infrastructure error in every attempt: %s", r.Without, r.Error))
+		case r.Final == st.check.Final:
+			// Without them the world ends as the reference leaves it: the
+			// reference only reads through this interface, and a replay
+			// carries what it read in its later steps, so it cannot tell
+			// whether the information was needed.
+			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion only reads through %s (without its %s steps it leaves the same world): a replay cannot test whether what it reads is needed", r.Without, r.Without))
 		case r.V == 1:
 			bad = append(bad, r.Without)
-			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps passes V (%d/%d; trajectory %s): %s is not needed to complete the task", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
+			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps changes the world otherwise and still passes V (%d/%d; trajectory %s): V does not check what the task does through %s", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
 		default:
 			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps fails V (%d/%d)", r.Without, r.Passed, r.Total))
 		}

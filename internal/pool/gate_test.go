@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -541,5 +542,76 @@ func TestModelJudges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// stubAuthor writes the task again as good is, and records the feedback.
+type stubAuthor struct {
+	good     *taskgen.Draft
+	feedback []string
+}
+
+func (a *stubAuthor) Name() string { return "test-author" }
+
+func (a *stubAuthor) Author(ctx context.Context, w *taskgen.World, s taskgen.Sketch, feedback string) (*taskgen.Draft, error) {
+	a.feedback = append(a.feedback, feedback)
+	tk := *a.good.Task
+	return &taskgen.Draft{Task: &tk, Scripts: a.good.Scripts}, nil
+}
+
+// TestReauthor: a failure the verifier's reviser has no fix for goes back
+// to the author with the gates' feedback; the task written again is
+// self-checked, rolled out anew and gated.
+func TestReauthor(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	good, err := task.Load(f.tasks["wishlist-balance"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := map[string]string{}
+	ents, _ := os.ReadDir(filepath.Join(f.tasks["wishlist-balance"], "verifier", "scripts"))
+	for _, e := range ents {
+		if e.Name() != "_verify_sdk.py" {
+			b, _ := os.ReadFile(filepath.Join(f.tasks["wishlist-balance"], "verifier", "scripts", e.Name()))
+			scripts[e.Name()] = string(b)
+		}
+	}
+	// Only the script's table is checked: the shell alone completes it.
+	dir := f.copyTask(t, "wishlist-balance")
+	edit(t, dir, func(tk *task.Task) {
+		tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return c.Kind != task.KindScript })
+	}, nil)
+	author := &stubAuthor{good: &taskgen.Draft{Task: good, Scripts: scripts}}
+	g := f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "any", Min: 0, Max: 3}}})
+	// The oracle six times: the judges agree, so the interfaces gate is the
+	// only one to fail, and nothing in the verifier can fix it.
+	g.Ensemble = func(tk *task.Task, seed uint64) []rollout.Spec {
+		var specs []rollout.Spec
+		for i := range pool.EnsembleSize {
+			specs = append(specs, rollout.Spec{ID: fmt.Sprintf("r%d", i+1), Policy: policy.ReplayOracle(tk), Hint: i >= 3})
+		}
+		return specs
+	}
+	g.Reauthor = &pool.Reauthor{Author: author, Source: f.src}
+	o, err := g.Do(ctx, pool.Job{TaskDir: dir, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Revisions) != 1 || !slices.Equal(o.Revisions[0].FailedGates, []string{pool.GateInterfaces}) {
+		t.Fatalf("revisions %+v: want one, after the interfaces gate alone failed", o.Revisions)
+	}
+	if fx := o.Revisions[0].Fixes; len(fx) != 1 || fx[0].Kind != pool.FixReauthor {
+		t.Fatalf("fixes %+v: want the author's rewrite", fx)
+	}
+	if len(author.feedback) != 1 || !strings.Contains(author.feedback[0], pool.GateInterfaces) {
+		t.Fatalf("the author got %q", author.feedback)
+	}
+	if !o.Accepted || o.Direct {
+		t.Fatalf("the rewritten task: accepted %v, direct %v, failed %v", o.Accepted, o.Direct, o.Report.FailedGates())
+	}
+	back, err := task.Load(dir)
+	if err != nil || len(back.Verifier.Criteria) != len(good.Verifier.Criteria) {
+		t.Fatalf("the task on disk is not the rewritten one: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ const (
 func (st *gating) revise(ctx context.Context, d *taskgen.Draft, rep *gate.Report, mut *Mutation) ([]Fix, string, error) {
 	failed := rep.FailedGates()
 	var fixes []Fix
-	if slices.Contains(failed, gate.GateJudgeConsistency) {
+	if slices.Contains(failed, gate.GateJudgeConsistency) || slices.Contains(failed, GateInterfaces) {
 		fs, err := st.fixConsistency(ctx, d)
 		if err != nil {
 			return nil, "", err
@@ -63,11 +63,20 @@ func (st *gating) revise(ctx context.Context, d *taskgen.Draft, rep *gate.Report
 }
 
 // fixConsistency tightens the verifier where both judges failed a rollout
-// V passed, and relaxes it where both judges completed one V failed.
+// V passed (or a replay without an interface passed V with another world),
+// and relaxes it where both judges completed one V failed.
 func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, error) {
 	var loose, strict []RolloutRecord
 	for _, r := range st.recs {
 		if !r.countable() {
+			continue
+		}
+		if r.Without != "" {
+			// A replay without an interface that changed the world
+			// otherwise and still passed: V misses what that interface does.
+			if r.V == 1 && r.Final != st.check.Final {
+				loose = append(loose, r)
+			}
 			continue
 		}
 		switch {
@@ -107,7 +116,7 @@ func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, 
 				continue
 			}
 			d.Task.Verifier.Criteria = append(d.Task.Verifier.Criteria, c)
-			fixes = append(fixes, Fix{Kind: FixTighten, Criterion: c.ID, Target: dc.Target, Why: fmt.Sprintf("both judges failed %s, which V passed: %s now checks %s", strings.Join(catches, ", "), c.ID, c.Description)})
+			fixes = append(fixes, Fix{Kind: FixTighten, Criterion: c.ID, Target: dc.Target, Why: fmt.Sprintf("V passed %s, which both judges failed or which left an interface out: %s now checks %s", strings.Join(catches, ", "), c.ID, c.Description)})
 		}
 	}
 	if len(strict) > 0 {
