@@ -12,6 +12,9 @@ import (
 // Stats are a pool run's figures, shaped like the paper's Table 4.
 type Stats struct {
 	Gated, Accepted, PaperAccepted int
+	// BeyondOnly counts tasks whose first evaluation failed only gates
+	// beyond the paper's: what the paper's gates would have let through.
+	BeyondOnly int
 	Hard, Medium                   int
 	Direct, AfterFeedback          int
 	Personas, States               int
@@ -59,6 +62,9 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 			for _, name := range rv.FailedGates {
 				s.Revisions[name]++
 			}
+		}
+		if len(o.Revisions) > 0 && !slices.ContainsFunc(o.Revisions[0].FailedGates, func(g string) bool { return slices.Contains(PaperGates(), g) }) {
+			s.BeyondOnly++
 		}
 		for _, r := range o.Rollouts {
 			if !r.countable() || r.Without != "" {
@@ -227,7 +233,7 @@ func (s *Stats) Table(w io.Writer) {
 		{"success with hint", pct(s.WithHint), "45.6%"},
 		{"solved by >= 1 rollout; by all", fmt.Sprintf("%d; %d", s.SolvedByOne, s.SolvedByAll), "all; none"},
 	}
-	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateMutation} {
+	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateMutation} {
 		paper := map[string]string{gate.GateInitialUnsatisfaction: "0.05", gate.GateJudgeConsistency: "1.09", gate.GateSolvability: "1.16", gate.GateDifficulty: "0.39", gate.GateCounterfactualProbe: "0.18"}[name]
 		if paper == "" {
 			paper = "- (beyond the paper)"
@@ -237,6 +243,7 @@ func (s *Stats) Table(w io.Writer) {
 	rows = append(rows,
 		[3]string{"acceptance rate (all gates)", fmt.Sprintf("%s (%d of %d)", pct(rate), s.Accepted, s.Gated), "53%"},
 		[3]string{"accepted by the paper's gates alone", fmt.Sprint(s.PaperAccepted), "-"},
+		[3]string{"sent back only by the checks beyond the paper (first evaluation)", fmt.Sprint(s.BeyondOnly), "-"},
 		[3]string{"direct / after feedback", fmt.Sprintf("%d / %d", s.Direct, s.AfterFeedback), "reported"},
 		[3]string{"domains (sites and services used)", fmt.Sprint(s.Domains), "134"},
 		[3]string{"task types (families)", fmt.Sprint(s.Families), "91"},
