@@ -559,9 +559,10 @@ func (a *stubAuthor) Author(ctx context.Context, w *taskgen.World, s taskgen.Ske
 	return &taskgen.Draft{Task: &tk, Scripts: a.good.Scripts}, nil
 }
 
-// TestReauthor: a failure the verifier's reviser has no fix for goes back
-// to the author with the gates' feedback; the task written again is
-// self-checked, rolled out anew and gated.
+// TestReauthor: a failure the verifier's reviser has no fix for (here a
+// task the ensemble finds too easy) goes back to the author with the
+// gates' feedback; the task written again is self-checked, rolled out
+// anew and gated.
 func TestReauthor(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
@@ -569,6 +570,7 @@ func TestReauthor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	good.Instruction += " (second draft)"
 	scripts := map[string]string{}
 	ents, _ := os.ReadDir(filepath.Join(f.tasks["wishlist-balance"], "verifier", "scripts"))
 	for _, e := range ents {
@@ -577,19 +579,19 @@ func TestReauthor(t *testing.T) {
 			scripts[e.Name()] = string(b)
 		}
 	}
-	// Only the script's table is checked: the shell alone completes it.
 	dir := f.copyTask(t, "wishlist-balance")
-	edit(t, dir, func(tk *task.Task) {
-		tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return c.Kind != task.KindScript })
-	}, nil)
 	author := &stubAuthor{good: &taskgen.Draft{Task: good, Scripts: scripts}}
-	g := f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "any", Min: 0, Max: 3}}})
-	// The oracle six times: the judges agree, so the interfaces gate is the
-	// only one to fail, and nothing in the verifier can fix it.
+	g := f.gater(gate.Config{})
+	// The first draft is solved by every rollout (too easy: nothing in the
+	// verifier can fix that); the second fails without the hint.
 	g.Ensemble = func(tk *task.Task, seed uint64) []rollout.Spec {
 		var specs []rollout.Spec
 		for i := range pool.EnsembleSize {
-			specs = append(specs, rollout.Spec{ID: fmt.Sprintf("r%d", i+1), Policy: policy.ReplayOracle(tk), Hint: i >= 3})
+			var p rollout.Policy = policy.ReplayOracle(tk)
+			if i < 3 && strings.Contains(tk.Instruction, "(second draft)") {
+				p = policy.ReplayWithout(tk, task.GUI)
+			}
+			specs = append(specs, rollout.Spec{ID: fmt.Sprintf("r%d", i+1), Policy: p, Hint: i >= 3})
 		}
 		return specs
 	}
@@ -598,20 +600,20 @@ func TestReauthor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Revisions) != 1 || !slices.Equal(o.Revisions[0].FailedGates, []string{pool.GateInterfaces}) {
-		t.Fatalf("revisions %+v: want one, after the interfaces gate alone failed", o.Revisions)
+	if len(o.Revisions) != 1 || !slices.Contains(o.Revisions[0].FailedGates, gate.GateDifficulty) {
+		t.Fatalf("revisions %+v: want one, after the difficulty gate failed", o.Revisions)
 	}
 	if fx := o.Revisions[0].Fixes; len(fx) != 1 || fx[0].Kind != pool.FixReauthor {
 		t.Fatalf("fixes %+v: want the author's rewrite", fx)
 	}
-	if len(author.feedback) != 1 || !strings.Contains(author.feedback[0], pool.GateInterfaces) {
+	if len(author.feedback) != 1 || !strings.Contains(author.feedback[0], gate.GateDifficulty) {
 		t.Fatalf("the author got %q", author.feedback)
 	}
-	if !o.Accepted || o.Direct {
-		t.Fatalf("the rewritten task: accepted %v, direct %v, failed %v", o.Accepted, o.Direct, o.Report.FailedGates())
+	if !o.Accepted || o.Direct || o.Difficulty != "hard" {
+		t.Fatalf("the rewritten task: accepted %v, direct %v, %s, failed %v", o.Accepted, o.Direct, o.Difficulty, o.Report.FailedGates())
 	}
 	back, err := task.Load(dir)
-	if err != nil || len(back.Verifier.Criteria) != len(good.Verifier.Criteria) {
+	if err != nil || !strings.HasSuffix(back.Instruction, "(second draft)") {
 		t.Fatalf("the task on disk is not the rewritten one: %v", err)
 	}
 }

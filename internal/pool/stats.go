@@ -14,15 +14,15 @@ type Stats struct {
 	Gated, Accepted, PaperAccepted int
 	// BeyondOnly counts tasks whose first evaluation failed only gates
 	// beyond the paper's: what the paper's gates would have let through.
-	BeyondOnly int
-	Hard, Medium                   int
-	Direct, AfterFeedback          int
-	Personas, States               int
-	Subtasks, Switches             float64 // means over accepted tasks
-	Revisit                        float64 // share of accepted tasks revisiting an interface
-	RefSwitches, RefRevisit        float64 // the same along the reference completions' steps
-	HintFree, WithHint             float64 // success rates of the accepted tasks' rollouts
-	SolvedByOne, SolvedByAll       int     // accepted tasks solved by >= 1 rollout; by every one
+	BeyondOnly               int
+	Hard, Medium             int
+	Direct, AfterFeedback    int
+	Personas, States         int
+	Subtasks, Switches       float64 // means over accepted tasks
+	Revisit                  float64 // share of accepted tasks revisiting an interface
+	RefSwitches, RefRevisit  float64 // the same along the reference completions' steps
+	HintFree, WithHint       float64 // success rates of the accepted tasks' rollouts
+	SolvedByOne, SolvedByAll int     // accepted tasks solved by >= 1 rollout; by every one
 	// Revisions is the mean number of revisions in which each gate had
 	// failed, over gated tasks.
 	Revisions map[string]float64

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -274,11 +275,18 @@ func (s *Synth) write(p Produced, d *Draft) error {
 		return err
 	}
 	sb = append(sb, '\n')
-	if old, err := os.ReadFile(filepath.Join(p.Dir, SketchFile)); err == nil && string(old) == string(sb) {
-		if _, err := task.Load(p.Dir); err == nil {
-			return nil
+	if old, err := os.ReadFile(filepath.Join(p.Dir, SketchFile)); err == nil {
+		// The same sketch written by an earlier run stays as it is, with
+		// what later stages added beside it (the self-check, the gates):
+		// only the diversity verdict differs on a rerun, which now counts
+		// the task as kept.
+		var was Produced
+		if json.Unmarshal(old, &was) == nil && was.ID == p.ID && was.Author == p.Author && reflect.DeepEqual(was.Sketch, p.Sketch) {
+			if _, err := task.Load(p.Dir); err == nil {
+				return nil
+			}
 		}
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := d.Save(p.Dir); err != nil {

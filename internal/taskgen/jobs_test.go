@@ -54,9 +54,18 @@ func TestSynthRunIsTheSameWithAnyWorkers(t *testing.T) {
 			t.Fatalf("%s differs between the runs", id)
 		}
 	}
+	// What later stages leave beside a task survives a rerun.
+	marker := filepath.Join(out1, one[0], "gate", "outcome.json")
+	os.MkdirAll(filepath.Dir(marker), 0o755)
+	if err := os.WriteFile(marker, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	again, _ := run(out1, 2)
 	if !reflect.DeepEqual(again, one) {
 		t.Fatalf("a rerun wrote %v, want %v", again, one)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("a rerun wrote %s over again: %v", one[0], err)
 	}
 }
 
