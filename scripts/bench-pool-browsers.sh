@@ -1,8 +1,9 @@
 #!/bin/bash
 # Gate the same tasks with the HTTP browser and with Chromium, side by side.
+# Usage: BIN=path/to/wildawm DIR=run-dir scripts/bench-pool-browsers.sh (docs/BENCHMARKS.md, issue 15).
 set -u
 BIN=${BIN:-wildawm}
-DIR=${DIR:-$DIR}
+DIR=${DIR:-/tmp/w640}   # a world run gated by wildawm pool run
 rm -rf /tmp/cmp; mkdir -p /tmp/cmp/http /tmp/cmp/chromium
 for d in $(ls -d $DIR/tasks/*/ | awk 'NR%37==1' | head -10); do
   n=$(basename $d)
