@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"vision":     {},
 	"catalog":    {"world", "state", "generator"},
 	"gcpolicy":   {},
+	"rl":         {},
 }
 
 // archDoc is the page whose package table the test holds the module to.
@@ -332,7 +333,7 @@ func expand(p string) ([]string, error) {
 // TestCoreReadsNoClock checks that the deterministic core never calls
 // time.Now or the global math/rand source.
 func TestCoreReadsNoClock(t *testing.T) {
-	for _, pkg := range []string{"world", "state", "store", "delta", "generator", "benchworld", "task", "verify", "gate", "vision", "catalog"} {
+	for _, pkg := range []string{"world", "state", "store", "delta", "generator", "benchworld", "task", "verify", "gate", "vision", "catalog", "rl"} {
 		files, _ := filepath.Glob(filepath.Join("..", pkg, "*.go"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "_test.go") {
