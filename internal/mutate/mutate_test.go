@@ -362,7 +362,7 @@ func TestCheckSameAsFresh(t *testing.T) {
 			crit := tc.crit
 			if tc.withScript {
 				if scripts == nil {
-					t.Skip("no sandbox")
+					t.Skip("internal/sandbox cannot run here: apt-get install -y bubblewrap python3")
 				}
 				crit = append(slices.Clone(crit), scripts...)
 			}
