@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/verify"
@@ -231,54 +228,4 @@ func (p *Pool) Export(ctx context.Context, split, out string) (int, error) {
 		sub.Counts[e.Split]++
 	}
 	return len(es), sub.Save(filepath.Join(out, "pool.json"))
-}
-
-// Gate gates tasks, parallel at a time; done is told of each outcome
-// (under a lock). Outcomes are in the jobs' order.
-func (g *Gater) Run(ctx context.Context, jobs []Job, parallel int, done func(*Outcome)) ([]*Outcome, error) {
-	out := make([]*Outcome, len(jobs))
-	eg, ctx := errgroup.WithContext(ctx)
-	eg.SetLimit(max(parallel, 1))
-	var mu chanMutex = make(chan struct{}, 1)
-	for i, j := range jobs {
-		eg.Go(func() error {
-			o, err := g.Do(ctx, j)
-			if err != nil {
-				return err
-			}
-			out[i] = o
-			if done != nil {
-				mu <- struct{}{}
-				done(o)
-				<-mu
-			}
-			return nil
-		})
-	}
-	return out, eg.Wait()
-}
-
-type chanMutex chan struct{}
-
-// TaskDirs lists the task directories under dir that passed the
-// self-check, in name order.
-func TaskDirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("pool: no tasks in %s: synthesize them first (wildawm syn tasks --check)", dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() || strings.HasSuffix(e.Name(), ".new") {
-			continue
-		}
-		d := filepath.Join(dir, e.Name())
-		if _, err := readCheck(d); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out, nil
 }
