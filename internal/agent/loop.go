@@ -55,8 +55,9 @@ type Harness struct {
 	ContextTokens int
 	// MaxTokens bounds each completion (default 4096).
 	MaxTokens int
-	// Temperature and Seed are sent with every request when set.
+	// Temperature, TopP and Seed are sent with every request when set.
 	Temperature *float64
+	TopP        *float64
 	Seed        *int64
 	// TokenIDs asks the server for token ids and logprobs (vLLM, SGLang),
 	// which RL needs.
@@ -242,7 +243,7 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // chat sends one request and records it as a turn.
 func (l *loop) chat(ctx context.Context, kind string, msgs []model.Message, tools []model.Tool) (*model.Response, int, error) {
-	req := model.Request{Messages: msgs, Tools: tools, MaxTokens: l.h.MaxTokens, Temperature: l.h.Temperature, Seed: l.h.Seed,
+	req := model.Request{Messages: msgs, Tools: tools, MaxTokens: l.h.MaxTokens, Temperature: l.h.Temperature, TopP: l.h.TopP, Seed: l.h.Seed,
 		ReturnTokenIDs: l.h.TokenIDs, Logprobs: l.h.TokenIDs}
 	if kind == "compaction" {
 		req.Tools, req.ToolChoice = nil, ""

@@ -83,7 +83,9 @@ type Request struct {
 	MaxTokens int
 	// Temperature and Seed override the Options' defaults when non-nil.
 	Temperature *float64
-	Seed        *int64
+	// TopP is nucleus sampling's top_p, sent when non-nil.
+	TopP *float64
+	Seed *int64
 	// ReturnTokenIDs asks the server for the prompt's and the completion's
 	// token ids: "return_token_ids": true, which vLLM and SGLang read, and
 	// for SGLang "return_prompt_token_ids": true as well.

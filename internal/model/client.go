@@ -267,6 +267,9 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, []option.R
 	if req.MaxTokens > 0 {
 		p.MaxTokens = openai.Int(int64(req.MaxTokens))
 	}
+	if req.TopP != nil {
+		p.TopP = openai.Float(*req.TopP)
+	}
 	if t := cmpPtr(req.Temperature, c.temperature); t != nil {
 		p.Temperature = openai.Float(*t)
 	}

@@ -265,20 +265,23 @@ func TestTokenIDs(t *testing.T) {
 
 func TestSamplingOnTheWire(t *testing.T) {
 	s := fake.New(t, fake.Turn{Content: "a"}, fake.Turn{Content: "b"})
-	seed, temp, zero, seed2 := int64(7), 0.5, 0.0, int64(9)
+	seed, temp, zero, seed2, topP := int64(7), 0.5, 0.0, int64(9), 0.9
 	c := s.Client(t, &model.Options{Seed: &seed, Temperature: &temp})
 	msgs := []model.Message{{Role: model.RoleUser, Content: "x"}}
 	if _, err := c.Chat(context.Background(), model.Request{Messages: msgs, MaxTokens: 64}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Chat(context.Background(), model.Request{Messages: msgs, Temperature: &zero, Seed: &seed2}); err != nil {
+	if _, err := c.Chat(context.Background(), model.Request{Messages: msgs, Temperature: &zero, Seed: &seed2, TopP: &topP}); err != nil {
 		t.Fatal(err)
 	}
 	r1, r2 := s.Chats()[0], s.Chats()[1]
 	if r1.Seed == nil || *r1.Seed != 7 || r1.Temperature == nil || *r1.Temperature != 0.5 || r1.MaxTokens == nil || *r1.MaxTokens != 64 {
 		t.Errorf("options' defaults on the wire: %s", r1.Body)
 	}
-	if r2.Seed == nil || *r2.Seed != 9 || r2.Temperature == nil || *r2.Temperature != 0 || r2.MaxTokens != nil {
+	if r1.TopP != nil {
+		t.Errorf("top_p sent unasked: %s", r1.Body)
+	}
+	if r2.Seed == nil || *r2.Seed != 9 || r2.Temperature == nil || *r2.Temperature != 0 || r2.MaxTokens != nil || r2.TopP == nil || *r2.TopP != 0.9 {
 		t.Errorf("the request's own values on the wire: %s", r2.Body)
 	}
 }

@@ -96,6 +96,7 @@ type Request struct {
 	ToolChoice  json.RawMessage
 	MaxTokens   *int
 	Temperature *float64
+	TopP        *float64
 	Seed        *int64
 	Stream      bool
 	// IncludeUsage is stream_options.include_usage.
@@ -381,6 +382,7 @@ type wireChat struct {
 	MaxTokens     *int              `json:"max_tokens"`
 	MaxCompletion *int              `json:"max_completion_tokens"`
 	Temperature   *float64          `json:"temperature"`
+	TopP          *float64          `json:"top_p"`
 	Seed          *int64            `json:"seed"`
 	Stream        bool              `json:"stream"`
 	StreamOptions *struct {
@@ -406,7 +408,7 @@ func decodeChat(body []byte, req *Request) string {
 	if c.StreamOptions != nil {
 		req.IncludeUsage = c.StreamOptions.IncludeUsage
 	}
-	req.ToolChoice, req.Temperature, req.Seed = c.ToolChoice, c.Temperature, c.Seed
+	req.ToolChoice, req.Temperature, req.TopP, req.Seed = c.ToolChoice, c.Temperature, c.TopP, c.Seed
 	req.MaxTokens = c.MaxTokens
 	if req.MaxTokens == nil {
 		req.MaxTokens = c.MaxCompletion
