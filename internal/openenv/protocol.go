@@ -1,0 +1,208 @@
+package openenv
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// ProtocolVersion is the version of this server's messages
+// (docs/openenv.md), reported by /metadata.
+const ProtocolVersion = "1"
+
+// AnswerTool is the action that ends an episode with a final answer:
+// {"tool": "answer", "args": {"text": "..."}}.
+const AnswerTool = "answer"
+
+// Message types, as OpenEnv names them: a client sends reset, step, state
+// and close; the server answers observation, state or error.
+const (
+	TypeReset       = "reset"
+	TypeStep        = "step"
+	TypeState       = "state"
+	TypeClose       = "close"
+	TypeObservation = "observation"
+	TypeError       = "error"
+)
+
+// Error codes, OpenEnv's WSErrorCode values.
+const (
+	CodeInvalidJSON     = "INVALID_JSON"
+	CodeUnknownType     = "UNKNOWN_TYPE"
+	CodeValidation      = "VALIDATION_ERROR"
+	CodeExecution       = "EXECUTION_ERROR"
+	CodeCapacityReached = "CAPACITY_REACHED"
+	CodeSession         = "SESSION_ERROR"
+)
+
+// End reasons of an episode.
+const (
+	EndAnswer = "answer"
+	EndBudget = "budget"
+)
+
+// message is what a client sends: {"type": ..., "data": {...}}.
+type message struct {
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// ResetData is a reset message's data. Every field is optional.
+type ResetData struct {
+	// TaskID picks a task of the split; without it the seed or the
+	// server's order picks one.
+	TaskID string `json:"task_id,omitempty" jsonschema:"a task of the served split; default the task the seed picks, or the next in the server's order"`
+	// Seed picks the task at position seed mod N of the server's order.
+	Seed *uint64 `json:"seed,omitempty" jsonschema:"picks the task at position seed mod N of the server's seeded order of the split"`
+	// EpisodeID names the episode in state; default a fresh random id.
+	EpisodeID string `json:"episode_id,omitempty" jsonschema:"the episode's id in state (1 to 128 characters); default a random id"`
+	// Hint shows the task's hint in the observation.
+	Hint bool `json:"hint,omitempty" jsonschema:"include the task's hint in the observation"`
+}
+
+// Action is a step message's data: one tool call.
+type Action struct {
+	// Tool is a trajectory tool name (docs/trajectory.md: shell.run,
+	// file.read, file.write, mcp.SERVICE__TOOL, browser.open, ...), a
+	// model-facing name from the reset observation's tools
+	// (browser_navigate, shell, SERVICE__TOOL, ...), or answer.
+	Tool string `json:"tool" jsonschema:"a tool of the reset observation's tools, a trajectory tool name (shell.run, file.read, file.write, mcp.SERVICE__TOOL, browser.open, browser.snapshot, browser.click, ...), or answer, which ends the episode"`
+	// Args are the tool's arguments.
+	Args map[string]any `json:"args,omitempty" jsonschema:"the tool's arguments, a JSON object; answer takes text"`
+	// Metadata is OpenEnv's free-form action metadata, ignored.
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"free-form, ignored"`
+}
+
+// Result is the data of an observation message, OpenEnv's serialized
+// observation: the observation's own fields, the reward and done.
+type Result struct {
+	Observation Observation `json:"observation"`
+	// Reward is null at reset, 0 on a step that does not end the episode,
+	// and rl.Reward on the one that does.
+	Reward   *float64       `json:"reward"`
+	Done     bool           `json:"done"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Observation is what reset and step show the agent.
+type Observation struct {
+	// Task is the task's public part (reset only).
+	Task *task.Public `json:"task,omitempty" jsonschema:"the task's public part: id, instruction, interfaces, and the hint when reset asked for it (reset only)"`
+	// Tools are the tools a model may call (reset only).
+	Tools []Tool `json:"tools,omitempty" jsonschema:"the tools, with their arguments' JSON Schemas (reset only)"`
+	// Checklist is the task's criteria, by id and description.
+	Checklist []Check `json:"checklist" jsonschema:"the criteria the verifier checks, by id and description"`
+	// Step is the number of actions taken so far (0 at reset).
+	Step     int `json:"step" jsonschema:"actions taken so far, 0 at reset"`
+	MaxSteps int `json:"max_steps" jsonschema:"the step budget: the episode ends and is verified after this many actions"`
+	// Tool, Interface, Output and Error describe the step's action.
+	Tool      string `json:"tool,omitempty" jsonschema:"the tool the step ran, by its trajectory name"`
+	Interface string `json:"interface,omitempty" jsonschema:"the interface it acted through: gui, mcp, cli or file"`
+	Output    string `json:"output" jsonschema:"the tool's output"`
+	Error     string `json:"error,omitempty" jsonschema:"set when the tool failed: the world rejected the action, nothing changed"`
+	// EndReason is answer or budget once the episode is done.
+	EndReason string `json:"end_reason,omitempty" jsonschema:"answer or budget, once the episode is done"`
+	// Verification is the verifier's result once the episode is done.
+	Verification *Verification `json:"verification,omitempty" jsonschema:"the verifier's result, once the episode is done"`
+}
+
+// Tool is one tool as a model sees it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Interface   string          `json:"interface,omitempty"`
+	Parameters  json.RawMessage `json:"parameters" jsonschema:"the arguments' JSON Schema"`
+}
+
+// Check is one criterion of the checklist.
+type Check struct {
+	ID          string `json:"id"`
+	Description string `json:"description,omitempty"`
+}
+
+// Verification is V and the per-criterion results of a finished episode.
+// Evidence is left out: it may quote the expected values.
+type Verification struct {
+	V            int           `json:"v" jsonschema:"1 when every criterion passed, else 0"`
+	Passed       int           `json:"passed" jsonschema:"criteria passed"`
+	Total        int           `json:"total" jsonschema:"criteria in all"`
+	ScriptErrors int           `json:"script_errors" jsonschema:"script criteria that could not be carried out"`
+	Criteria     []CheckResult `json:"criteria"`
+}
+
+// CheckResult is one criterion's verdict.
+type CheckResult struct {
+	ID   string `json:"id"`
+	Pass bool   `json:"pass"`
+	// Errored is set when the check could not be carried out.
+	Errored bool `json:"errored,omitempty"`
+}
+
+// State is the data of a state message.
+type State struct {
+	EpisodeID *string  `json:"episode_id" jsonschema:"the episode's id, null before the first reset"`
+	StepCount int      `json:"step_count" jsonschema:"actions taken in the episode"`
+	TaskID    string   `json:"task_id,omitempty"`
+	Split     string   `json:"split"`
+	Hint      bool     `json:"hint,omitempty"`
+	MaxSteps  int      `json:"max_steps"`
+	Done      bool     `json:"done"`
+	EndReason string   `json:"end_reason,omitempty"`
+	Reward    *float64 `json:"reward,omitempty" jsonschema:"the episode's reward, once done"`
+}
+
+// ErrorData is the data of an error message.
+type ErrorData struct {
+	Message string `json:"message"`
+	Code    string `json:"code"`
+	// Field is the JSON path of the offending field, when there is one.
+	Field string `json:"field,omitempty"`
+	// ActiveSessions and MaxSessions come with CAPACITY_REACHED.
+	ActiveSessions int `json:"active_sessions,omitempty"`
+	MaxSessions    int `json:"max_sessions,omitempty"`
+}
+
+// reply is one message the server sends.
+type reply struct {
+	Type string `json:"type"`
+	Data any    `json:"data"`
+}
+
+// protoError is a message the client must fix; the session goes on.
+type protoError struct {
+	code, field, msg string
+}
+
+func (e *protoError) Error() string { return e.msg }
+
+func invalid(field, format string, args ...any) *protoError {
+	return &protoError{code: CodeValidation, field: field, msg: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+// Schemas is the body of GET /schema: the JSON Schemas of a step's
+// action, of an observation message's data and of a state message's data.
+type Schemas struct {
+	Action      *jsonschema.Schema `json:"action"`
+	Observation *jsonschema.Schema `json:"observation"`
+	State       *jsonschema.Schema `json:"state"`
+}
+
+// schemas infers the schemas from the wire types.
+func schemas() (*Schemas, error) {
+	a, err := jsonschema.For[Action](nil)
+	if err != nil {
+		return nil, fmt.Errorf("openenv: action schema: %w", err)
+	}
+	o, err := jsonschema.For[Result](nil)
+	if err != nil {
+		return nil, fmt.Errorf("openenv: observation schema: %w", err)
+	}
+	s, err := jsonschema.For[State](nil)
+	if err != nil {
+		return nil, fmt.Errorf("openenv: state schema: %w", err)
+	}
+	return &Schemas{Action: a, Observation: o, State: s}, nil
+}
