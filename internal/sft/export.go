@@ -1,0 +1,332 @@
+package sft
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/site"
+	"github.com/wildawm/wildawm/internal/task"
+)
+
+// Teacher makes the policy of one live attempt (from 1) at a task: a
+// model through the harness, or a script.
+type Teacher func(t *task.Task, attempt int) (rollout.Policy, error)
+
+// Exporter writes the SFT data of a pool's sft split.
+type Exporter struct {
+	Pool *pool.Pool
+	// Split is the split exported (default "sft").
+	Split string
+	// Source is SourceGate (the default) or SourceLive.
+	Source string
+	// Teacher and Env are the live source's: the policy of each attempt,
+	// and the rollout environment of each task (its persona's worlds).
+	Teacher Teacher
+	Env     func(t *task.Task) (*rollout.Env, error)
+	// Attempts bounds the live rollouts of a task (default 1): the first
+	// that V passes is the task's teacher trajectory.
+	Attempts int
+	// MaxTokens is the segment limit (default DefaultMaxTokens).
+	MaxTokens int
+	// TrajectoryDir, when set, keeps each live rollout's trajectory in
+	// TrajectoryDir/TASK-ID/ROLLOUT.json.
+	TrajectoryDir string
+	// Progress, if set, hears one line per task.
+	Progress func(format string, args ...any)
+}
+
+// Summary is what an export did.
+type Summary struct {
+	Tasks         int `json:"tasks"`
+	WithTeacher   int `json:"tasks_with_teacher"`
+	Segments      int `json:"segments_written"`
+	Dropped       int `json:"segments_dropped_for_length"`
+	WithoutSuccess int `json:"tasks_without_success"`
+	// Empty counts tasks whose teacher trajectory had every segment over
+	// the limit (a teacher, no record).
+	Empty int `json:"tasks_all_segments_dropped"`
+	// Failed lists the tasks without a success and why, by task id.
+	Failed map[string]string `json:"failed,omitempty"`
+}
+
+// String is the summary for stderr.
+func (s Summary) String() string {
+	return fmt.Sprintf("sft: %d tasks, %d with a teacher trajectory, %d without a success; %d segments written, %d dropped for length (%d tasks lost every segment)",
+		s.Tasks, s.WithTeacher, s.WithoutSuccess, s.Segments, s.Dropped, s.Empty)
+}
+
+// teaching is a task's teacher trajectory and what it was shown.
+type teaching struct {
+	tr      *agent.Trajectory
+	path    string
+	ctx     Context
+	v       int
+	passed  int
+	total   int
+	problem string // why there is none
+}
+
+// Export writes out (JSONL, atomically: a temporary file renamed) with at
+// most one successful teacher trajectory per task of the split, cut into
+// segments.
+func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
+	var sum Summary
+	split := cmp.Or(x.Split, pool.SplitSFT)
+	source := cmp.Or(x.Source, SourceGate)
+	switch source {
+	case SourceGate:
+	case SourceLive:
+		if x.Teacher == nil || x.Env == nil {
+			return sum, errors.New("sft: the live source needs a Teacher and an Env (--teacher on the command line)")
+		}
+	default:
+		return sum, fmt.Errorf("sft: source %q: choose %s (the gates' stored rollouts) or %s (new teacher rollouts)", source, SourceGate, SourceLive)
+	}
+	if x.Pool == nil {
+		return sum, errors.New("sft: no pool: load DIR/" + pool.File)
+	}
+	es := x.Pool.Split(split)
+	if len(es) == 0 {
+		return sum, fmt.Errorf("sft: the pool's split %q has no tasks (splits: %v): split the pool with `wildawm pool split`", split, x.Pool.Counts)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return sum, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), ".tmp-"+filepath.Base(out)+"-*")
+	if err != nil {
+		return sum, fmt.Errorf("sft: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	sum.Failed = map[string]string{}
+	for _, e := range es {
+		sum.Tasks++
+		dir := filepath.Join(x.Pool.TasksDir, e.Dir)
+		t, err := task.Load(dir)
+		if err != nil {
+			return sum, fmt.Errorf("sft: task %s: %w", e.ID, err)
+		}
+		var tc teaching
+		if source == SourceGate {
+			tc, err = gateTeaching(dir, t)
+		} else {
+			tc, err = x.liveTeaching(ctx, dir, t)
+		}
+		if err != nil {
+			return sum, fmt.Errorf("sft: task %s: %w", e.ID, err)
+		}
+		if tc.tr == nil {
+			sum.WithoutSuccess++
+			sum.Failed[e.ID] = tc.problem
+			x.progress("sft: %s: no success (%s)", e.ID, tc.problem)
+			continue
+		}
+		sum.WithTeacher++
+		b, err := Build(tc.tr, tc.ctx, x.MaxTokens)
+		if err != nil {
+			return sum, err
+		}
+		sum.Dropped += b.Dropped
+		if len(b.Records) == 0 {
+			sum.Empty++
+		}
+		for _, r := range b.Records {
+			r.TaskID, r.Split, r.Family, r.Source, r.Trajectory = e.ID, e.Split, e.Family, source, tc.path
+			r.V, r.Passed, r.Total = tc.v, tc.passed, tc.total
+			if err := enc.Encode(r); err != nil {
+				return sum, fmt.Errorf("sft: write %s: %w", out, err)
+			}
+			sum.Segments++
+		}
+		x.progress("sft: %s: %s (%s), %d of %d segments written", e.ID, tc.tr.Policy, tc.tr.Rollout, len(b.Records), b.Segments)
+	}
+	if err := w.Flush(); err != nil {
+		return sum, fmt.Errorf("sft: write %s: %w", out, err)
+	}
+	if err := f.Sync(); err != nil {
+		return sum, fmt.Errorf("sft: write %s: %w", out, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return sum, err
+	}
+	if err := f.Close(); err != nil {
+		return sum, fmt.Errorf("sft: write %s: %w", out, err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		return sum, fmt.Errorf("sft: %w", err)
+	}
+	return sum, nil
+}
+
+func (x *Exporter) progress(format string, args ...any) {
+	if x.Progress != nil {
+		x.Progress(format, args...)
+	}
+}
+
+// siteNames is the system prompt's list for a rollout whose instance is
+// gone: every registered website by its site: name, which the harness's
+// browser_navigate opens whatever the instance's ports.
+func siteNames() []string {
+	var out []string
+	for _, s := range site.All() {
+		out = append(out, s.Name+" "+agent.SitePrefix+s.Name+"/")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rank orders the stored rollouts V passed: a model's before a script's,
+// hint-free before hinted.
+func rank(r pool.RolloutRecord) int {
+	n := 0
+	if kindOf(r.Policy) != KindModel {
+		n += 2
+	}
+	if r.Hint {
+		n++
+	}
+	return n
+}
+
+// gateTeaching is the first stored gate rollout V passed, preferring a
+// model's and a hint-free one. The indispensability replays (the reference
+// without an interface) are not the ensemble's and never count.
+func gateTeaching(dir string, t *task.Task) (teaching, error) {
+	o, err := pool.LoadOutcome(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return teaching{problem: "no " + pool.OutcomeFile + ": the task was never gated; export with --from live"}, nil
+	}
+	if err != nil {
+		return teaching{}, err
+	}
+	var ok []pool.RolloutRecord
+	for _, r := range o.Rollouts {
+		if r.V == 1 && r.Without == "" && r.Trajectory != "" && agent.FailureOf(r.Outcome) != agent.FailFormat {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return teaching{problem: fmt.Sprintf("V passed none of the %d stored gate rollouts", len(o.Rollouts))}, nil
+	}
+	slices.SortStableFunc(ok, func(a, b pool.RolloutRecord) int { return rank(a) - rank(b) })
+	r := ok[0]
+	path := filepath.Join(dir, r.Trajectory)
+	tr, err := agent.LoadTrajectory(path)
+	if err != nil {
+		return teaching{}, fmt.Errorf("gate rollout %s: %w", r.ID, err)
+	}
+	if tr.Policy != r.Policy {
+		return teaching{}, fmt.Errorf("gate rollout %s: %s says policy %q, its trajectory %q: regate the task", r.ID, pool.OutcomeFile, r.Policy, tr.Policy)
+	}
+	return teaching{tr: tr, path: path, v: r.V, passed: r.Passed, total: r.Total,
+		ctx: Context{Instruction: t.Instruction, Hint: t.Hint, Sites: siteNames()}}, nil
+}
+
+// shown wraps a live teacher to keep what its harness showed it: the
+// instance's websites and tools.
+type shown struct {
+	rollout.Policy
+	sites []string
+	tools []Tool
+}
+
+func (s *shown) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
+	s.sites = nil
+	for _, name := range slices.Sorted(maps.Keys(env.Sites)) {
+		s.sites = append(s.sites, name+" "+env.Sites[name])
+	}
+	defs, err := env.Tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	s.tools = nil
+	for _, d := range defs {
+		var params any
+		if len(d.Parameters) > 0 {
+			if err := json.Unmarshal(d.Parameters, &params); err != nil {
+				return "", fmt.Errorf("%w: tool %s: its schema: %v", agent.ErrInfra, d.Name, err)
+			}
+		}
+		s.tools = append(s.tools, Tool{Type: "function", Function: ToolDef{Name: d.Name, Description: d.Description, Parameters: params}})
+	}
+	return s.Policy.Run(ctx, env, t)
+}
+
+// WallBudget forwards the teacher's own wall budget (0: none).
+func (s *shown) WallBudget() time.Duration {
+	if b, ok := s.Policy.(rollout.Budgeted); ok {
+		return b.WallBudget()
+	}
+	return 0
+}
+
+// liveTeaching runs up to Attempts teacher rollouts in fresh instances
+// and keeps the first V passes.
+func (x *Exporter) liveTeaching(ctx context.Context, dir string, t *task.Task) (teaching, error) {
+	env, err := x.Env(t)
+	if err != nil {
+		return teaching{}, err
+	}
+	attempts := max(x.Attempts, 1)
+	var why []string
+	for a := 1; a <= attempts; a++ {
+		pol, err := x.Teacher(t, a)
+		if err != nil {
+			return teaching{}, err
+		}
+		p := &shown{Policy: pol}
+		id := fmt.Sprintf("sft-%d", a)
+		res, err := env.Run(ctx, t, rollout.Spec{ID: id, Policy: p})
+		if err != nil {
+			return teaching{}, err
+		}
+		tr := res.Trajectory
+		v, passed, total := 0, 0, 0
+		if tr.Countable() {
+			vr, err := env.Verify(ctx, t, filepath.Join(dir, "verifier"), res.Final, tr.Answer)
+			if err != nil {
+				return teaching{}, fmt.Errorf("verify %s: %w", id, err)
+			}
+			v, passed, total = vr.V, vr.Passed, vr.Total
+		}
+		tr.Classify(v == 1)
+		path := ""
+		if x.TrajectoryDir != "" {
+			path = filepath.Join(x.TrajectoryDir, t.ID, id+".json")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return teaching{}, err
+			}
+			if err := tr.Save(path); err != nil {
+				return teaching{}, err
+			}
+		}
+		if v == 1 {
+			return teaching{tr: tr, path: path, v: v, passed: passed, total: total,
+				ctx: Context{Instruction: t.Instruction, Hint: t.Hint, Sites: p.sites, Tools: p.tools}}, nil
+		}
+		w := fmt.Sprintf("%s: outcome %s, V 0 (%d of %d criteria)", id, tr.Outcome, passed, total)
+		if tr.Error != "" {
+			w += ": " + tr.Error
+		}
+		why = append(why, w)
+		x.progress("sft: %s: attempt %d of %d by %s failed: %s", t.ID, a, attempts, tr.Policy, w)
+	}
+	return teaching{problem: fmt.Sprintf("%d live attempts, none passed V: %s", attempts, why)}, nil
+}
