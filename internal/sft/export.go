@@ -50,10 +50,10 @@ type Exporter struct {
 
 // Summary is what an export did.
 type Summary struct {
-	Tasks         int `json:"tasks"`
-	WithTeacher   int `json:"tasks_with_teacher"`
-	Segments      int `json:"segments_written"`
-	Dropped       int `json:"segments_dropped_for_length"`
+	Tasks          int `json:"tasks"`
+	WithTeacher    int `json:"tasks_with_teacher"`
+	Segments       int `json:"segments_written"`
+	Dropped        int `json:"segments_dropped_for_length"`
 	WithoutSuccess int `json:"tasks_without_success"`
 	// Empty counts tasks whose teacher trajectory had every segment over
 	// the limit (a teacher, no record).
