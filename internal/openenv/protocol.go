@@ -3,6 +3,7 @@ package openenv
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -192,15 +193,17 @@ type Schemas struct {
 
 // schemas infers the schemas from the wire types.
 func schemas() (*Schemas, error) {
-	a, err := jsonschema.For[Action](nil)
+	// A tool's parameters are a JSON Schema, an object.
+	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {Type: "object"}}}
+	a, err := jsonschema.For[Action](opts)
 	if err != nil {
 		return nil, fmt.Errorf("openenv: action schema: %w", err)
 	}
-	o, err := jsonschema.For[Result](nil)
+	o, err := jsonschema.For[Result](opts)
 	if err != nil {
 		return nil, fmt.Errorf("openenv: observation schema: %w", err)
 	}
-	s, err := jsonschema.For[State](nil)
+	s, err := jsonschema.For[State](opts)
 	if err != nil {
 		return nil, fmt.Errorf("openenv: state schema: %w", err)
 	}

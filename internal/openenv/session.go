@@ -80,6 +80,7 @@ func (ss *session) serve(conn *websocket.Conn) {
 	for {
 		select {
 		case <-ctx.Done():
+			ss.teardown(ctx)
 			if s.ctx.Err() != nil {
 				conn.Close(websocket.StatusGoingAway, "the server is shutting down")
 			} else {
@@ -89,12 +90,14 @@ func (ss *session) serve(conn *websocket.Conn) {
 		case <-idle.C:
 			ss.say(conn, reply{Type: TypeError, Data: ErrorData{Code: CodeSession,
 				Message: fmt.Sprintf("no message for %v: the session is closed and its instance torn down; connect again and reset", s.opts.IdleTimeout)}})
+			ss.teardown(ctx)
 			conn.Close(websocket.StatusPolicyViolation, "idle timeout")
 			return
 		case b := <-msgs:
 			idle.Stop()
 			r, closing := ss.handle(ctx, b)
 			if closing {
+				ss.teardown(ctx)
 				conn.Close(websocket.StatusNormalClosure, "")
 				return
 			}
