@@ -168,8 +168,22 @@ func idHash(id string) uint64 {
 	return h.Sum64()
 }
 
-// Save writes the pool's index atomically.
-func (p *Pool) Save(path string) error { return saveJSON(path, p) }
+// Save writes the pool's index atomically, its tasks directory relative to
+// the index's own directory when it can be, so the run can move.
+func (p *Pool) Save(path string) error {
+	q := *p
+	if abs, err := filepath.Abs(p.TasksDir); err == nil {
+		if base, err := filepath.Abs(filepath.Dir(path)); err == nil {
+			if rel, err := filepath.Rel(base, abs); err == nil {
+				q.TasksDir = rel
+			}
+		}
+	}
+	return saveJSON(path, &q)
+}
+
+// TaskDir is the directory of an entry's task.
+func (p *Pool) TaskDir(e Entry) string { return filepath.Join(p.TasksDir, e.Dir) }
 
 // LoadPool reads a pool index.
 func LoadPool(path string) (*Pool, error) {
@@ -183,6 +197,10 @@ func LoadPool(path string) (*Pool, error) {
 	}
 	if p.Version != Version {
 		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", path, p.Version, Version)
+	}
+	// A relative tasks directory is relative to the index's directory.
+	if !filepath.IsAbs(p.TasksDir) {
+		p.TasksDir = filepath.Join(filepath.Dir(path), p.TasksDir)
 	}
 	return &p, nil
 }
@@ -223,7 +241,7 @@ func (p *Pool) Export(ctx context.Context, split, out string) (int, error) {
 		}
 	}
 	sub := *p
-	sub.TasksDir, sub.Tasks, sub.Counts = ".", es, map[string]int{}
+	sub.TasksDir, sub.Tasks, sub.Counts = out, es, map[string]int{}
 	for _, e := range es {
 		sub.Counts[e.Split]++
 	}

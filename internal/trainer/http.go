@@ -1,0 +1,142 @@
+package trainer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxRequestBytes bounds a request body.
+const MaxRequestBytes = 1 << 20
+
+// DefaultWait and MaxWait bound a long poll.
+const (
+	DefaultWait = 30 * time.Second
+	MaxWait     = 300 * time.Second
+)
+
+// Handler serves the rollout service's HTTP API (docs/segment.md):
+//
+//	POST /v1/batches              request a step's batch (202, or 200 when done)
+//	GET  /v1/batches/{id}?wait=S  long-poll it (200 done or failed, 202 running)
+//	GET  /v1/state?step=N         the scheduler state saved after step N
+//	GET  /health
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/batches", s.postBatch)
+	mux.HandleFunc("GET /v1/batches/{id}", s.getBatch)
+	mux.HandleFunc("GET /v1/state", s.getState)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		steps, _ := s.Steps()
+		last := 0
+		if len(steps) > 0 {
+			last = steps[len(steps)-1]
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": SchemaVersion, "split": s.opts.Split, "tasks": len(s.tasks), "last_step": last})
+	})
+	return mux
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, `{"error":"encode response"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}
+
+func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("request body: %v: send a JSON object with step, tasks, g, engine (docs/segment.md)", err)})
+		return
+	}
+	if dec.More() {
+		writeJSON(w, http.StatusBadRequest, apiError{"request body: more than one JSON value: send one request object"})
+		return
+	}
+	b, done, err := s.Submit(req)
+	switch {
+	case errors.Is(err, ErrConflict):
+		writeJSON(w, http.StatusConflict, apiError{err.Error()})
+		return
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	}
+	select {
+	case <-done:
+		b, _, _, _ = s.Lookup(req.Step)
+		writeJSON(w, http.StatusOK, b)
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": b.ID, "step": b.Step, "status": StatusRunning})
+	}
+}
+
+func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	step, err := strconv.Atoi(strings.TrimPrefix(id, "step-"))
+	if !strings.HasPrefix(id, "step-") || err != nil || step < 1 {
+		writeJSON(w, http.StatusNotFound, apiError{fmt.Sprintf("batch %q: ids are step-NNNNNN, as POST /v1/batches returns", id)})
+		return
+	}
+	wait := DefaultWait
+	if v := r.URL.Query().Get("wait"); v != "" {
+		sec, err := strconv.ParseFloat(v, 64)
+		if err != nil || sec < 0 {
+			writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("wait=%q: give seconds, 0..%d", v, int(MaxWait.Seconds()))})
+			return
+		}
+		wait = min(time.Duration(sec*float64(time.Second)), MaxWait)
+	}
+	b, _, done, ok := s.Lookup(step)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, apiError{fmt.Sprintf("batch %s was not requested: POST /v1/batches first", id)})
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-r.Context().Done():
+		return
+	}
+	b, prog, done, _ := s.Lookup(step)
+	select {
+	case <-done:
+		writeJSON(w, http.StatusOK, b)
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": b.ID, "step": b.Step, "status": StatusRunning, "progress": prog})
+	}
+}
+
+func (s *Service) getState(w http.ResponseWriter, r *http.Request) {
+	step, err := strconv.Atoi(r.URL.Query().Get("step"))
+	if err != nil || step < 0 {
+		writeJSON(w, http.StatusBadRequest, apiError{"step: give the train step whose saved state you want (?step=N)"})
+		return
+	}
+	st, err := s.LoadState(step)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}

@@ -1,0 +1,265 @@
+package trainer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/wildawm/wildawm/internal/model"
+)
+
+// SchemaVersion is the version of the batch and segment-sample formats
+// (docs/segment.md). A change a reader must know about increments it.
+const SchemaVersion = 1
+
+// Request is a trainer's request for one train step's batch
+// (POST /v1/batches).
+type Request struct {
+	// Step is the train step, from 1. A step's batch is computed once: a
+	// repeated request for it returns the same batch.
+	Step int `json:"step"`
+	// Tasks is how many tasks of the RL split the step samples.
+	Tasks int `json:"tasks"`
+	// G is the base rollouts per task and the rollouts returned per ready
+	// task (default 4).
+	G int `json:"g,omitempty"`
+	// Engine is the inference engine the harness calls, [ENGINE+]URL#MODEL
+	// as docs/models.md (sglang+http://127.0.0.1:30000/v1#qwen3-8b): the
+	// trainer's own rollout engine. Empty with Policy set runs an offline
+	// policy instead.
+	Engine string `json:"engine,omitempty"`
+	// Harness is the harness the model acts through (default "wildawm").
+	Harness  string   `json:"harness,omitempty"`
+	Sampling Sampling `json:"sampling,omitzero"`
+	// PolicyVersion is the version of the policy weights the engine serves;
+	// each turn records it unless the engine says its own.
+	PolicyVersion string `json:"policy_version,omitempty"`
+	// Policy names an offline policy of the service's registry instead of
+	// a model ("scripted:replay-ensemble", "learned:softmax"); PolicyParams
+	// are its parameters.
+	Policy       string          `json:"policy,omitempty"`
+	PolicyParams json.RawMessage `json:"policy_params,omitempty"`
+	// Seed seeds which tasks the step samples, the G-subsets and the
+	// offline policies' draws (default 1).
+	Seed uint64 `json:"seed,omitempty"`
+}
+
+// Sampling are the engine's sampling parameters.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	// MaxTokens bounds each completion (the harness's default when 0).
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Seed, when set, is the first rollout's sampling seed; rollout i of a
+	// step gets Seed + i.
+	Seed *int64 `json:"seed,omitempty"`
+	// ContextTokens is the context budget before compaction (the harness's
+	// default when 0); MaxTurns bounds a rollout's turns.
+	ContextTokens int `json:"context_tokens,omitempty"`
+	MaxTurns      int `json:"max_turns,omitempty"`
+}
+
+// MaxG bounds G: kappa_max*G rollouts of one task is the most a step runs.
+const MaxG = 64
+
+// Validate checks a request; the error names the field and the fix.
+func (r *Request) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if r.Step < 1 {
+		bad("step", "%d: train steps count from 1", r.Step)
+	}
+	if r.Tasks < 1 {
+		bad("tasks", "%d: ask for at least one task per step (the paper uses 8)", r.Tasks)
+	}
+	if r.G < 0 || r.G > MaxG {
+		bad("g", "%d: give 1..%d (the paper uses 4), or leave it out for 4", r.G, MaxG)
+	}
+	switch {
+	case r.Engine == "" && r.Policy == "":
+		bad("engine", "empty: give the inference engine as [ENGINE+]URL#MODEL (sglang+http://127.0.0.1:30000/v1#qwen3-8b), or an offline \"policy\"")
+	case r.Engine != "" && r.Policy != "":
+		bad("policy", "%q with an engine: give one (a model acts through the engine, or an offline policy does)", r.Policy)
+	case r.Engine != "":
+		if _, err := model.ParseSpec(r.Engine); err != nil {
+			bad("engine", "%v", err)
+		}
+	}
+	if len(r.PolicyParams) > 0 && r.Policy == "" {
+		bad("policy_params", "set without a policy: name the offline policy they are for")
+	}
+	if len(r.PolicyParams) > 0 && !json.Valid(r.PolicyParams) {
+		bad("policy_params", "not valid JSON")
+	}
+	s := r.Sampling
+	if t := s.Temperature; t != nil && (*t < 0 || math.IsNaN(*t)) {
+		bad("sampling.temperature", "%v: give a temperature >= 0", *t)
+	}
+	if p := s.TopP; p != nil && (!(*p > 0) || *p > 1) {
+		bad("sampling.top_p", "%v: give 0 < top_p <= 1", *p)
+	}
+	if s.MaxTokens < 0 || s.ContextTokens < 0 || s.MaxTurns < 0 {
+		bad("sampling", "max_tokens, context_tokens and max_turns cannot be negative")
+	}
+	if s.ContextTokens > 0 && s.MaxTokens >= s.ContextTokens {
+		bad("sampling.max_tokens", "%d is not below context_tokens %d: a completion must fit in the context", s.MaxTokens, s.ContextTokens)
+	}
+	if strings.ContainsAny(r.PolicyVersion, "\n\x00") {
+		bad("policy_version", "must be one line")
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the defaults of a valid request.
+func (r Request) withDefaults() Request {
+	if r.G == 0 {
+		r.G = 4
+	}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	return r
+}
+
+// Batch is one step's result: the ready tasks' selected rollouts as
+// segment samples, and what the scheduler did with every task.
+type Batch struct {
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Step    int    `json:"step"`
+	// Status is "running" while the batch is computed, then "done" or
+	// "failed" (Error says why).
+	Status  string        `json:"status"`
+	Error   string        `json:"error,omitempty"`
+	Request Request       `json:"request"`
+	Groups  []GroupReport `json:"groups"`
+	// Samples are the ready groups' G selected rollouts, segment by
+	// segment, group by group.
+	Samples []Sample `json:"samples"`
+	// Tokens says whether the samples carry token ids: a scripted policy's
+	// rollouts have none, and a trainer must not train on them.
+	Tokens bool  `json:"tokens"`
+	Stats  Stats `json:"stats"`
+}
+
+// Batch statuses.
+const (
+	StatusRunning = "running"
+	StatusDone    = "done"
+	StatusFailed  = "failed"
+)
+
+// GroupReport is one sampled task's group in the step.
+type GroupReport struct {
+	Index  int    `json:"index"`
+	TaskID string `json:"task_id"`
+	// State is "ready" (its G selected rollouts are in Samples),
+	// "mastered" or "exhausted" (dropped from the step, as the paper), or
+	// "infra"/"setup" (abandoned: the instances or the task's world failed;
+	// kappa unchanged).
+	State string `json:"state"`
+	Why   string `json:"why,omitempty"`
+	// Kappa is the task's kappa coming in, NextKappa after the step.
+	Kappa     float64 `json:"kappa"`
+	NextKappa float64 `json:"next_kappa"`
+	// Launched and Cancelled count slots; K is the finished pool.
+	Launched  int `json:"launched"`
+	Cancelled int `json:"cancelled"`
+	K         int `json:"k"`
+	// Mu and Sigma are the pool's reward mean and population deviation.
+	Mu    float64 `json:"mu"`
+	Sigma float64 `json:"sigma"`
+	// Rewards are the pool's rewards by slot (Slots), Selected the slots
+	// chosen.
+	Slots    []int     `json:"slots"`
+	Rewards  []float64 `json:"rewards"`
+	Selected []int     `json:"selected,omitempty"`
+	// Successes counts pool rollouts V passed.
+	Successes int `json:"successes"`
+}
+
+// Stats are a batch's counts and times.
+type Stats struct {
+	// Rollouts finished (pool and dropped), Cancelled before or while
+	// running, Retried after an infrastructure failure.
+	Rollouts  int `json:"rollouts"`
+	Cancelled int `json:"cancelled"`
+	Retried   int `json:"retried"`
+	// Succeeded is how many finished rollouts V passed, over all groups.
+	Succeeded int `json:"succeeded"`
+	// Ready, Mastered, Exhausted, Abandoned count groups.
+	Ready     int `json:"ready"`
+	Mastered  int `json:"mastered"`
+	Exhausted int `json:"exhausted"`
+	Abandoned int `json:"abandoned"`
+	// WallMS is the batch's wall time; RolloutMS the rollouts' summed
+	// wall time; SchedulerMS the time the scheduler itself took (recording
+	// outcomes, deciding, selecting, advantages, building samples).
+	WallMS      float64 `json:"wall_ms"`
+	RolloutMS   float64 `json:"rollout_ms"`
+	SchedulerMS float64 `json:"scheduler_ms"`
+}
+
+// Sample is one segment of one selected rollout: a training sample
+// (docs/segment.md).
+type Sample struct {
+	Version int    `json:"version"`
+	Step    int    `json:"step"`
+	TaskID  string `json:"task_id"`
+	// GroupIndex is the group's index in the batch; TrajectoryIndex the
+	// rollout's index among the group's G selected (0..G-1); RolloutID is
+	// unique per trajectory across the run (every segment of a trajectory
+	// shares it); Slot its slot in the group.
+	GroupIndex      int    `json:"group_index"`
+	TrajectoryIndex int    `json:"trajectory_index"`
+	RolloutID       string `json:"rollout_id"`
+	Slot            int    `json:"slot"`
+	// SegmentIndex of SegmentCount segments of the trajectory.
+	SegmentIndex int `json:"segment_index"`
+	SegmentCount int `json:"segment_count"`
+	// PromptTokenIDs is the segment's shared prefix; ResponseTokenIDs all
+	// after it, LossMask 1 on the model's tokens and 0 on the tool results
+	// and prompts later turns added; RolloutLogprobs the engine's logprob
+	// per response token (0 where the mask is 0).
+	PromptTokenIDs   []int     `json:"prompt_token_ids"`
+	ResponseTokenIDs []int     `json:"response_token_ids"`
+	LossMask         []int     `json:"loss_mask"`
+	RolloutLogprobs  []float64 `json:"rollout_logprobs"`
+	// Status is the rollout's outcome (docs/trajectory.md: done, stopped,
+	// gave_up, budget, format_error); FinishReason the segment's last
+	// turn's.
+	Status       string `json:"status"`
+	FinishReason string `json:"finish_reason"`
+	// WeightVersions are the weight versions that answered the segment's
+	// turns, in order of first use.
+	WeightVersions []string `json:"weight_versions"`
+	Policy         string   `json:"policy"`
+	Reward         float64  `json:"reward"`
+	// Advantage is the rollout's, over the group's whole pool of K; every
+	// segment carries it.
+	Advantage     float64 `json:"advantage"`
+	FormatFailure bool    `json:"format_failure"`
+	// V is the verifier's verdict; Checklist each criterion's v_i.
+	V         bool        `json:"v"`
+	Checklist []Criterion `json:"checklist"`
+	// TrajectoryTrainableTokens is L_j over all the rollout's segments;
+	// LossWeight the weight of each of its trainable tokens,
+	// 1/(L_j * G * ready groups) (0 without trainable tokens).
+	TrajectoryTrainableTokens int     `json:"trajectory_trainable_tokens"`
+	LossWeight                float64 `json:"loss_weight"`
+	// The group's K, mu, sigma and kappa (coming in).
+	K     int     `json:"k"`
+	Mu    float64 `json:"mu"`
+	Sigma float64 `json:"sigma"`
+	Kappa float64 `json:"kappa"`
+}
+
+// Criterion is one checklist item's result.
+type Criterion struct {
+	ID   string `json:"id"`
+	Pass bool   `json:"pass"`
+}
