@@ -24,6 +24,6 @@
 //   - State: the episode's id, task, step count and whether it is done.
 //
 // It imports agent (the session's tools), rollout (instances, sessions,
-// snapshots, verification), runtime (the live instance), task, verify and
-// rl (the reward); the command line opens the pool and builds the Options.
+// snapshots, verification), runtime (the live instance), task and rl (the
+// reward); the command line opens the pool and builds the Options.
 package openenv

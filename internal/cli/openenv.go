@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/browser"
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
+	"github.com/wildawm/wildawm/internal/openenv"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+)
+
+func (e *env) openenvCmd() *cobra.Command {
+	c := &cobra.Command{Use: "openenv", Short: "Serve the pool's tasks to OpenEnv clients (TRL, SkyRL, ART) over WebSocket"}
+	c.AddCommand(e.openenvServeCmd())
+	return c
+}
+
+// openenvFlags are openenv serve's flags.
+type openenvFlags struct {
+	dir, split, addr        string
+	fakeBrowser             bool
+	maxSessions, maxSteps   int
+	idleTimeout, stepTimout time.Duration
+	seed                    uint64
+}
+
+func (e *env) openenvServeCmd() *cobra.Command {
+	var f openenvFlags
+	c := &cobra.Command{
+		Use:   "serve --dir RUN [--split rl] [--addr 127.0.0.1:8010]",
+		Short: "Serve a split of the pool as an OpenEnv environment",
+		Long: `Serve the tasks of one split of a world run's pool (DIR/pool/pool.json, written
+by wildawm pool run) as an OpenEnv environment: GET /health, /metadata, /schema
+and the WebSocket /ws, where each connection is a session of reset, step, state
+and close messages (docs/openenv.md). A reset starts a fresh instance of a
+task's initial world; the answer action or the step budget ends the episode,
+which is verified: the last observation carries the verifier's results and the
+reward. Prints the base URL as the first line, then serves until interrupted;
+every instance is torn down on exit.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, closeEnv, err := e.openenvOptions(cmd, &f)
+			if err != nil {
+				return err
+			}
+			defer closeEnv()
+			srv, err := openenv.New(opts)
+			if err != nil {
+				return err
+			}
+			return serveOpenEnv(cmd.Context(), f.addr, srv, e)
+		},
+	}
+	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world run whose pool is served (DIR/"+pool.File+")")
+	c.Flags().StringVar(&f.split, "split", pool.SplitRL, "the pool split served: "+pool.SplitSFT+", "+pool.SplitRL+" or "+pool.SplitVal)
+	c.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8010", "the address to listen on (port 0: a free one, printed)")
+	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
+	c.Flags().IntVar(&f.maxSessions, "max-sessions", openenv.DefaultMaxSessions, "WebSocket sessions at once; more connections get CAPACITY_REACHED")
+	c.Flags().IntVar(&f.maxSteps, "max-steps", openenv.DefaultMaxSteps, "an episode's step budget: after so many actions it ends and is verified")
+	c.Flags().DurationVar(&f.idleTimeout, "idle-timeout", openenv.DefaultIdleTimeout, "close a session that sends nothing for so long")
+	c.Flags().DurationVar(&f.stepTimout, "step-timeout", openenv.DefaultStepTimeout, "bound on one message's work (a reset, a step, the verification)")
+	c.Flags().Uint64Var(&f.seed, "seed", 1, "the seed of the order in which resets without a task_id take the split's tasks")
+	return c
+}
+
+// openenvOptions opens the world run and its pool and returns the server's
+// options over the split's tasks, and what closes the browser.
+func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Options, func(), error) {
+	ctx := cmd.Context()
+	if f.maxSessions < 1 || f.maxSteps < 1 || f.idleTimeout <= 0 || f.stepTimout <= 0 {
+		return openenv.Options{}, nil, errors.New("--max-sessions and --max-steps must be at least 1, --idle-timeout and --step-timeout positive")
+	}
+	p, err := pool.LoadPool(filepath.Join(f.dir, pool.File))
+	if err != nil {
+		return openenv.Options{}, nil, fmt.Errorf("--dir %s: %w (wildawm pool run --dir %s builds the pool)", f.dir, err, f.dir)
+	}
+	entries := p.Split(f.split)
+	if len(entries) == 0 {
+		return openenv.Options{}, nil, fmt.Errorf("--split %s: the pool of %s has no such task (its splits: %v)", f.split, f.dir, p.Counts)
+	}
+	cache := filepath.Join(f.dir, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return openenv.Options{}, nil, err
+	}
+	src, closeSrc, err := taskgen.OpenSource(ctx, f.dir, cache)
+	if err != nil {
+		return openenv.Options{}, nil, err
+	}
+	personas := map[string]*persona.Persona{}
+	for _, st := range src.States {
+		personas[st.Persona.ID] = st.Persona
+	}
+	opts := openenv.Options{Split: f.split, MaxSessions: f.maxSessions, MaxSteps: f.maxSteps, IdleTimeout: f.idleTimeout, StepTimeout: f.stepTimout,
+		Seed: f.seed, Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
+	for _, en := range entries {
+		t, err := task.Load(p.TaskDir(en))
+		if err != nil {
+			closeSrc()
+			return openenv.Options{}, nil, fmt.Errorf("pool entry %s: %w", en.ID, err)
+		}
+		if personas[t.Provenance.Persona] == nil {
+			closeSrc()
+			return openenv.Options{}, nil, fmt.Errorf("task %s: persona %q is not in %s: serve a pool with the world run it was built from (--dir)", t.ID, t.Provenance.Persona, f.dir)
+		}
+		opts.Tasks = append(opts.Tasks, openenv.Task{Task: t, Dir: p.TaskDir(en)})
+	}
+	work := filepath.Join(f.dir, "openenv-work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		closeSrc()
+		return openenv.Options{}, nil, err
+	}
+	// The sandbox uid reads the instances there.
+	if err := os.Chmod(work, 0o755); err != nil {
+		closeSrc()
+		return openenv.Options{}, nil, err
+	}
+	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
+	closeBrowser := func() {}
+	if f.fakeBrowser {
+		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
+		}
+	} else {
+		if err := e.ensureDeps(ctx, true); err != nil {
+			closeSrc()
+			return openenv.Options{}, nil, err
+		}
+		b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
+		if err != nil {
+			closeSrc()
+			return openenv.Options{}, nil, fmt.Errorf("start Chromium: %w (or --fake-browser)", err)
+		}
+		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
+			return b.Tab(ctx, browser.AllowOrigins(origins...))
+		}
+		closeBrowser = func() { b.Close(context.Background()) }
+	}
+	// One rollout environment per persona, each with uids of its own
+	// (apart from the self-check's, which starts at 210000).
+	var mu sync.Mutex
+	envs := map[string]*rollout.Env{}
+	ids := slices.Sorted(maps.Keys(personas))
+	opts.Env = func(t *task.Task) (*rollout.Env, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		p := personas[t.Provenance.Persona]
+		if p == nil {
+			return nil, fmt.Errorf("persona %q is not in %s", t.Provenance.Persona, f.dir)
+		}
+		if env := envs[p.ID]; env != nil {
+			return env, nil
+		}
+		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 400000 + 10000*slices.Index(ids, p.ID)}
+		if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
+			return nil, err
+		}
+		envs[p.ID] = env
+		return env, nil
+	}
+	return opts, func() { closeBrowser(); closeSrc() }, nil
+}
+
+// serveOpenEnv serves srv on addr until ctx ends, after printing the base
+// URL as the first line of stdout; then it tears every session down.
+func serveOpenEnv(ctx context.Context, addr string, srv *openenv.Server, e *env) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	host := ln.Addr().(*net.TCPAddr)
+	if host.IP.IsUnspecified() {
+		host = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: host.Port}
+	}
+	fmt.Fprintf(e.stdout, "http://%s\n", host)
+	e.progress("serving %d tasks as OpenEnv at http://%s (WebSocket ws://%s/ws); interrupt to stop", srv.Metadata().Tasks, host, host)
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	closeErr := srv.Close(cctx)
+	if err := hs.Shutdown(cctx); err != nil {
+		hs.Close()
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return errors.Join(serveErr, closeErr)
+}
