@@ -308,5 +308,9 @@ func (o *Options) report(r *Record) {
 	if r.Failure != "" {
 		verdict += " (" + r.Failure + ")"
 	}
-	o.progress("eval: %s rollout %d/%d: V %s, %d of %d criteria, %d steps over %v, outcome %s", r.Task, r.Index, o.K, verdict, r.Passed, r.Total, r.Steps, r.Interfaces, r.Outcome)
+	msg := fmt.Sprintf("eval: %s rollout %d/%d: V %s, %d of %d criteria, %d steps over %v, outcome %s", r.Task, r.Index, o.K, verdict, r.Passed, r.Total, r.Steps, r.Interfaces, r.Outcome)
+	if r.Error != "" {
+		msg += ": " + r.Error
+	}
+	o.progress("%s", msg)
 }
