@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/sft"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+)
+
+func (e *env) sftCmd() *cobra.Command {
+	c := &cobra.Command{Use: "sft", Short: "SFT data from the pool's sft split"}
+	c.AddCommand(e.sftExportCmd())
+	return c
+}
+
+// replayTeachers are the scripted teachers --teacher names.
+func replayTeachers() []string {
+	var out []string
+	for _, v := range policy.ReplayVariants() {
+		out = append(out, "scripted:replay-"+v.Name)
+	}
+	return out
+}
+
+// sftTeacher is the live teacher a --teacher value names: a replay of the
+// reference (scripted:replay-VARIANT, seeded by --seed and the attempt) or
+// a model through the wildawm harness (URL#MODEL).
+func sftTeacher(spec string, seed uint64, h agent.Harness) (sft.Teacher, error) {
+	if name, ok := strings.CutPrefix(spec, "scripted:replay-"); ok {
+		errs, ok := policy.Variant(name)
+		if !ok {
+			return nil, fmt.Errorf("--teacher %q: no such replay; choose one of %s, or a model as URL#MODEL", spec, strings.Join(replayTeachers(), ", "))
+		}
+		return func(t *task.Task, attempt int) (rollout.Policy, error) {
+			return policy.NewReplay(name, t, errs, seed+uint64(attempt-1)), nil
+		}, nil
+	}
+	if !strings.Contains(spec, "#") {
+		return nil, fmt.Errorf("--teacher %q: give a model as URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen3-8b) or a script, one of %s", spec, strings.Join(replayTeachers(), ", "))
+	}
+	sp, client, err := modelClient("--teacher", spec)
+	if err != nil {
+		return nil, err
+	}
+	h.Model, h.ModelName = client, sp.Model
+	return func(*task.Task, int) (rollout.Policy, error) { return policy.Model{Harness: &h}, nil }, nil
+}
+
+func (e *env) sftExportCmd() *cobra.Command {
+	var (
+		dir, out, from, teacher string
+		attempts, maxTokens     int
+		fakeBrowser, tokenIDs   bool
+		seed                    uint64
+		h                       agent.Harness
+	)
+	c := &cobra.Command{
+		Use:   "export --dir RUN --out FILE.jsonl [--from gate|live] [--teacher scripted:replay-careful|URL#MODEL]",
+		Short: "Write at most one successful teacher trajectory per task of the sft split, as segment samples (JSONL)",
+		Long: `Write the SFT data of a pool (DIR/` + pool.File + `): for each task of the sft split at
+most one teacher trajectory V passed, cut into segments at compaction, each segment
+one JSONL line (docs/sft.md) with the assistant's tokens trainable; a segment longer
+than --max-tokens (prompt and response) is dropped.
+
+--from gate (the default) takes the first stored gate rollout V passed
+(TASKDIR/gate/outcome.json), a model's before a script's and a hint-free one before a
+hinted one. --from live runs --teacher in fresh instances of the task's world, up to
+--attempts rollouts per task until V passes one; its trajectories are kept in
+DIR/sft/rollouts/. A teacher is a model through the wildawm harness (URL#MODEL; with
+--token-ids the engine's token ids make exact token samples) or a script
+(scripted:replay-VARIANT, the reference completion replayed with that variant's
+mistakes), which every record names as a script.
+
+A summary goes to stderr: tasks, tasks with a teacher trajectory, segments written and
+dropped for length, tasks without a success.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			switch {
+			case out == "":
+				return fmt.Errorf("--out is required: the JSONL file to write, e.g. --out sft.jsonl")
+			case from != sft.SourceGate && from != sft.SourceLive:
+				return fmt.Errorf("--from %q: choose %s (the gates' stored rollouts) or %s (new teacher rollouts, with --teacher)", from, sft.SourceGate, sft.SourceLive)
+			case from == sft.SourceGate && teacher != "":
+				return fmt.Errorf("--teacher is for --from live: with --from gate the stored rollouts name their own teachers; drop --teacher or add --from live")
+			case from == sft.SourceLive && teacher == "":
+				return fmt.Errorf("--from live needs --teacher: a model as URL#MODEL or a script, one of %s", strings.Join(replayTeachers(), ", "))
+			case attempts < 1:
+				return fmt.Errorf("--attempts %d: give at least 1 (the live rollouts per task until one passes V)", attempts)
+			case maxTokens < 1:
+				return fmt.Errorf("--max-tokens %d: give a positive limit (default %d, the paper's context)", maxTokens, sft.DefaultMaxTokens)
+			}
+			p, err := pool.LoadPool(filepath.Join(dir, pool.File))
+			if err != nil {
+				return err
+			}
+			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, Progress: e.progress}
+			if from == sft.SourceLive {
+				h.TokenIDs = tokenIDs
+				if x.Teacher, err = sftTeacher(teacher, seed, h); err != nil {
+					return err
+				}
+				cache := filepath.Join(dir, "cache")
+				if err := os.MkdirAll(cache, 0o755); err != nil {
+					return err
+				}
+				src, closeSrc, err := taskgen.OpenSource(ctx, dir, cache)
+				if err != nil {
+					return err
+				}
+				defer closeSrc()
+				envOf, closeEnv, err := e.checkEnv(cmd, src, &taskFlags{dir: dir, fakeBrowser: fakeBrowser})
+				if err != nil {
+					return err
+				}
+				defer closeEnv()
+				personas := map[string]*persona.Persona{}
+				for _, st := range src.States {
+					personas[st.Persona.ID] = st.Persona
+				}
+				x.Env = func(t *task.Task) (*rollout.Env, error) {
+					ps := personas[t.Provenance.Persona]
+					if ps == nil {
+						return nil, fmt.Errorf("task %s: persona %q is not in %s: export with the world run the task was synthesized from (--dir)", t.ID, t.Provenance.Persona, dir)
+					}
+					return envOf(ps), nil
+				}
+				x.TrajectoryDir = filepath.Join(dir, "sft", "rollouts")
+			}
+			start := time.Now()
+			sum, err := x.Export(ctx, out)
+			if err != nil {
+				return err
+			}
+			e.progress("%s in %v", sum, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(e.stdout, "wrote %s: %d segments of %d tasks\n", out, sum.Segments, sum.WithTeacher)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&dir, "dir", "wildawm-worlds", "the world-synthesis run whose pool is exported (DIR/"+pool.File+")")
+	f.StringVar(&out, "out", "", "the JSONL file to write (atomically)")
+	f.StringVar(&from, "from", sft.SourceGate, "where the teacher trajectories come from: gate (stored gate rollouts) or live (new rollouts of --teacher)")
+	f.StringVar(&teacher, "teacher", "", "with --from live, the teacher: a model URL#MODEL through the wildawm harness, or "+strings.Join(replayTeachers(), ", "))
+	f.IntVar(&attempts, "attempts", 3, "with --from live, the rollouts per task until V passes one")
+	f.IntVar(&maxTokens, "max-tokens", sft.DefaultMaxTokens, "the segment limit in tokens (prompt and response): longer segments are dropped")
+	f.BoolVar(&fakeBrowser, "fake-browser", false, "with --from live, drive the websites with the HTTP browser (no Chromium)")
+	f.Uint64Var(&seed, "seed", 1, "with a scripted teacher, the replay's error-model seed (attempt N uses seed+N-1)")
+	f.BoolVar(&tokenIDs, "token-ids", true, "with a model teacher, ask the engine for token ids (vLLM, SGLang) to write exact token samples")
+	f.IntVar(&h.MaxTurns, "max-turns", agent.DefaultMaxTurns, "with a model teacher, the turn budget")
+	f.DurationVar(&h.WallTime, "wall", agent.DefaultWallTime, "with a model teacher, the wall-time budget of a rollout")
+	f.IntVar(&h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "with a model teacher, the context budget: past it the harness compacts into a new segment")
+	f.IntVar(&h.MaxTokens, "completion-tokens", agent.DefaultMaxTokens, "with a model teacher, the completion budget of a turn")
+	return c
+}
