@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/pool/pooltest"
+)
+
+// TestSFTExportCommand: bad flags are errors naming the flag and the fix;
+// on a run's pool, --from live with the oracle replay writes one record
+// per task of the sft split, says the teacher is a script, and prints the
+// summary; --from gate on tasks never gated writes nothing and says so.
+func TestSFTExportCommand(t *testing.T) {
+	st := t.TempDir()
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sft", "export"}, "--out is required"},
+		{[]string{"sft", "export", "--out", out, "--from", "disk"}, "--from \"disk\""},
+		{[]string{"sft", "export", "--out", out, "--teacher", "scripted:replay-oracle"}, "--teacher is for --from live"},
+		{[]string{"sft", "export", "--out", out, "--from", "live"}, "--from live needs --teacher"},
+		{[]string{"sft", "export", "--out", out, "--attempts", "0"}, "--attempts 0"},
+		{[]string{"sft", "export", "--out", out, "--max-tokens", "0"}, "--max-tokens 0"},
+		{[]string{"sft", "export", "--out", out, "--dir", filepath.Join(t.TempDir(), "nosuch")}, "wildawm pool split"},
+	} {
+		if _, _, err := run(t, st, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+	f := pooltest.New(t, nil)
+	defer f.Close()
+	f.WritePool(t, func(fam string) string {
+		if fam == "model-pick" {
+			return pool.SplitRL
+		}
+		return pool.SplitSFT
+	})
+	for _, c := range []struct{ teacher, want string }{
+		{"scripted:replay-nosuch", "scripted:replay-careful"},
+		{"qwen3-8b", "URL#MODEL"},
+	} {
+		if _, _, err := run(t, st, "sft", "export", "--dir", f.Dir, "--out", out, "--from", "live", "--teacher", c.teacher, "--fake-browser"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--teacher %s: %v, want an error naming %q", c.teacher, err, c.want)
+		}
+	}
+	stdout, stderr, err := run(t, st, "sft", "export", "--dir", f.Dir, "--out", out, "--from", "live", "--teacher", "scripted:replay-oracle", "--attempts", "1", "--fake-browser")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "sft: 2 tasks, 2 with a teacher trajectory, 0 without a success; 2 segments written, 0 dropped") || !strings.Contains(stdout, "2 segments of 2 tasks") {
+		t.Fatalf("stdout %q\nstderr %q", stdout, stderr)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 16<<20)
+	seen := map[string]bool{}
+	for sc.Scan() {
+		var r struct {
+			Version int    `json:"version"`
+			TaskID  string `json:"task_id"`
+			Teacher string `json:"teacher"`
+			Kind    string `json:"teacher_kind"`
+			Source  string `json:"source"`
+			V       int    `json:"v"`
+			Traj    string `json:"trajectory"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Version != 1 || r.Teacher != "scripted:replay-oracle" || r.Kind != "scripted" || r.Source != "live" || r.V != 1 || !strings.HasPrefix(r.Traj, filepath.Join(f.Dir, "sft", "rollouts")) {
+			t.Fatalf("record %+v", r)
+		}
+		seen[r.TaskID] = true
+	}
+	if len(seen) != 2 || seen[f.Tasks["model-pick"].ID] {
+		t.Fatalf("tasks exported: %v", seen)
+	}
+	_, stderr, err = run(t, st, "sft", "export", "--dir", f.Dir, "--out", out)
+	if err != nil || !strings.Contains(stderr, "never gated") || !strings.Contains(stderr, "0 segments written") {
+		t.Fatalf("--from gate on ungated tasks: %v\n%s", err, stderr)
+	}
+}
