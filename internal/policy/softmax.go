@@ -32,7 +32,7 @@ type Softmax struct {
 }
 
 // SoftmaxContexts are the decision contexts: the step's interface.
-var SoftmaxContexts = []string{task.GUI, task.MCP, task.CLI, task.File}
+var SoftmaxContexts = []string{task.GUI, task.MCP, task.CLI, agent.File}
 
 // SoftmaxActions are the decisions at a step: do it as the reference
 // does, do it with a slipped argument, skip it, or stop.
@@ -46,7 +46,7 @@ type SoftmaxParams struct {
 }
 
 // DefaultSoftmaxParams start the policy doing the reference's step with
-// probability 0.79 in every context, slipping or skipping it 0.08 each and
+// probability 0.80 in every context, slipping or skipping it 0.08 each and
 // stopping 0.04: a weak agent on tasks of a dozen steps.
 func DefaultSoftmaxParams() SoftmaxParams {
 	row := []float64{3, 0.7, 0.7, 0}

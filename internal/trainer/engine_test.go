@@ -1,0 +1,134 @@
+package trainer
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/rl"
+)
+
+// tok is the fake engine's tokenizer: a role token, the content's bytes,
+// each tool call's name and arguments. An assistant message sent back
+// tokenizes to the completion it was, so a turn's prompt extends the last
+// turn's prompt and completion, as with a real engine.
+func tok(role, content string, calls []fake.WireToolCall) []int {
+	out := []int{map[string]int{"system": 1, "user": 2, "assistant": 3, "tool": 4}[role]}
+	for _, b := range []byte(content) {
+		out = append(out, 10+int(b))
+	}
+	for _, c := range calls {
+		out = append(out, 5)
+		for _, b := range []byte(c.Function.Name + "\x00" + c.Function.Arguments) {
+			out = append(out, 10+int(b))
+		}
+	}
+	return out
+}
+
+func wire(calls []fake.ToolCall) []fake.WireToolCall {
+	var out []fake.WireToolCall
+	for _, c := range calls {
+		var w fake.WireToolCall
+		w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+		out = append(out, w)
+	}
+	return out
+}
+
+// engine is a fake inference engine whose behaviour is the rollout's
+// sampling seed mod 3: 0 runs a command with a long output (the context
+// outgrows its budget and the harness compacts), then answers; 1 makes a
+// tool call that does not parse (a format failure); 2 answers at once.
+func engine(t *testing.T) *fake.Server {
+	return fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		var prompt []int
+		for _, m := range r.Messages {
+			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
+		}
+		mode := int64(0)
+		if r.Seed != nil {
+			mode = *r.Seed % 3
+		}
+		last := r.Messages[len(r.Messages)-1]
+		var reply fake.Turn
+		switch {
+		case strings.Contains(last.Content, "about to be cut"):
+			reply = fake.Turn{Content: "Summary: I listed numbers; answer now."}
+		case mode == 1:
+			reply = fake.Turn{ToolCalls: []fake.ToolCall{{ID: "c1", Name: "shell", Arguments: `{"command": `}}}
+		case mode == 0 && !slices.ContainsFunc(r.Messages, func(m fake.Message) bool { return m.Role == "tool" || strings.HasPrefix(m.Content, "Summary") }):
+			reply = fake.Turn{ToolCalls: []fake.ToolCall{{ID: "c1", Name: "shell", Arguments: `{"command":"seq 1 3000"}`}}}
+		default:
+			reply = fake.Turn{Content: "I could not finish the task."}
+		}
+		reply.PromptTokenIDs = prompt
+		reply.CompletionTokenIDs = tok("assistant", reply.Content, wire(reply.ToolCalls))
+		reply.WeightVersion = "w-7"
+		return reply
+	})
+}
+
+// TestBatchThroughEngine: the harness pointed at a trainer's engine (the
+// fake, speaking SGLang's wire format): token ids, logprobs and weight
+// versions reach the samples; compaction splits a rollout into segments
+// with one advantage; a format failure has reward -1 and trains only its
+// failing turn; tool results are masked out.
+func TestBatchThroughEngine(t *testing.T) {
+	f := fixture(t)
+	srv := engine(t)
+	srv.SetEngine("sglang")
+	s := open(t, f, Options{})
+	seed := int64(0)
+	req := Request{Step: 1, Tasks: 2, G: 3, Engine: "sglang+" + srv.URL() + "#" + fake.DefaultModel, PolicyVersion: "step-1",
+		Sampling: Sampling{Temperature: ptr(1.0), TopP: ptr(0.95), MaxTokens: 200, ContextTokens: 2500, MaxTurns: 8, Seed: &seed}}
+	b, err := s.Batch(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBatch(t, b)
+	if !b.Tokens || b.Stats.Ready != 2 {
+		t.Fatalf("tokens %v, stats %+v, groups %+v", b.Tokens, b.Stats, b.Groups)
+	}
+	var sawCompacted, sawFormat bool
+	for _, smp := range b.Samples {
+		if smp.Policy != "model:"+fake.DefaultModel || !slices.Equal(smp.WeightVersions, []string{"w-7"}) {
+			t.Errorf("sample policy %q weight versions %v", smp.Policy, smp.WeightVersions)
+		}
+		if smp.TrajectoryTrainableTokens == 0 || smp.LossWeight != rl.TokenWeight(smp.TrajectoryTrainableTokens, 3, 2) {
+			t.Errorf("%s: L_j %d weight %v", smp.RolloutID, smp.TrajectoryTrainableTokens, smp.LossWeight)
+		}
+		if len(smp.PromptTokenIDs) == 0 || smp.PromptTokenIDs[0] != 1 {
+			t.Errorf("%s segment %d: the prompt does not start with the system message", smp.RolloutID, smp.SegmentIndex)
+		}
+		// Masked-in tokens are the assistant's; a tool result's role token is masked out.
+		for i, id := range smp.ResponseTokenIDs {
+			if id == 4 && smp.LossMask[i] != 0 {
+				t.Errorf("%s: a tool result is trainable", smp.RolloutID)
+			}
+			if smp.LossMask[i] == 1 && smp.RolloutLogprobs[i] == 0 {
+				t.Errorf("%s: a trainable token without its logprob", smp.RolloutID)
+			}
+		}
+		switch {
+		case smp.FormatFailure:
+			sawFormat = true
+			if smp.Reward != -1 || smp.Status != "format_error" || smp.SegmentCount != 1 {
+				t.Errorf("format failure sample: reward %v status %s segments %d", smp.Reward, smp.Status, smp.SegmentCount)
+			}
+		case smp.SegmentCount > 1:
+			sawCompacted = true
+		}
+	}
+	if !sawCompacted || !sawFormat {
+		t.Errorf("the batch lacks a compacted rollout (%v) or a format failure (%v)", sawCompacted, sawFormat)
+	}
+	// Every request asked for token ids and logprobs, at the sampling asked.
+	for _, r := range srv.Chats() {
+		if !r.ReturnTokenIDs || !r.Logprobs || r.Temperature == nil || *r.Temperature != 1 || r.TopP == nil || *r.TopP != 0.95 {
+			t.Fatalf("request %d: token ids %v logprobs %v temperature %v top_p %v", r.N, r.ReturnTokenIDs, r.Logprobs, r.Temperature, r.TopP)
+		}
+	}
+}

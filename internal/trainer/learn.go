@@ -1,0 +1,123 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/rl"
+)
+
+// LearnOptions configure the offline learning check.
+type LearnOptions struct {
+	// Steps is how many train steps (default 30); Tasks and G each step's
+	// (default 4 and 4); LR the step size (default 4).
+	Steps, Tasks, G int
+	LR              float64
+	Seed            uint64
+	// Params are the starting parameters (nil: policy.DefaultSoftmaxParams).
+	Params *policy.SoftmaxParams
+	// Progress gets each step's point.
+	Progress func(LearnPoint)
+}
+
+// LearnPoint is one train step of the learning check.
+type LearnPoint struct {
+	Step int `json:"step"`
+	// BaseRollouts and BaseSuccesses are the G base rollouts of every
+	// group the step sampled (they always run): the policy's success rate
+	// before the step's update, unbiased by the adaptive scheduler's extra
+	// rollouts on hard tasks.
+	BaseRollouts  int     `json:"base_rollouts"`
+	BaseSuccesses int     `json:"base_successes"`
+	SuccessRate   float64 `json:"success_rate"`
+	MeanReward    float64 `json:"mean_reward"`
+	// Rollouts ran in all; Ready groups trained on.
+	Rollouts int `json:"rollouts"`
+	Ready    int `json:"ready"`
+	// Objective is the surrogate before the update; PDo the probability
+	// of doing the reference's step, by context, after it.
+	Objective float64            `json:"objective"`
+	PDo       map[string]float64 `json:"p_do"`
+	WallMS    float64            `json:"wall_ms"`
+}
+
+// Learn is the offline learning check (docs/rl.md): the learnable softmax
+// policy (policy.Softmax) trained by wildawm's own GRPO objective
+// (rl.Tabular.TrainStep on the batches' segment samples, with their
+// advantages and loss weights) through the service, on live instances,
+// step by step. It returns the learning curve and the final parameters.
+func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *policy.SoftmaxParams, error) {
+	o.Steps = cmpOr(o.Steps, 30)
+	o.Tasks = min(cmpOr(o.Tasks, 4), s.Tasks())
+	o.G = cmpOr(o.G, 4)
+	if o.LR == 0 {
+		o.LR = 4
+	}
+	params := policy.DefaultSoftmaxParams()
+	if o.Params != nil {
+		params = *o.Params
+	}
+	tab := &rl.Tabular{Logits: params.Logits}
+	if err := tab.Validate(); err != nil {
+		return nil, nil, err
+	}
+	tab = tab.Clone()
+	var curve []LearnPoint
+	for step := 1; step <= o.Steps; step++ {
+		params := policy.SoftmaxParams{Logits: tab.Logits, Version: fmt.Sprintf("learn-%d", step)}
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := s.Batch(ctx, Request{Step: step, Tasks: o.Tasks, G: o.G, Policy: PolicySoftmax, PolicyParams: raw, Seed: cmpOr(o.Seed, 1)})
+		if err != nil {
+			return curve, &params, err
+		}
+		pt := LearnPoint{Step: step, Rollouts: b.Stats.Rollouts, Ready: b.Stats.Ready, WallMS: b.Stats.WallMS}
+		sum := 0.0
+		for _, g := range b.Groups {
+			for i, slot := range g.Slots {
+				if slot < o.G {
+					pt.BaseRollouts++
+					sum += g.Rewards[i]
+					if rl.Succeeded(g.Rewards[i]) {
+						pt.BaseSuccesses++
+					}
+				}
+			}
+		}
+		if pt.BaseRollouts > 0 {
+			pt.SuccessRate = float64(pt.BaseSuccesses) / float64(pt.BaseRollouts)
+			pt.MeanReward = sum / float64(pt.BaseRollouts)
+		}
+		var ts []rl.TokenSample
+		for _, smp := range b.Samples {
+			ts = append(ts, rl.TokenSample{PromptIDs: smp.PromptTokenIDs, ResponseIDs: smp.ResponseTokenIDs, LossMask: smp.LossMask,
+				Logprobs: smp.RolloutLogprobs, Advantage: smp.Advantage, Weight: smp.LossWeight})
+		}
+		if pt.Objective, err = tab.TrainStep(ts, o.LR); err != nil {
+			return curve, &params, fmt.Errorf("step %d: %w", step, err)
+		}
+		pt.PDo = map[string]float64{}
+		for c, name := range policy.SoftmaxContexts {
+			pt.PDo[name] = tab.Probs(c)[slices.Index(policy.SoftmaxActions, "do")]
+		}
+		curve = append(curve, pt)
+		if o.Progress != nil {
+			o.Progress(pt)
+		}
+	}
+	final := policy.SoftmaxParams{Logits: tab.Logits, Version: fmt.Sprintf("learn-%d", o.Steps)}
+	return curve, &final, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
