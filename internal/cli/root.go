@@ -27,7 +27,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	e := &env{stdout: stdout, stderr: stderr}
 	root.PersistentFlags().StringVar(&e.storeDir, "store", defaultStoreDir(), "the snapshot store directory (env WILDAWM_STORE)")
-	root.AddCommand(e.worldCmd(), e.storeCmd(), e.deltaCmd(), e.benchCmd(), e.demoCmd(), e.setupCmd(), e.serveCmd(), e.mcpCmd(), e.serviceCmd(), e.catalogCmd(), e.synCmd(), e.statsCmd(), e.rolloutCmd(), e.verifyCmd(), e.gateCmd(), e.poolCmd(), e.evalCmd(), e.sftCmd())
+	root.AddCommand(e.worldCmd(), e.storeCmd(), e.deltaCmd(), e.benchCmd(), e.demoCmd(), e.setupCmd(), e.serveCmd(), e.mcpCmd(), e.serviceCmd(), e.catalogCmd(), e.synCmd(), e.statsCmd(), e.rolloutCmd(), e.verifyCmd(), e.gateCmd(), e.poolCmd(), e.evalCmd(), e.sftCmd(), e.rlCmd())
 	root.AddCommand(e.openenvCmd())
 	return root
 }

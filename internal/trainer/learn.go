@@ -14,13 +14,15 @@ import (
 type LearnOptions struct {
 	// Steps is how many train steps (default 30); Tasks and G each step's
 	// (default 4 and 4); LR the step size (default 4).
-	Steps, Tasks, G int
-	LR              float64
-	Seed            uint64
+	Steps int     `json:"steps"`
+	Tasks int     `json:"tasks"`
+	G     int     `json:"g"`
+	LR    float64 `json:"lr"`
+	Seed  uint64  `json:"seed"`
 	// Params are the starting parameters (nil: policy.DefaultSoftmaxParams).
-	Params *policy.SoftmaxParams
+	Params *policy.SoftmaxParams `json:"params,omitempty"`
 	// Progress gets each step's point.
-	Progress func(LearnPoint)
+	Progress func(LearnPoint) `json:"-"`
 }
 
 // LearnPoint is one train step of the learning check.

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/trainer"
+	"github.com/wildawm/wildawm/internal/world"
+)
+
+func (e *env) rlCmd() *cobra.Command {
+	c := &cobra.Command{Use: "rl", Short: "Serve RL trainers: the rollout service, its JSONL export, the offline learning check"}
+	c.AddCommand(e.rlServeCmd(), e.rlExportCmd(), e.rlLearnCmd())
+	return c
+}
+
+// rlFlags are the flags of the commands that run the rollout service.
+type rlFlags struct {
+	dir, split, stateDir string
+	parallel             int
+	fakeBrowser          bool
+}
+
+func (f *rlFlags) register(c *cobra.Command, stateDefault string) {
+	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world run whose pool's tasks are trained on (DIR/"+pool.File+")")
+	c.Flags().StringVar(&f.split, "split", pool.SplitRL, "the pool split tasks are sampled from")
+	c.Flags().StringVar(&f.stateDir, "state", "", "where batches, scheduler state and trajectories are kept (default DIR/"+stateDefault+")")
+	c.Flags().IntVar(&f.parallel, "parallel", 4, "rollouts at a time")
+	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium) instead of Chromium")
+}
+
+// service opens the rollout service over the run's split.
+func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*trainer.Service, func(), error) {
+	if f.parallel < 1 {
+		return nil, nil, fmt.Errorf("--parallel %d: give at least 1", f.parallel)
+	}
+	cache := filepath.Join(f.dir, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, nil, err
+	}
+	src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	envOf, closeEnv, err := e.checkEnv(cmd, src, &taskFlags{dir: f.dir, fakeBrowser: f.fakeBrowser, check: true})
+	if err != nil {
+		closeSrc()
+		return nil, nil, err
+	}
+	personas := map[string]*persona.Persona{}
+	for _, st := range src.States {
+		personas[st.Persona.ID] = st.Persona
+	}
+	state := f.stateDir
+	if state == "" {
+		state = filepath.Join(f.dir, stateDefault)
+	}
+	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress,
+		Env: func(t *task.Task) (*rollout.Env, error) {
+			p := personas[t.Provenance.Persona]
+			if p == nil {
+				return nil, fmt.Errorf("task %s: persona %q is not in %s: train on a pool with the world run it was built from (--dir)", t.ID, t.Provenance.Persona, f.dir)
+			}
+			return envOf(p), nil
+		}})
+	if err != nil {
+		closeEnv()
+		closeSrc()
+		return nil, nil, err
+	}
+	return svc, func() { svc.Close(context.Background()); closeEnv(); closeSrc() }, nil
+}
+
+func (e *env) rlServeCmd() *cobra.Command {
+	var f rlFlags
+	var addr string
+	c := &cobra.Command{
+		Use:   "serve [--dir RUN] [--addr 127.0.0.1:8020]",
+		Short: "Serve a trainer the batches of its train steps (docs/segment.md)",
+		Long: `Serve the rollout service: a trainer POSTs /v1/batches with the train step, the
+number of tasks, G, its inference engine ([ENGINE+]URL#MODEL), sampling
+parameters and policy version, and long-polls GET /v1/batches/step-N. wildawm
+samples tasks of the pool's RL split, runs the adaptive rollout scheduler over
+fresh instances with the harness pointed at the engine, verifies every rollout,
+and returns G selected rollouts per ready task as segment samples with rewards
+and advantages. Batches and the scheduler state are kept by train step under
+--state, so a restarted service (and a resumed trainer) continues. Prints the
+base URL as the first line, then serves until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, closeSvc, err := e.rlService(cmd, &f, "rl")
+			if err != nil {
+				return err
+			}
+			defer closeSvc()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--addr %s: %w", addr, err)
+			}
+			hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			errc := make(chan error, 1)
+			go func() { errc <- hs.Serve(ln) }()
+			fmt.Fprintf(e.stdout, "http://%s\n", ln.Addr())
+			e.progress("serving %d %s tasks at http://%s (POST /v1/batches); interrupt to stop", svc.Tasks(), f.split, ln.Addr())
+			select {
+			case err := <-errc:
+				return err
+			case <-cmd.Context().Done():
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return hs.Shutdown(sctx)
+		},
+	}
+	f.register(c, "rl")
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8020", "the address to listen on (port 0: a free one, printed)")
+	return c
+}
+
+func (e *env) rlExportCmd() *cobra.Command {
+	var dir, state, out string
+	var from, to int
+	c := &cobra.Command{
+		Use:   "export --out FILE.jsonl [--dir RUN] [--from N] [--to M]",
+		Short: "Write the saved batches' segment samples as JSONL, one sample a line, for offline SFT/RL",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return errors.New("--out is required: the JSONL file to write")
+			}
+			if state == "" {
+				state = filepath.Join(dir, "rl")
+			}
+			n, steps, err := trainer.Export(filepath.Join(state, "batches"), out, from, to)
+			if err != nil {
+				return err
+			}
+			e.progress("wrote %d samples of %d steps to %s", n, steps, out)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the world run the service ran on")
+	c.Flags().StringVar(&state, "state", "", "the service's state directory (default DIR/rl)")
+	c.Flags().StringVar(&out, "out", "", "the JSONL file to write")
+	c.Flags().IntVar(&from, "from", 1, "the first train step")
+	c.Flags().IntVar(&to, "to", 0, "the last train step (default the last saved)")
+	return c
+}
+
+func (e *env) rlLearnCmd() *cobra.Command {
+	var f rlFlags
+	var o trainer.LearnOptions
+	var curveOut string
+	c := &cobra.Command{
+		Use:   "learn [--dir RUN] [--steps 30] [--tasks 4] [--g 4]",
+		Short: "The offline learning check: train a softmax policy by wildawm's GRPO objective on live instances",
+		Long: `Train the learnable softmax policy (learned:softmax: at each step of a task's
+reference completion it does the step, slips an argument, skips it or stops,
+with probabilities by interface) with wildawm's own GRPO objective on the
+batches of the rollout service: the adaptive scheduler, verifier rewards,
+G-subsets, advantages, segment samples and loss weights, on live instances. No
+model and no GPU: it shows the loop closes end to end. Prints the learning
+curve, one line per step (the G base rollouts' success rate), and writes it
+as JSON (--curve, default STATE/learn.json). The service's state is kept apart
+from rl serve's (default DIR/rl-learn); remove it to start over.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Steps < 1 || o.Tasks < 1 || o.G < 1 {
+				return errors.New("--steps, --tasks and --g must be at least 1")
+			}
+			svc, closeSvc, err := e.rlService(cmd, &f, "rl-learn")
+			if err != nil {
+				return err
+			}
+			defer closeSvc()
+			fmt.Fprintf(e.stdout, "%-5s %-10s %-8s %-8s %-6s %s\n", "step", "success", "reward", "rollouts", "ready", "P(do) gui/mcp/cli")
+			o.Progress = func(p trainer.LearnPoint) {
+				fmt.Fprintf(e.stdout, "%-5d %-10s %-8.3f %-8d %-6d %.3f/%.3f/%.3f\n", p.Step, fmt.Sprintf("%d/%d", p.BaseSuccesses, p.BaseRollouts),
+					p.MeanReward, p.Rollouts, p.Ready, p.PDo["gui"], p.PDo["mcp"], p.PDo["cli"])
+			}
+			start := time.Now()
+			curve, final, err := trainer.Learn(cmd.Context(), svc, o)
+			if err != nil {
+				return err
+			}
+			if curveOut == "" {
+				state := f.stateDir
+				if state == "" {
+					state = filepath.Join(f.dir, "rl-learn")
+				}
+				curveOut = filepath.Join(state, "learn.json")
+			}
+			data, err := json.MarshalIndent(map[string]any{"curve": curve, "final": final, "options": o, "wall_s": time.Since(start).Seconds()}, "", " ")
+			if err != nil {
+				return err
+			}
+			if err := world.WriteFileAtomic(curveOut, append(data, '\n'), 0o644); err != nil {
+				return err
+			}
+			e.progress("learning curve in %s (%s)", curveOut, time.Since(start).Round(time.Second))
+			return nil
+		},
+	}
+	f.register(c, "rl-learn")
+	c.Flags().IntVar(&o.Steps, "steps", 30, "train steps")
+	c.Flags().IntVar(&o.Tasks, "tasks", 4, "tasks per step")
+	c.Flags().IntVar(&o.G, "g", 4, "base rollouts per task, and rollouts trained on per ready task")
+	c.Flags().Float64Var(&o.LR, "lr", 4, "the step size of the policy's update")
+	c.Flags().Uint64Var(&o.Seed, "seed", 1, "the seed of the tasks sampled and the policy's draws")
+	c.Flags().StringVar(&curveOut, "curve", "", "the learning curve's JSON file")
+	return c
+}
