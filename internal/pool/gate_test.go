@@ -11,25 +11,20 @@ import (
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/agent"
-	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
-	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/gate"
-	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/judge"
 	"github.com/wildawm/wildawm/internal/model/fake"
-	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/synth"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
 // fixture is a small synthesized world run with self-checked tasks of a
-// few families, built once.
+// few families, built once (internal/pool/pooltest).
 type fixture struct {
 	dir   string
 	src   *taskgen.Source
@@ -37,7 +32,10 @@ type fixture struct {
 	tasks map[string]string // family -> task directory
 }
 
-var fix *fixture
+var (
+	fix    *fixture
+	shared *pooltest.Fixture
+)
 
 // families are the families whose tasks the tests gate: they sketch on
 // the small run's last day.
@@ -45,84 +43,20 @@ var families = []string{"wishlist-balance", "cafe-near-venue", "model-pick"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fix != nil {
-		os.RemoveAll(fix.dir)
+	if shared != nil {
+		shared.Close()
 	}
 	os.Exit(code)
 }
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	runtime.SkipUnlessInstancesRun(t)
 	if fix != nil {
 		return fix
 	}
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "wildawm-pool-") // the sandbox uid reads worlds here
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755)
-	run := filepath.Join(dir, "run")
-	if _, err := catalog.Build(ctx, filepath.Join(run, "catalog"), generator.Default(), catalog.BuildOptions{Seed: catalog.DefaultSeed}); err != nil {
-		t.Fatal(err)
-	}
-	r, closeRun, err := synth.Open(ctx, synth.OpenOptions{Dir: run, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, _, err := r.Personas(ctx, 1, func(int) int { return 4 }, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Worlds(ctx, ps, 2); err != nil {
-		t.Fatal(err)
-	}
-	closeRun()
-	cache := filepath.Join(dir, "cache")
-	os.Mkdir(cache, 0o755)
-	src, _, err := taskgen.OpenSource(ctx, run, cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := filepath.Join(dir, "work")
-	os.Mkdir(work, 0o755)
-	last := src.States[len(src.States)-1]
-	env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: work, Self: last.Persona.Name,
-		Services: src.Run.Defs.Library, FirstUID: 230000,
-		NewBrowser: func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
-		}}
-	s := &taskgen.Synth{Source: src, Out: filepath.Join(dir, "tasks"), Diversity: &taskgen.Diversity{},
-		Check: func(*persona.Persona) *rollout.Env { return env }}
-	var fams []taskgen.Family
-	for _, name := range families {
-		f, err := taskgen.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fams = append(fams, f)
-	}
-	jobs := s.Jobs(fams, func(st taskgen.State) bool { return st.Day == last.Day }, 1)
-	rs, err := s.Run(ctx, jobs, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{dir: dir, src: src, env: env, tasks: map[string]string{}}
-	for _, r := range rs {
-		for _, p := range r.Tasks {
-			if _, ok := f.tasks[r.Job.Family]; !ok {
-				f.tasks[r.Job.Family] = p.Dir
-			}
-		}
-	}
-	for _, name := range families {
-		if f.tasks[name] == "" {
-			t.Fatalf("family %s wrote no checked task on the fixture's last day", name)
-		}
-	}
-	fix = f
-	return f
+	shared = pooltest.New(t, families)
+	fix = &fixture{dir: filepath.Dir(shared.Dir), src: shared.Src, env: shared.Env, tasks: shared.TaskDirs}
+	return fix
 }
 
 // copyTask copies a family's task directory for a test to change.
