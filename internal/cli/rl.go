@@ -179,9 +179,10 @@ as JSON (--curve, default STATE/learn.json). The service's state is kept apart
 from rl serve's (default DIR/rl-learn); remove it to start over.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Steps < 1 || o.Tasks < 1 || o.G < 1 {
-				return errors.New("--steps, --tasks and --g must be at least 1")
+			if o.Steps < 1 || o.Tasks < 1 || o.G < 1 || o.LR < 0 {
+				return errors.New("--steps, --tasks and --g must be at least 1, --lr at least 0")
 			}
+			o.Frozen = o.LR == 0
 			svc, closeSvc, err := e.rlService(cmd, &f, "rl-learn")
 			if err != nil {
 				return err
@@ -219,7 +220,7 @@ from rl serve's (default DIR/rl-learn); remove it to start over.`,
 	c.Flags().IntVar(&o.Steps, "steps", 30, "train steps")
 	c.Flags().IntVar(&o.Tasks, "tasks", 4, "tasks per step")
 	c.Flags().IntVar(&o.G, "g", 4, "base rollouts per task, and rollouts trained on per ready task")
-	c.Flags().Float64Var(&o.LR, "lr", 4, "the step size of the policy's update")
+	c.Flags().Float64Var(&o.LR, "lr", 4, "the step size of the policy's update (0: never update, the control run)")
 	c.Flags().Uint64Var(&o.Seed, "seed", 1, "the seed of the tasks sampled and the policy's draws")
 	c.Flags().StringVar(&curveOut, "curve", "", "the learning curve's JSON file")
 	return c

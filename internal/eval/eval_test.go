@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,32 +15,21 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/task"
 )
 
 // The package's tests share one pool fixture (built on first use).
-var shared struct {
-	once sync.Once
-	f    *pooltest.Fixture
-}
+var shared pooltest.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.f != nil {
-		shared.f.Close()
-	}
+	shared.Close()
 	os.Exit(code)
 }
 
 func fixture(t *testing.T) *pooltest.Fixture {
 	t.Helper()
-	runtime.SkipUnlessInstancesRun(t)
-	shared.once.Do(func() { shared.f = pooltest.New(t, nil) })
-	if shared.f == nil {
-		t.Fatal("the pool fixture failed in an earlier test")
-	}
-	return shared.f
+	return shared.Get(t)
 }
 
 // replayAgent is a scripted replay of each case's reference under errs,

@@ -3,8 +3,6 @@ package trainer
 import (
 	"context"
 	"testing"
-
-	"github.com/wildawm/wildawm/internal/pool/pooltest"
 )
 
 // BenchmarkSchedulerStep is the service's own cost of one step with
@@ -13,12 +11,7 @@ import (
 // the batch and the state. The fixture's 3 tasks, G = 4: one task's base
 // rollouts all fail alike, so it takes a chunk of 8 more.
 func BenchmarkSchedulerStep(b *testing.B) {
-	f := fix
-	if f == nil {
-		f = pooltest.New(b, nil)
-		f.WritePool(b, nil)
-		fix = f
-	}
+	f := fixture(b)
 	ids := []string{}
 	for _, tk := range f.Tasks {
 		ids = append(ids, tk.ID)

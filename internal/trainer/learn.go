@@ -13,12 +13,15 @@ import (
 // LearnOptions configure the offline learning check.
 type LearnOptions struct {
 	// Steps is how many train steps (default 30); Tasks and G each step's
-	// (default 4 and 4); LR the step size (default 4).
-	Steps int     `json:"steps"`
-	Tasks int     `json:"tasks"`
-	G     int     `json:"g"`
-	LR    float64 `json:"lr"`
-	Seed  uint64  `json:"seed"`
+	// (default 4 and 4); LR the step size (default 4). Frozen skips the
+	// updates: the control run, whose curve shows what the policy does
+	// without learning.
+	Steps  int     `json:"steps"`
+	Tasks  int     `json:"tasks"`
+	G      int     `json:"g"`
+	LR     float64 `json:"lr"`
+	Seed   uint64  `json:"seed"`
+	Frozen bool    `json:"frozen,omitempty"`
 	// Params are the starting parameters (nil: policy.DefaultSoftmaxParams).
 	Params *policy.SoftmaxParams `json:"params,omitempty"`
 	// Progress gets each step's point.
@@ -100,7 +103,11 @@ func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *poli
 			ts = append(ts, rl.TokenSample{PromptIDs: smp.PromptTokenIDs, ResponseIDs: smp.ResponseTokenIDs, LossMask: smp.LossMask,
 				Logprobs: smp.RolloutLogprobs, Advantage: smp.Advantage, Weight: smp.LossWeight})
 		}
-		if pt.Objective, err = tab.TrainStep(ts, o.LR); err != nil {
+		lr := o.LR
+		if o.Frozen {
+			lr = 0
+		}
+		if pt.Objective, err = tab.TrainStep(ts, lr); err != nil {
 			return curve, &params, fmt.Errorf("step %d: %w", step, err)
 		}
 		pt.PDo = map[string]float64{}

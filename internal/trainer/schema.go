@@ -52,8 +52,8 @@ type Sampling struct {
 	TopP        *float64 `json:"top_p,omitempty"`
 	// MaxTokens bounds each completion (the harness's default when 0).
 	MaxTokens int `json:"max_tokens,omitempty"`
-	// Seed, when set, is the first rollout's sampling seed; rollout i of a
-	// step gets Seed + i.
+	// Seed, when set, is the sampling seed: the rollout in group g, slot s
+	// of a step gets Seed + 1000*g + s.
 	Seed *int64 `json:"seed,omitempty"`
 	// ContextTokens is the context budget before compaction (the harness's
 	// default when 0); MaxTurns bounds a rollout's turns.

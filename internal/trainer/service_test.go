@@ -20,24 +20,22 @@ import (
 	"github.com/wildawm/wildawm/internal/task"
 )
 
-var fix *pooltest.Fixture
+var shared pooltest.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fix != nil {
-		fix.Close()
-	}
+	shared.Close()
 	os.Exit(code)
 }
 
 // fixture is the package's pool: every task in the rl split.
-func fixture(t *testing.T) *pooltest.Fixture {
+func fixture(t testing.TB) *pooltest.Fixture {
 	t.Helper()
-	if fix == nil {
-		fix = pooltest.New(t, nil)
-		fix.WritePool(t, nil)
+	f := shared.Get(t)
+	if _, err := os.Stat(filepath.Join(f.Dir, pool.File)); err != nil {
+		f.WritePool(t, nil)
 	}
-	return fix
+	return f
 }
 
 // open starts a service on the fixture with its own state directory.

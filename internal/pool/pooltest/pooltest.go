@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
@@ -151,4 +152,39 @@ func (f *Fixture) WritePool(t testing.TB, splitOf func(family string) string) *p
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Shared is one fixture for a package's tests, built on first use:
+//
+//	var shared pooltest.Shared
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		shared.Close()
+//		os.Exit(code)
+//	}
+type Shared struct {
+	// Families are the fixture's families (nil: DefaultFamilies).
+	Families []string
+	once     sync.Once
+	f        *Fixture
+}
+
+// Get builds the fixture on the first call and returns it; it skips when
+// instances cannot run here, and fails if an earlier test's build failed.
+func (s *Shared) Get(t testing.TB) *Fixture {
+	t.Helper()
+	runtime.SkipUnlessInstancesRun(t)
+	s.once.Do(func() { s.f = New(t, s.Families) })
+	if s.f == nil {
+		t.Fatal("the pool fixture failed in an earlier test")
+	}
+	return s.f
+}
+
+// Close removes the fixture, if one was built.
+func (s *Shared) Close() {
+	if s.f != nil {
+		s.f.Close()
+	}
 }
