@@ -353,6 +353,7 @@ func (e *env) benchRuntimeCmd() *cobra.Command {
 		workers   int
 		duration  time.Duration
 		noShell   bool
+		hostMode  string
 	)
 	c := &cobra.Command{
 		Use:   "runtime",
@@ -379,16 +380,39 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 			if err != nil {
 				return err
 			}
-			rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
-				RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell, Progress: e.progress})
-			if err != nil {
+			var modes []bool
+			switch hostMode {
+			case "off":
+				modes = []bool{false}
+			case "on":
+				modes = []bool{true}
+			case "both":
+				modes = []bool{false, true}
+			default:
+				return fmt.Errorf("--sandbox-host %q: choose off (sandboxes cloned from the process's namespace), on (from a sandbox host made before the instances) or both (one after the other, side by side)", hostMode)
+			}
+			var reps []*loadtest.Report
+			for _, host := range modes {
+				e.progress("load with the sandbox host %v", map[bool]string{false: "off", true: "on"}[host])
+				rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
+					RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
+					SandboxHost: host, Progress: e.progress})
+				if err != nil {
+					return err
+				}
+				reps = append(reps, rep)
+			}
+			var out any = reps[0]
+			if len(reps) > 1 {
+				out = reps
+			}
+			if err := writeJSON(e.stdout, out); err != nil {
 				return err
 			}
-			if err := writeJSON(e.stdout, rep); err != nil {
-				return err
-			}
-			if rep.Lost > 0 || len(rep.Failures) > 0 {
-				return fmt.Errorf("%d lost or corrupted states, %d failures", rep.Lost, len(rep.Failures))
+			for _, rep := range reps {
+				if rep.Lost > 0 || len(rep.Failures) > 0 {
+					return fmt.Errorf("%d lost or corrupted states, %d failures", rep.Lost, len(rep.Failures))
+				}
 			}
 			return nil
 		},
@@ -398,5 +422,6 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().IntVar(&workers, "workers", 8, "concurrent clients")
 	c.Flags().DurationVar(&duration, "duration", 30*time.Second, "load duration")
 	c.Flags().BoolVar(&noShell, "no-shell", false, "leave shell commands out of the load (resets and MCP calls only)")
+	c.Flags().StringVar(&hostMode, "sandbox-host", "on", "where the shells' sandboxes are cloned from: on (a sandbox host made before the instances), off (the process's own mount namespace), both (off, then on)")
 	return c
 }

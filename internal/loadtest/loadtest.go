@@ -27,6 +27,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/reset"
 	wrt "github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -44,13 +45,18 @@ type Options struct {
 	Duration   time.Duration // default 20 s
 	Seed       uint64
 	// NoShell leaves shell commands out of the load (resets 20%, MCP 80%).
-	NoShell  bool
-	Progress func(format string, args ...any)
+	NoShell bool
+	// SandboxHost clones the shells' sandboxes from a sandbox.Host made
+	// before the instances (their cost then does not grow with them);
+	// without it, from the process's own mount namespace.
+	SandboxHost bool
+	Progress    func(format string, args ...any)
 }
 
 // Report holds the figures.
 type Report struct {
 	Instances       int      `json:"instances"`
+	SandboxHost     bool     `json:"sandbox_host"`
 	CreateP50MS     float64  `json:"create_p50_ms"`
 	RSSPerInstKiB   float64  `json:"rss_per_instance_kib"`
 	HeapPerInstKiB  float64  `json:"heap_per_instance_kib"`
@@ -100,7 +106,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		say = func(string, ...any) {}
 	}
 	mat := &reset.Materializer{Store: o.Store, CacheDir: filepath.Join(o.RunDir, "cache")}
-	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self})
+	var host *sandbox.Host
+	if o.SandboxHost {
+		h, err := sandbox.NewHost(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		defer h.Close()
+		host = h
+	}
+	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host})
 	defer m.Close(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -110,7 +125,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
-	rep := &Report{Instances: o.Instances}
+	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost}
 
 	// Create the instances and measure memory.
 	if _, err := mat.Lower(ctx, o.Snapshot); err != nil {

@@ -66,7 +66,11 @@ type Env struct {
 	// shells, one per instance, so that one instance's processes never count
 	// against another's process limit (default 200000).
 	FirstUID int
-	uids     atomic.Int64
+	// SandboxHost, when set, is the mount namespace the instances' shells
+	// and the verifier's scripts are sandboxed from (sandbox.NewHost); the
+	// Env's owner closes it.
+	SandboxHost *sandbox.Host
+	uids        atomic.Int64
 }
 
 // nextUID returns a fresh sandbox uid.
@@ -197,7 +201,7 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 		return nil, err
 	}
 	uid := e.nextUID()
-	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services})
+	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost})
 }
 
 // MaxAttempts is how many times Run tries a rollout whose harness failed
@@ -387,12 +391,15 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err := verify.CopyDir(ctx, verifierDir, filepath.Join(vdir, "v")); err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID()}, Scratch: scratch})
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID(), Host: e.SandboxHost}, Scratch: scratch})
 }
 
 // SandboxRunner runs verifier scripts in internal/sandbox as UID (0 means
 // the sandbox's default unprivileged uid).
-type SandboxRunner struct{ UID int }
+type SandboxRunner struct {
+	UID  int
+	Host *sandbox.Host
+}
 
 // Run implements verify.Runner.
 func (r SandboxRunner) Run(ctx context.Context, home string, mounts []verify.Mount, env map[string]string, command string, timeout time.Duration) (verify.RunResult, error) {
@@ -403,7 +410,7 @@ func (r SandboxRunner) Run(ctx context.Context, home string, mounts []verify.Mou
 	if err := sandbox.PrepareHome(home, r.UID, r.UID); err != nil {
 		return verify.RunResult{}, err
 	}
-	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout, UID: r.UID, GID: r.UID}, command)
+	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout, UID: r.UID, GID: r.UID, Host: r.Host}, command)
 	if err != nil {
 		return verify.RunResult{}, err
 	}

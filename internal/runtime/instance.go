@@ -40,6 +40,10 @@ type Options struct {
 	Self string
 	// SandboxUID and SandboxGID run the shell; 0 means 65534 (nobody).
 	SandboxUID, SandboxGID int
+	// SandboxHost, when set, is the mount namespace the shell's sandboxes
+	// are cloned from (sandbox.NewHost): their cost then does not grow with
+	// the number of instances. Its owner closes it.
+	SandboxHost *sandbox.Host
 	// ShellTimeout bounds one shell command; 0 means 60 s.
 	ShellTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions; 0 keeps them.
@@ -374,6 +378,7 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		GID:     in.opts.SandboxGID,
 		Timeout: in.opts.ShellTimeout,
 		Clock:   in.clock,
+		Host:    in.opts.SandboxHost,
 	}, command)
 }
 

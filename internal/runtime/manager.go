@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
@@ -66,7 +67,10 @@ type ManagerOptions struct {
 	// one per instance (default 300000): a fork bomb in one instance hits
 	// only its own process limit.
 	FirstUID int
-	Logger   *slog.Logger
+	// SandboxHost is the instances' sandbox host (Options.SandboxHost);
+	// the caller owns it.
+	SandboxHost *sandbox.Host
+	Logger      *slog.Logger
 }
 
 // Manager hosts many instances in one process: they share the catalog, the
@@ -196,7 +200,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
 		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Services: m.opts.Services,
-		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell})
+		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell, SandboxHost: m.opts.SandboxHost})
 	if err != nil {
 		return Info{}, err
 	}

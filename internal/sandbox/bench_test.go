@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"slices"
 	"testing"
@@ -45,4 +46,34 @@ func bench(b *testing.B, f func() error) {
 	}
 	slices.Sort(ds)
 	b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), "p50-ms")
+}
+
+// BenchmarkEchoInstances is `echo hi` with the mounts of N live instances
+// (two tmpfs each, as the overlay strategy mounts) in the caller's
+// namespace, cloned from it (plain) and from a Host made before them, side
+// by side: go test -run '^$' -bench EchoInstances -benchtime 100x ./internal/sandbox/
+func BenchmarkEchoInstances(b *testing.B) {
+	requireSandbox(b)
+	h := newHost(b)
+	mounted := 0
+	for _, n := range []int{1, 64, 256} {
+		mountMany(b, 2*(n-mounted))
+		mounted = n
+		home := newHome(b, 0, 0)
+		for _, mode := range []struct {
+			name string
+			host *Host
+		}{{"plain", nil}, {"host", h}} {
+			b.Run(fmt.Sprintf("instances=%d/%s", n, mode.name), func(b *testing.B) {
+				opts := Options{Home: home, Host: mode.host}
+				bench(b, func() error {
+					res, err := Run(context.Background(), opts, "echo hi")
+					if err == nil && string(res.Stdout) != "hi\n" {
+						b.Fatalf("stdout %q", res.Stdout)
+					}
+					return err
+				})
+			})
+		}
+	}
 }

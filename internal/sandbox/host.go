@@ -14,7 +14,7 @@ import (
 
 // tools are the host programs Run executes, by absolute path.
 type tools struct {
-	bwrap, setpriv, prlimit, unshare, shell string
+	bwrap, setpriv, prlimit, unshare, nsenter, shell string
 }
 
 // lookTools finds bwrap, setpriv, prlimit and the shell, and says what to
@@ -37,6 +37,7 @@ func lookTools() (tools, error) {
 	if os.Geteuid() == 0 {
 		t.setpriv = look("setpriv", "util-linux")
 		t.unshare = look("unshare", "util-linux")
+		t.nsenter = look("nsenter", "util-linux")
 	}
 	if !executable("/bin/sh") {
 		missing = append(missing, "/bin/sh (apt-get install -y dash)")

@@ -49,6 +49,10 @@ type Options struct {
 	MaxMemory int64             // default 1 GiB; RLIMIT_AS of each sandboxed process (no cgroup: tmpfs pages are bounded by the tmpfs sizes)
 	Env       map[string]string // extra environment; may override the defaults
 	Clock     world.Clock       // optional frozen time, via libfaketime (see doc)
+	// Host, when set, is the small mount namespace the sandbox is cloned
+	// from (NewHost), so that its cost does not grow with the caller's
+	// mounts; nil clones it from the caller's namespace.
+	Host *Host
 }
 
 // Mount is an extra read-only bind: host path Host appears at Path.
@@ -83,6 +87,24 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Host != nil {
+		if _, _, switchUser := o.ids(); !switchUser {
+			return nil, errors.New("sandbox: Options.Host needs root")
+		}
+		// The uid must reach the real paths, as without a Host.
+		uid, gid, _ := o.ids()
+		for _, p := range append([]string{o.Home}, hostPaths(o.ReadOnly)...) {
+			if err := searchable(p, uid, gid); err != nil {
+				return nil, err
+			}
+		}
+		b, err := o.Host.bind(o)
+		if err != nil {
+			return nil, err
+		}
+		defer b.release()
+		o.Home, o.ReadOnly = b.home, b.ro
+	}
 	argv, err := o.argv(command)
 	if err != nil {
 		return nil, err
@@ -109,6 +131,10 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		defer gate.Close()
 		defer gateW.Close()
 		argv = append([]string{"/bin/sh", "-c", gateScript, "gate"}, argv...)
+		if o.Host != nil {
+			t, _ := lookTools()
+			argv = append([]string{argv[0], argv[1], argv[2], argv[3], t.nsenter, "--mount=" + o.Host.ns, "--"}, argv[4:]...)
+		}
 	}
 
 	stdout := &capWriter{max: o.MaxOutput}
@@ -238,6 +264,14 @@ const readyScript = `printf . >&3; exec 3>&-; exec "$0" -c "$1"`
 
 // gateScript holds the whole chain until Run has put it into its cgroups.
 const gateScript = `read -r _ <&4; exec 4<&-; exec "$@"`
+
+func hostPaths(ms []Mount) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Host)
+	}
+	return out
+}
 
 // withDefaults validates opts and fills in defaults.
 func (o Options) withDefaults() (Options, error) {

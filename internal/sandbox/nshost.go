@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Host is a small mount namespace the sandboxes are cloned from. Creating
+// a sandbox copies the mount table of the namespace it starts in, under a
+// kernel lock that every mount and unmount also takes; in the caller's
+// namespace that table holds two mounts per live instance (its overlay and
+// tmpfs), so with hundreds of instances each command, and each reset
+// waiting on the lock, pays for all of them. A Host's namespace was copied
+// once, when it was made, and made private: mounts made later in the
+// caller's namespace (new instances) do not appear in it. Run with
+// Options.Host binds a command's Home and ReadOnly paths into Host's
+// shared directory (Dir), where they appear in the Host's namespace too,
+// starts the sandbox chain there, and unmounts them when it ends: the
+// table a sandbox copies holds the host's own mounts and those of the
+// commands running at the time, whatever the number of instances.
+//
+// A Host needs root (mounts). Make it before the instances, so that its
+// namespace does not hold theirs; Close it when done.
+type Host struct {
+	dir    string
+	ns     string // the namespace: /proc/PID/ns/mnt of the holder (its pid is not reused before Close reaps it)
+	holder *exec.Cmd
+	temp   bool // dir was made by NewHost and is removed by Close
+	next   atomic.Int64
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewHost makes a Host whose shared directory is dir (created; it must not
+// be in use by another Host, and every sandbox uid must be able to search
+// its parents); "" is a fresh directory in the system's temporary
+// directory, removed by Close. A directory left mounted by a process that
+// was killed is unmounted first.
+func NewHost(ctx context.Context, dir string) (*Host, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("sandbox: a Host needs root (it mounts): run without one")
+	}
+	t, err := lookTools()
+	if err != nil {
+		return nil, err
+	}
+	temp := dir == ""
+	if temp {
+		if dir, err = os.MkdirTemp("", "wildawm-sandbox-host-"); err != nil {
+			return nil, fmt.Errorf("sandbox: host: %w", err)
+		}
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: host: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: host: %w", err)
+	}
+	// Every uid must reach the binds: nobody stands for them.
+	if err := searchable(dir, DefaultUID, DefaultGID); err != nil {
+		return nil, fmt.Errorf("sandbox: host directory: %w", err)
+	}
+	unix.Unmount(dir, unix.MNT_DETACH) // a stale one of a killed process
+	// dir becomes a mount of its own, in a peer group of its own: what is
+	// mounted below it here propagates to the holder's copy, and nowhere
+	// else (a bind of a shared / would join /'s group).
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		return nil, fmt.Errorf("sandbox: host: bind %s: %w", dir, err)
+	}
+	h := &Host{dir: dir, temp: temp}
+	fail := func(err error) (*Host, error) {
+		unix.Unmount(dir, unix.MNT_DETACH)
+		if temp {
+			os.Remove(dir)
+		}
+		return nil, err
+	}
+	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+		return fail(fmt.Errorf("sandbox: host: make %s private: %w", dir, err))
+	}
+	if err := unix.Mount("", dir, "", unix.MS_SHARED, ""); err != nil {
+		return fail(fmt.Errorf("sandbox: host: make %s shared: %w", dir, err))
+	}
+	// The holder: a copy of this namespace in which every mount but dir is
+	// made private (no propagation from here), then a sleep holding it.
+	script := `set -e
+while read -r _ _ _ _ mp _; do
+  case "$mp" in "$1") ;; *) mount --make-private "$(printf '%b' "$mp")" 2>/dev/null || true ;; esac
+done < /proc/self/mountinfo
+printf .
+exec sleep infinity`
+	cmd := exec.Command(t.unshare, "--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", script, "holder", dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fail(err)
+	}
+	var stderr capWriter
+	stderr.max = 4096
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("sandbox: host: start %s: %w", t.unshare, err))
+	}
+	ready := make(chan error, 1)
+	go func() {
+		b, err := bufio.NewReader(out).ReadByte()
+		if err == nil && b != '.' {
+			err = fmt.Errorf("unexpected %q", b)
+		}
+		ready <- err
+	}()
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(10 * time.Second):
+		err = errors.New("no answer in 10s")
+	}
+	if err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		return fail(fmt.Errorf("sandbox: host: the namespace holder: %v: %s", err, stderr.buf.String()))
+	}
+	h.ns, h.holder = "/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/mnt", cmd
+	return h, nil
+}
+
+// Dir is the shared directory.
+func (h *Host) Dir() string { return h.dir }
+
+// Close ends the holder and unmounts the shared directory. Commands
+// running in the Host's namespace keep it until they end.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	syscall.Kill(-h.holder.Process.Pid, syscall.SIGKILL)
+	h.holder.Wait()
+	if err := unix.Unmount(h.dir, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("sandbox: host: unmount %s: %w", h.dir, err)
+	}
+	if h.temp {
+		return os.RemoveAll(h.dir)
+	}
+	return nil
+}
+
+// binds is one command's view of its paths through a Host.
+type binds struct {
+	dir  string
+	home string
+	ro   []Mount
+}
+
+// bind binds o's Home and ReadOnly host paths below a fresh directory of
+// the shared one (recursively: mounts below them come along).
+func (h *Host) bind(o Options) (*binds, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, errors.New("sandbox: Options.Host is closed")
+	}
+	b := &binds{dir: filepath.Join(h.dir, strconv.FormatInt(h.next.Add(1), 10))}
+	if err := os.Mkdir(b.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: host: %w", err)
+	}
+	place := func(src, name string) (string, error) {
+		dst := filepath.Join(b.dir, name)
+		fi, err := os.Stat(src)
+		if err != nil {
+			return "", err
+		}
+		if fi.IsDir() {
+			err = os.Mkdir(dst, 0o755)
+		} else {
+			err = os.WriteFile(dst, nil, 0o644)
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return "", fmt.Errorf("bind %s: %w", src, err)
+		}
+		return dst, nil
+	}
+	var err error
+	if b.home, err = place(o.Home, "home"); err != nil {
+		b.release()
+		return nil, fmt.Errorf("sandbox: host: %w", err)
+	}
+	for i, m := range o.ReadOnly {
+		p, err := place(m.Host, "ro"+strconv.Itoa(i))
+		if err != nil {
+			b.release()
+			return nil, fmt.Errorf("sandbox: host: %w", err)
+		}
+		b.ro = append(b.ro, Mount{Host: p, Path: m.Path})
+	}
+	return b, nil
+}
+
+// release unmounts a command's binds (lazily: a process of the command
+// that outlived it keeps its view) and removes their directory.
+func (b *binds) release() {
+	entries, _ := os.ReadDir(b.dir)
+	for _, e := range entries {
+		p := filepath.Join(b.dir, e.Name())
+		unix.Unmount(p, unix.MNT_DETACH)
+		os.Remove(p)
+	}
+	os.Remove(b.dir)
+}

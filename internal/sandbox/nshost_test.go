@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func newHost(t testing.TB) *Host {
+	t.Helper()
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a sandbox Host needs root (it mounts): run the tests as root")
+	}
+	h, err := NewHost(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+// mountMany mounts n tmpfs below a fresh directory, as n instances would,
+// and unmounts them at the end of the test.
+func mountMany(t testing.TB, n int) {
+	t.Helper()
+	base := t.TempDir()
+	for i := range n {
+		p := filepath.Join(base, strconv.Itoa(i))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount("tmpfs", p, "tmpfs", 0, "size=1m"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Unmount(p, unix.MNT_DETACH) })
+	}
+}
+
+// TestHost: a command through a Host runs over the same home, with the
+// same read-only mounts, as without one, and its sandbox does not see the
+// mounts made in the caller's namespace after the Host: the table it
+// copies stays small whatever the number of instances. Nothing is left
+// mounted after a command.
+func TestHost(t *testing.T) {
+	h := newHost(t)
+	mountMany(t, 40)
+	home := newHome(t, 0, 0)
+	ro := t.TempDir()
+	os.Chmod(ro, 0o755)
+	os.WriteFile(filepath.Join(ro, "v.txt"), []byte("verifier\n"), 0o644)
+	count := func(o Options) int {
+		out := mustSucceed(t, o, "cat /v/v.txt >> out.txt; wc -l < /proc/self/mountinfo")
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		return n
+	}
+	plain := Options{Home: home, ReadOnly: []Mount{{Host: ro, Path: "/v"}}}
+	with := plain
+	with.Host = h
+	nPlain, nHost := count(plain), count(with)
+	if b, _ := os.ReadFile(filepath.Join(home, "out.txt")); string(b) != "verifier\nverifier\n" {
+		t.Errorf("home after both: %q", b)
+	}
+	// bwrap's own mounts are the same in both; without the Host the 40
+	// tmpfs are copied (and detached, but still counted while setting up).
+	t.Logf("mounts seen in the sandbox: %d without the host, %d with it", nPlain, nHost)
+	if nHost > nPlain {
+		t.Errorf("the host's sandbox sees more mounts (%d) than the plain one (%d)", nHost, nPlain)
+	}
+	entries, err := os.ReadDir(h.Dir())
+	if err != nil || len(entries) != 0 {
+		t.Errorf("the host's directory after the commands: %v %v", entries, err)
+	}
+	// The holder's namespace does not have the instances' mounts.
+	data, err := os.ReadFile(h.ns[:len(h.ns)-len("ns/mnt")] + "mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 40 {
+		t.Errorf("the host's namespace holds %d mounts, the caller's tmpfs among them", n)
+	}
+	// Errors: a closed host, a timeout and exit codes as without one.
+	res := run(t, with, "exit 3")
+	if res.ExitCode != 3 {
+		t.Errorf("exit code %d", res.ExitCode)
+	}
+	with.Timeout = 300e6
+	if res := run(t, with, "sleep 5"); !res.TimedOut {
+		t.Errorf("not timed out: %+v", res)
+	}
+}
