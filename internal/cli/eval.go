@@ -163,6 +163,17 @@ func parseBudgets(s string) ([]int, error) {
 // evalAgent is the agent --agent names: a scripted replay variant (a seed
 // per rollout), or a model through a harness.
 func evalAgent(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
+	a, err := evalAgentOf(spec, harness, h, seed, opencodeWork)
+	if err == nil {
+		a.Config = fmt.Sprintf("agent=%s seed=%d", spec, seed)
+		if !a.Scripted() {
+			a.Config += fmt.Sprintf(" harness=%s max_turns=%d wall=%s context_tokens=%d max_tokens=%d", harness, h.MaxTurns, h.WallTime, h.ContextTokens, h.MaxTokens)
+		}
+	}
+	return a, err
+}
+
+func evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
 	if name, ok := strings.CutPrefix(spec, "scripted:"); ok {
 		variant, _ := strings.CutPrefix(name, "replay-")
 		errs, found := policy.Variant(variant)

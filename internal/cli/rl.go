@@ -111,7 +111,11 @@ base URL as the first line, then serves until interrupted.`,
 			if err != nil {
 				return fmt.Errorf("--addr %s: %w", addr, err)
 			}
-			hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			// Long polls end with the command: their requests' context is
+			// cancelled on interrupt.
+			base, stop := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer stop()
+			hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
 			errc := make(chan error, 1)
 			go func() { errc <- hs.Serve(ln) }()
 			fmt.Fprintf(e.stdout, "http://%s\n", ln.Addr())
@@ -121,9 +125,13 @@ base URL as the first line, then serves until interrupted.`,
 				return err
 			case <-cmd.Context().Done():
 			}
+			stop()
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			return hs.Shutdown(sctx)
+			if err := hs.Shutdown(sctx); err != nil {
+				hs.Close()
+			}
+			return nil
 		},
 	}
 	f.register(c, "rl")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/wildawm/wildawm/internal/agent"
@@ -93,7 +92,7 @@ func (s *Split) Cases(ctx context.Context) ([]Case, error) {
 		return nil, fmt.Errorf("eval: the %s split of %s is empty (%v): gate more tasks with `wildawm pool run --dir %s`, or deal the accepted ones again with `wildawm pool split --dir %s --proportions sft=N,rl=N,val=N`",
 			s.Name(), path, p.Counts, s.Dir, s.Dir)
 	}
-	tasksDir := resolveTasksDir(filepath.Dir(path), p.TasksDir)
+	tasksDir := p.TasksDir // LoadPool resolved it
 	s.dirs = map[string]string{}
 	var out []Case
 	for _, e := range entries {
@@ -118,24 +117,6 @@ func (s *Split) Cases(ctx context.Context) ([]Case, error) {
 	return out, nil
 }
 
-// resolveTasksDir is the pool's tasks directory: absolute as written; a
-// relative one from the pool's own directory (an exported pool's "."), else
-// from the working directory (as `pool split --dir D` writes it).
-func resolveTasksDir(poolDir, tasksDir string) string {
-	if filepath.IsAbs(tasksDir) {
-		return tasksDir
-	}
-	if d := filepath.Join(poolDir, tasksDir); isDir(d) {
-		return d
-	}
-	return tasksDir
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
 // Run implements Adapter: the rollout in a fresh instance, then V on its
 // final world when it counts as the agent's doing.
 func (s *Split) Run(ctx context.Context, c Case, spec rollout.Spec) (*Judged, error) {
@@ -156,7 +137,14 @@ func (s *Split) Run(ctx context.Context, c Case, spec rollout.Spec) (*Judged, er
 	if tr.Countable() {
 		v, err := env.Verify(ctx, c.Task, filepath.Join(dir, "verifier"), res.Final, tr.Answer)
 		if err != nil {
-			return nil, fmt.Errorf("eval: verify %s rollout %s: %w", c.ID, spec.ID, err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The verifier's machinery failed (the sandbox, a world that
+			// cannot be read): an infrastructure failure, not the agent's,
+			// run again on resume.
+			tr.Outcome, tr.Failure, tr.Error = agent.OutcomeInfra, agent.FailInfra, "verify: "+err.Error()
+			return j, nil
 		}
 		j.V, j.Passed, j.Total = v.V, v.Passed, v.Total
 	}

@@ -33,6 +33,9 @@ type Agent struct {
 	// a case must be free to differ: a scripted replay takes the index
 	// into its seed; a model samples.
 	Policy func(c Case, index int) (rollout.Policy, error)
+	// Config says what else makes the agent what it is (its seed, harness,
+	// endpoint, budgets): a resumed evaluation must have the same.
+	Config string
 }
 
 // Scripted reports whether a scripted policy acts (never a model).
@@ -89,10 +92,11 @@ type Report struct {
 	Benchmark string `json:"benchmark"`
 	// Agent is the policy's name; Scripted is true when it is a scripted
 	// policy, never a model.
-	Agent    string `json:"agent"`
-	Scripted bool   `json:"scripted"`
-	K        int    `json:"k"`
-	Budgets  []int  `json:"budgets"`
+	Agent       string `json:"agent"`
+	AgentConfig string `json:"agent_config,omitempty"`
+	Scripted    bool   `json:"scripted"`
+	K           int    `json:"k"`
+	Budgets     []int  `json:"budgets"`
 	// Complete is true once every case has K rollouts.
 	Complete bool         `json:"complete"`
 	Rollouts []Record     `json:"rollouts"`
@@ -155,7 +159,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("eval: --out: %w", err)
 	}
 	path := filepath.Join(o.Out, File)
-	rep := &Report{Version: Version, Benchmark: o.Adapter.Name(), Agent: o.Agent.Name, Scripted: o.Agent.Scripted(), K: o.K, Budgets: budgets, Rollouts: []Record{}}
+	rep := &Report{Version: Version, Benchmark: o.Adapter.Name(), Agent: o.Agent.Name, AgentConfig: o.Agent.Config, Scripted: o.Agent.Scripted(), K: o.K, Budgets: budgets, Rollouts: []Record{}}
 	done := map[string]bool{}
 	prev, err := Load(path)
 	switch {
@@ -164,6 +168,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%w (move it away or give another --out)", err)
 	case prev.Benchmark != rep.Benchmark || prev.Agent != rep.Agent:
 		return nil, fmt.Errorf("eval: --out %s holds an evaluation of %s on %s: give another --out to evaluate %s on %s", o.Out, prev.Agent, prev.Benchmark, rep.Agent, rep.Benchmark)
+	case prev.AgentConfig != rep.AgentConfig:
+		return nil, fmt.Errorf("eval: --out %s holds an evaluation of %s with %q, not %q: give another --out, or the same options", o.Out, rep.Agent, prev.AgentConfig, rep.AgentConfig)
 	default:
 		for _, r := range prev.Rollouts {
 			_, known := order[r.Task]

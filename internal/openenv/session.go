@@ -210,7 +210,7 @@ func noData(raw json.RawMessage, typ string) *protoError {
 	return invalid("data", "a %s message takes no data: send {\"type\": %q}", typ, typ)
 }
 
-var episodeIDOK = func(id string) bool {
+func episodeIDOK(id string) bool {
 	return len(id) >= 1 && len(id) <= 128 && !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
@@ -398,6 +398,7 @@ func (ss *session) finish(ctx context.Context, obs Observation, end, answer stri
 	ep := ss.ep
 	ep.traj.Answer = answer
 	ep.sess.Close(ctx)
+	ep.sess = nil
 	final, err := rollout.SnapshotWorld(ctx, ep.env.Store, ep.inst.Dir(), ep.task.Task.Provenance.Snapshot)
 	ep.inst.Close(context.WithoutCancel(ctx))
 	ep.inst = nil

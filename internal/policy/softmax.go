@@ -20,8 +20,9 @@ import (
 // interface of SoftmaxContexts). It is neither a script with fixed
 // behaviour nor a model: its trajectories say "learned:softmax", and it
 // records each decision as a turn of token ids and logprobs (the context
-// token, then the action token; the effect's observation token before the
-// next context), so its rollouts become segment samples as a model's do.
+// token, then the action token; rl.TabularOK before the next context after
+// a step done or skipped: a step the world rejects ends the rollout), so
+// its rollouts become segment samples as a model's do.
 type Softmax struct {
 	Table *rl.Tabular
 	// Version names the parameters (the turns' weight version).

@@ -198,9 +198,13 @@ func LoadPool(path string) (*Pool, error) {
 	if p.Version != Version {
 		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", path, p.Version, Version)
 	}
-	// A relative tasks directory is relative to the index's directory.
+	// A relative tasks directory is relative to the index's directory (as
+	// Save writes it); an index written before that named it from the
+	// working directory of the command that wrote it.
 	if !filepath.IsAbs(p.TasksDir) {
-		p.TasksDir = filepath.Join(filepath.Dir(path), p.TasksDir)
+		if d := filepath.Join(filepath.Dir(path), p.TasksDir); isDir(d) || !isDir(p.TasksDir) {
+			p.TasksDir = d
+		}
 	}
 	return &p, nil
 }
@@ -246,4 +250,9 @@ func (p *Pool) Export(ctx context.Context, split, out string) (int, error) {
 		sub.Counts[e.Split]++
 	}
 	return len(es), sub.Save(filepath.Join(out, "pool.json"))
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -42,8 +42,9 @@ type Tabular struct {
 }
 
 // Token ids of the tabular policy's vocabulary. A context token precedes
-// each decision; an observation token (TabularOK or TabularError) follows
-// each action's effect.
+// each decision; an observation token follows each decision's effect
+// (TabularOK when the rollout goes on; TabularError is for policies that
+// go on after a step the world rejected).
 const (
 	TabularBOS   = 1
 	TabularOK    = 2

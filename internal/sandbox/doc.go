@@ -16,6 +16,9 @@
 //     when it cannot.
 //   - PrepareHome: hand a home over to the sandbox uid (chown -R, never
 //     following symlinks).
+//   - Host: a small mount namespace the sandboxes are cloned from (see
+//     below), so that a command's cost does not grow with the caller's
+//     mounts.
 //
 // # How a command is run
 //
@@ -61,6 +64,23 @@
 // Because bwrap runs as the sandbox uid, it must be able to reach Home and
 // every ReadOnly host path: each ancestor directory needs the search (x)
 // bit for that uid. Run checks this and says which directory is missing it.
+//
+// # The sandbox host
+//
+// bwrap's new mount namespace is a copy of the one it starts in, made under
+// a kernel lock that every mount and unmount takes too. In a process
+// hosting hundreds of instances that namespace holds two mounts per
+// instance, so each command copies (and then detaches) all of them, and
+// resets wait behind it. With Options.Host the chain starts with
+//
+//	nsenter --mount=/proc/HOLDER/ns/mnt -- unshare --pid ... bwrap ...
+//
+// in the Host's namespace: a copy made once, when NewHost ran, with every
+// mount made private except the Host's directory, a shared mount. Run binds
+// the command's Home and ReadOnly paths below that directory (they
+// propagate into the Host's namespace, and only there) and bwrap binds them
+// from there; they are unmounted when the command ends. Everything else is
+// as above: the same chain, limits, cgroups and isolation.
 //
 // # Frozen time
 //

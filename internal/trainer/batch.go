@@ -125,7 +125,9 @@ func (s *Service) policy(ref taskRef, job RolloutJob) (rollout.Policy, error) {
 		Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, MaxTokens: req.Sampling.MaxTokens,
 		ContextTokens: req.Sampling.ContextTokens, MaxTurns: req.Sampling.MaxTurns}
 	if req.Sampling.Seed != nil {
-		sd := *req.Sampling.Seed + int64(job.Group*1000+job.Slot)
+		// A seed of its own per step, group, slot and try: a retried slot
+		// or the next step does not replay the same draw.
+		sd := int64(seedOf(uint64(*req.Sampling.Seed), "sampling", job.Step, job.Group, job.Slot, job.Try) >> 1)
 		h.Seed = &sd
 	}
 	return policy.Model{Harness: h}, nil
@@ -201,6 +203,9 @@ func (s *Service) loadState(step int) (*State, error) {
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("trainer: %s: %w", s.statePath(best), err)
+	}
+	if st.Version != SchemaVersion {
+		return nil, fmt.Errorf("trainer: %s: state version %d, this build reads %d", s.statePath(best), st.Version, SchemaVersion)
 	}
 	if st.Kappa == nil {
 		st.Kappa = map[string]float64{}
@@ -306,11 +311,17 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 				jctx, cancel := context.WithCancel(ctx)
 				g.cancels[j.slot] = cancel
 				mu.Unlock()
+				id := fmt.Sprintf("s%06d-g%02d-r%02d", req.Step, g.index, j.slot)
+				if j.try > 0 {
+					id += fmt.Sprintf("-t%d", j.try)
+				}
 				res, err := s.Rollout(jctx, RolloutJob{Step: req.Step, TaskID: g.ref.id, Group: g.index, Slot: j.slot,
-					RolloutID: fmt.Sprintf("s%06d-g%02d-r%02d", req.Step, g.index, j.slot), Request: req, Try: j.try})
+					RolloutID: id, Request: req, Try: j.try})
 				cancel()
 				if err == nil {
-					s.saveTrajectory(req.Step, res)
+					if serr := s.saveTrajectory(req.Step, res); serr != nil {
+						err = fmt.Errorf("keep the trajectory: %w", serr)
+					}
 				}
 				mu.Lock()
 				delete(g.cancels, j.slot)
@@ -453,15 +464,16 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 }
 
 // saveTrajectory keeps a finished rollout's trajectory in
-// rl/rollouts/step-N/; a failure to keep it does not fail the step.
-func (s *Service) saveTrajectory(step int, res *RolloutResult) {
+// rl/rollouts/step-N/ (a failure to keep it fails the step).
+func (s *Service) saveTrajectory(step int, res *RolloutResult) error {
 	if res == nil || res.Trajectory == nil {
-		return
+		return nil
 	}
 	dir := filepath.Join(s.dir, "rollouts", batchID(step))
-	if os.MkdirAll(dir, 0o755) == nil {
-		res.Trajectory.Save(filepath.Join(dir, res.RolloutID+".json"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
+	return res.Trajectory.Save(filepath.Join(dir, res.RolloutID+".json"))
 }
 
 // samples are one rollout's segment samples, with the fields that depend
@@ -482,7 +494,7 @@ func samples(res *RolloutResult, g, groups int) []Sample {
 			continue
 		}
 		turns = append(turns, rl.Turn{PromptIDs: t.PromptTokenIDs, ResponseIDs: t.CompletionTokenIDs, Logprobs: t.Logprobs,
-			Compacted: compacted[t.Index] || t.Kind == "compaction"})
+			Compacted: compacted[t.Index]})
 		meta = append(meta, t)
 	}
 	segs := rl.Segments(turns, res.FormatFailure)

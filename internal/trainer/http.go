@@ -72,12 +72,19 @@ func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, done, err := s.Submit(req)
+	var reqErr *RequestError
 	switch {
 	case errors.Is(err, ErrConflict):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
 		return
-	case err != nil:
+	case errors.As(err, &reqErr):
 		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
+		return
+	case errors.Is(err, ErrClosed):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{err.Error()})
+		return
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
 		return
 	}
 	select {
@@ -99,11 +106,11 @@ func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
 	wait := DefaultWait
 	if v := r.URL.Query().Get("wait"); v != "" {
 		sec, err := strconv.ParseFloat(v, 64)
-		if err != nil || sec < 0 {
+		if err != nil || !(sec >= 0) || sec > MaxWait.Seconds() {
 			writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("wait=%q: give seconds, 0..%d", v, int(MaxWait.Seconds()))})
 			return
 		}
-		wait = min(time.Duration(sec*float64(time.Second)), MaxWait)
+		wait = time.Duration(sec * float64(time.Second))
 	}
 	b, _, done, ok := s.Lookup(step)
 	if !ok {

@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -78,6 +79,9 @@ func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *poli
 			return nil, nil, err
 		}
 		b, err := s.Batch(ctx, Request{Step: step, Tasks: o.Tasks, G: o.G, Policy: PolicySoftmax, PolicyParams: raw, Seed: cmpOr(o.Seed, 1)})
+		if errors.Is(err, ErrConflict) {
+			return curve, &params, fmt.Errorf("step %d: the state directory holds an earlier learning run with other options: remove it, or give another one (--state): %w", step, err)
+		}
 		if err != nil {
 			return curve, &params, err
 		}

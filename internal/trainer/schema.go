@@ -52,8 +52,8 @@ type Sampling struct {
 	TopP        *float64 `json:"top_p,omitempty"`
 	// MaxTokens bounds each completion (the harness's default when 0).
 	MaxTokens int `json:"max_tokens,omitempty"`
-	// Seed, when set, is the sampling seed: the rollout in group g, slot s
-	// of a step gets Seed + 1000*g + s.
+	// Seed, when set, seeds the engine's sampling: each rollout gets a seed
+	// of its own, derived from Seed, the step, its group, slot and try.
 	Seed *int64 `json:"seed,omitempty"`
 	// ContextTokens is the context budget before compaction (the harness's
 	// default when 0); MaxTurns bounds a rollout's turns.
@@ -88,6 +88,9 @@ func (r *Request) Validate() error {
 		if _, err := model.ParseSpec(r.Engine); err != nil {
 			bad("engine", "%v", err)
 		}
+	}
+	if r.Policy != "" && (r.Harness != "" || r.PolicyVersion != "" || r.Sampling != (Sampling{})) {
+		bad("policy", "%q with harness, policy_version or sampling: those are the engine's; an offline policy takes policy_params only", r.Policy)
 	}
 	if len(r.PolicyParams) > 0 && r.Policy == "" {
 		bad("policy_params", "set without a policy: name the offline policy they are for")

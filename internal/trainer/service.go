@@ -101,6 +101,7 @@ type Service struct {
 	queue     chan *pending
 	done      chan struct{}
 	stop      context.CancelFunc
+	closed    bool // under mu
 	closeOnce sync.Once
 	wg        sync.WaitGroup
 }
@@ -184,42 +185,71 @@ func (s *Service) Tasks() int { return len(s.tasks) }
 // Close stops the worker; a batch being computed fails and is not saved.
 func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		s.stop()
 		close(s.done)
 	})
 	s.wg.Wait()
-	return nil
+	// The batches still queued will not run: they fail, and whoever waits
+	// for them is told.
+	for {
+		select {
+		case p := <-s.queue:
+			s.mu.Lock()
+			p.batch.Status, p.batch.Error = StatusFailed, ErrClosed.Error()
+			close(p.done)
+			s.mu.Unlock()
+		default:
+			return nil
+		}
+	}
 }
 
 // ErrConflict is returned for a step already requested with other
 // parameters.
 var ErrConflict = errors.New("trainer: step already requested with other parameters")
 
+// ErrClosed is returned by a closed service, and is the error of the
+// batches it did not get to.
+var ErrClosed = errors.New("trainer: the service is closed")
+
+// RequestError is a request the service refuses as it is (a field's value,
+// an unknown policy): the client's to fix.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
 // Submit requests a step's batch and returns its pending handle: a batch
 // computed before (saved in the state directory) is read back; a step
 // requested again with the same request returns the same batch.
 func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 	if err := req.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, &RequestError{err}
 	}
 	req = req.withDefaults()
 	if req.Tasks > len(s.tasks) {
-		return nil, nil, fmt.Errorf("tasks: %d, but the %s split has %d tasks: ask for at most %d", req.Tasks, s.opts.Split, len(s.tasks), len(s.tasks))
+		return nil, nil, &RequestError{fmt.Errorf("tasks: %d, but the %s split has %d tasks: ask for at most %d", req.Tasks, s.opts.Split, len(s.tasks), len(s.tasks))}
 	}
 	if req.Policy != "" {
 		f := s.opts.Policies[req.Policy]
 		if f == nil {
-			return nil, nil, fmt.Errorf("policy: %q is not an offline policy of this service: choose one of %v, or give an engine", req.Policy, slices.Sorted(maps.Keys(s.opts.Policies)))
+			return nil, nil, &RequestError{fmt.Errorf("policy: %q is not an offline policy of this service: choose one of %v, or give an engine", req.Policy, slices.Sorted(maps.Keys(s.opts.Policies)))}
 		}
 		if _, err := f(s.tasks[0].task, 0, req.Seed, req.PolicyParams); err != nil {
-			return nil, nil, fmt.Errorf("policy_params: %w", err)
+			return nil, nil, &RequestError{fmt.Errorf("policy_params: %w", err)}
 		}
 	}
 	if req.Engine != "" && req.Harness != "" && req.Harness != agent.HarnessName {
-		return nil, nil, fmt.Errorf("harness: %q: RL needs the engine's token ids, which only the %s harness records: leave it out", req.Harness, agent.HarnessName)
+		return nil, nil, &RequestError{fmt.Errorf("harness: %q: RL needs the engine's token ids, which only the %s harness records: leave it out", req.Harness, agent.HarnessName)}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, ErrClosed
+	}
 	if p := s.batches[req.Step]; p != nil && !p.failed() {
 		if !sameRequest(p.req, req) {
 			return nil, nil, fmt.Errorf("step %d: %w: request the next step, or repeat this one's request exactly", req.Step, ErrConflict)
