@@ -354,6 +354,7 @@ func (e *env) benchRuntimeCmd() *cobra.Command {
 		duration  time.Duration
 		noShell   bool
 		hostMode  string
+		shellNice int
 	)
 	c := &cobra.Command{
 		Use:   "runtime",
@@ -396,7 +397,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 				e.progress("load with the sandbox host %v", map[bool]string{false: "off", true: "on"}[host])
 				rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
 					RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
-					SandboxHost: host, Progress: e.progress})
+					SandboxHost: host, ShellNice: shellNice, Progress: e.progress})
 				if err != nil {
 					return err
 				}
@@ -422,6 +423,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().IntVar(&workers, "workers", 8, "concurrent clients")
 	c.Flags().DurationVar(&duration, "duration", 30*time.Second, "load duration")
 	c.Flags().BoolVar(&noShell, "no-shell", false, "leave shell commands out of the load (resets and MCP calls only)")
+	c.Flags().IntVar(&shellNice, "shell-nice", 0, "the shell commands' CPU priority, 0..19 (sandbox.Options.Nice)")
 	c.Flags().StringVar(&hostMode, "sandbox-host", "on", "where the shells' sandboxes are cloned from: on (a sandbox host made before the instances), off (the process's own mount namespace), both (off, then on)")
 	return c
 }

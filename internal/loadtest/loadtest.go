@@ -50,13 +50,16 @@ type Options struct {
 	// before the instances (their cost then does not grow with them);
 	// without it, from the process's own mount namespace.
 	SandboxHost bool
-	Progress    func(format string, args ...any)
+	// ShellNice is the shells' CPU priority (runtime.Options.ShellNice).
+	ShellNice int
+	Progress  func(format string, args ...any)
 }
 
 // Report holds the figures.
 type Report struct {
 	Instances       int      `json:"instances"`
 	SandboxHost     bool     `json:"sandbox_host"`
+	ShellNice       int      `json:"shell_nice"`
 	CreateP50MS     float64  `json:"create_p50_ms"`
 	RSSPerInstKiB   float64  `json:"rss_per_instance_kib"`
 	HeapPerInstKiB  float64  `json:"heap_per_instance_kib"`
@@ -115,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer h.Close()
 		host = h
 	}
-	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host})
+	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host, ShellNice: o.ShellNice})
 	defer m.Close(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,7 +128,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
-	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost}
+	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: o.ShellNice}
 
 	// Create the instances and measure memory.
 	if _, err := mat.Lower(ctx, o.Snapshot); err != nil {

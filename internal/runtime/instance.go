@@ -44,6 +44,8 @@ type Options struct {
 	// are cloned from (sandbox.NewHost): their cost then does not grow with
 	// the number of instances. Its owner closes it.
 	SandboxHost *sandbox.Host
+	// ShellNice lowers the shell commands' CPU priority (sandbox.Options.Nice).
+	ShellNice int
 	// ShellTimeout bounds one shell command; 0 means 60 s.
 	ShellTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions; 0 keeps them.
@@ -379,6 +381,7 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		Timeout: in.opts.ShellTimeout,
 		Clock:   in.clock,
 		Host:    in.opts.SandboxHost,
+		Nice:    in.opts.ShellNice,
 	}, command)
 }
 

@@ -70,7 +70,9 @@ type ManagerOptions struct {
 	// SandboxHost is the instances' sandbox host (Options.SandboxHost);
 	// the caller owns it.
 	SandboxHost *sandbox.Host
-	Logger      *slog.Logger
+	// ShellNice is the instances' Options.ShellNice.
+	ShellNice int
+	Logger    *slog.Logger
 }
 
 // Manager hosts many instances in one process: they share the catalog, the
@@ -200,7 +202,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
 		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Services: m.opts.Services,
-		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell, SandboxHost: m.opts.SandboxHost})
+		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell, SandboxHost: m.opts.SandboxHost, ShellNice: m.opts.ShellNice})
 	if err != nil {
 		return Info{}, err
 	}

@@ -101,3 +101,19 @@ func TestHost(t *testing.T) {
 		t.Errorf("not timed out: %+v", res)
 	}
 }
+
+// TestNice: a command's priority is lowered as asked, for everything it
+// starts; a priority above the caller's is refused.
+func TestNice(t *testing.T) {
+	requireSandbox(t)
+	home := newHome(t, 0, 0)
+	if out := mustSucceed(t, Options{Home: home, Nice: 10}, "nice; sh -c nice"); out != "10\n10\n" {
+		t.Errorf("niceness inside: %q", out)
+	}
+	if out := mustSucceed(t, Options{Home: home}, "nice"); out != "0\n" {
+		t.Errorf("niceness by default: %q", out)
+	}
+	if _, err := Run(context.Background(), Options{Home: home, Nice: -5}, "true"); err == nil {
+		t.Error("a negative Nice was accepted")
+	}
+}

@@ -49,6 +49,10 @@ type Options struct {
 	MaxMemory int64             // default 1 GiB; RLIMIT_AS of each sandboxed process (no cgroup: tmpfs pages are bounded by the tmpfs sizes)
 	Env       map[string]string // extra environment; may override the defaults
 	Clock     world.Clock       // optional frozen time, via libfaketime (see doc)
+	// Nice, 0..19, lowers the command's CPU priority (every process of it
+	// inherits it): a runtime gives its own work (resets, MCP calls, the
+	// websites) the CPU first. 0 leaves it at the caller's.
+	Nice int
 	// Host, when set, is the small mount namespace the sandbox is cloned
 	// from (NewHost), so that its cost does not grow with the caller's
 	// mounts; nil clones it from the caller's namespace.
@@ -166,6 +170,11 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		return nil, fmt.Errorf("sandbox: start %s: %w", argv[0], err)
 	}
 	readyW.Close()
+	if o.Nice > 0 {
+		// Before the gate opens (as root) nothing of the chain has run yet;
+		// everything it starts inherits the priority.
+		syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, o.Nice)
+	}
 	var cg *runCgroup
 	if gate != nil {
 		gate.Close()
@@ -288,6 +297,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.UID < 0 || o.GID < 0 || o.Timeout < 0 || o.MaxOutput < 0 || o.MaxProcs < 0 || o.MaxMemory < 0 {
 		return o, errors.New("sandbox: negative UID, GID, Timeout, MaxOutput, MaxProcs or MaxMemory")
+	}
+	if o.Nice < 0 || o.Nice > 19 {
+		return o, fmt.Errorf("sandbox: Nice %d: give 0..19 (a command cannot be given more priority than its caller)", o.Nice)
 	}
 	o = o.withIDDefaults()
 	if o.Timeout == 0 {
