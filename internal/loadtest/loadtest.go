@@ -9,6 +9,7 @@ package loadtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/reset"
 	wrt "github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
@@ -52,32 +54,50 @@ type Options struct {
 	SandboxHost bool
 	// ShellNice is the shells' CPU priority (runtime.Options.ShellNice).
 	ShellNice int
-	Progress  func(format string, args ...any)
+	// Profile "rl" replaces the random mix by rollouts: each worker takes
+	// a free instance, runs RolloutSteps steps of what a rollout does (a
+	// GUI action through the HTTP browser 40%, an MCP call 30%, a shell
+	// command 20%, a file read 10%) and resets it, as a finished rollout
+	// is; Workers is the rollouts at once. "" is the random mix.
+	Profile      string
+	RolloutSteps int // default 20
+	Progress     func(format string, args ...any)
 }
 
 // Report holds the figures.
 type Report struct {
-	Instances       int      `json:"instances"`
-	SandboxHost     bool     `json:"sandbox_host"`
-	ShellNice       int      `json:"shell_nice"`
-	CreateP50MS     float64  `json:"create_p50_ms"`
-	RSSPerInstKiB   float64  `json:"rss_per_instance_kib"`
-	HeapPerInstKiB  float64  `json:"heap_per_instance_kib"`
-	InstancesPerGiB float64  `json:"instances_per_gib"`
-	Resets          int      `json:"resets"`
-	ResetP50MS      float64  `json:"reset_p50_ms"`
-	ResetP99MS      float64  `json:"reset_p99_ms"`
-	CopyNewP50MS    float64  `json:"copy_new_p50_ms"` // a fresh instance by copying the state
-	ToolCalls       int      `json:"tool_calls"`
-	ToolP50MS       float64  `json:"tool_p50_ms"`
-	ToolP99MS       float64  `json:"tool_p99_ms"`
-	ShellCalls      int      `json:"shell_calls"`
-	ShellP50MS      float64  `json:"shell_p50_ms"`
-	ShellQuietP50MS float64  `json:"shell_quiet_p50_ms"` // one at a time after the load, all instances still mounted
-	PlainShellP50MS float64  `json:"plain_shell_p50_ms"`
-	Checked         int      `json:"checked"`
-	Lost            int      `json:"lost_or_corrupted"`
-	Failures        []string `json:"failures,omitempty"`
+	Instances       int     `json:"instances"`
+	SandboxHost     bool    `json:"sandbox_host"`
+	ShellNice       int     `json:"shell_nice"`
+	CreateP50MS     float64 `json:"create_p50_ms"`
+	RSSPerInstKiB   float64 `json:"rss_per_instance_kib"`
+	HeapPerInstKiB  float64 `json:"heap_per_instance_kib"`
+	InstancesPerGiB float64 `json:"instances_per_gib"`
+	Resets          int     `json:"resets"`
+	ResetP50MS      float64 `json:"reset_p50_ms"`
+	ResetP99MS      float64 `json:"reset_p99_ms"`
+	CopyNewP50MS    float64 `json:"copy_new_p50_ms"` // a fresh instance by copying the state
+	ToolCalls       int     `json:"tool_calls"`
+	ToolP50MS       float64 `json:"tool_p50_ms"`
+	ToolP99MS       float64 `json:"tool_p99_ms"`
+	ShellCalls      int     `json:"shell_calls"`
+	ShellP50MS      float64 `json:"shell_p50_ms"`
+	ShellQuietP50MS float64 `json:"shell_quiet_p50_ms"` // one at a time after the load, all instances still mounted
+	PlainShellP50MS float64 `json:"plain_shell_p50_ms"`
+	// The rl profile's figures: steps of every interface, steps per second
+	// for the machine, p50/p99 by interface, rollouts finished.
+	Profile      string             `json:"profile,omitempty"`
+	Rollouts     int                `json:"rollouts,omitempty"`
+	Steps        int                `json:"steps,omitempty"`
+	StepsPerSec  float64            `json:"steps_per_sec,omitempty"`
+	InterfaceP50 map[string]float64 `json:"interface_p50_ms,omitempty"`
+	InterfaceP99 map[string]float64 `json:"interface_p99_ms,omitempty"`
+	InterfaceN   map[string]int     `json:"interface_steps,omitempty"`
+	Checked      int                `json:"checked"`
+	Lost         int                `json:"lost_or_corrupted"`
+	Failures     []string           `json:"failures,omitempty"`
+
+	resets, tools, shells []float64
 }
 
 type action struct {
@@ -86,8 +106,9 @@ type action struct {
 }
 
 type target struct {
-	id      string // control id
-	token   string // agent address
+	id      string            // control id
+	token   string            // agent address
+	hosts   map[string]string // site name -> Host on the agent listener
 	mu      sync.Mutex
 	log     []action // since the last reset
 	session *mcp.ClientSession
@@ -145,7 +166,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("create instance %d: %w", i, err)
 		}
 		creates = append(creates, ms(time.Since(t0)))
-		targets[i] = &target{id: info.ID, token: info.Token}
+		targets[i] = &target{id: info.ID, token: info.Token, hosts: info.SiteHosts}
 		if (i+1)%64 == 0 {
 			say("created %d instances", i+1)
 		}
@@ -175,7 +196,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	)
 	deadline := time.Now().Add(o.Duration)
 	var wg sync.WaitGroup
+	if o.Profile == "rl" {
+		if err := rlProfile(ctx, o, m, client, base, targets, rep); err != nil {
+			return nil, err
+		}
+		failures = rep.Failures
+	}
 	for w := range o.Workers {
+		if o.Profile == "rl" {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -235,6 +265,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}()
 	}
 	wg.Wait()
+	if o.Profile == "rl" {
+		resets, tools, shells = rep.resets, rep.tools, rep.shells
+	}
 	rep.Resets, rep.ToolCalls, rep.ShellCalls = len(resets), len(tools), len(shells)
 	rep.ResetP50MS, rep.ResetP99MS = pct(resets, 0.5), pct(resets, 0.99)
 	rep.ToolP50MS, rep.ToolP99MS = pct(tools, 0.5), pct(tools, 0.99)
@@ -382,4 +415,157 @@ func heapKiB() float64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapInuse) / 1024
+}
+
+// rlProfile runs rollouts on free instances until the deadline (Options.Profile).
+func rlProfile(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client, base string, targets []*target, rep *Report) error {
+	if o.Workers > len(targets) {
+		return fmt.Errorf("loadtest: %d rollouts at once need as many instances, not %d", o.Workers, len(targets))
+	}
+	steps := o.RolloutSteps
+	if steps == 0 {
+		steps = 20
+	}
+	rep.Profile = "rl"
+	var (
+		mu    sync.Mutex
+		busy  = make([]bool, len(targets))
+		lat   = map[string][]float64{}
+		fails []string
+	)
+	record := func(kind string, d float64) {
+		mu.Lock()
+		lat[kind] = append(lat[kind], d)
+		mu.Unlock()
+	}
+	start := time.Now()
+	deadline := start.Add(o.Duration)
+	var wg sync.WaitGroup
+	for w := range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(o.Seed, uint64(w)))
+			for n := 0; time.Now().Before(deadline); n++ {
+				mu.Lock()
+				i := r.IntN(len(targets))
+				for busy[i] {
+					i = (i + 1) % len(targets)
+				}
+				busy[i] = true
+				mu.Unlock()
+				t := targets[i]
+				err := rollout(ctx, o, m, client, base, t, w, n, steps, r, record)
+				mu.Lock()
+				busy[i] = false
+				if err != nil {
+					fails = append(fails, fmt.Sprintf("%s: %v", t.id, err))
+				} else {
+					rep.Rollouts++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	rep.InterfaceP50, rep.InterfaceP99, rep.InterfaceN = map[string]float64{}, map[string]float64{}, map[string]int{}
+	for kind, xs := range lat {
+		rep.InterfaceN[kind] = len(xs)
+		rep.InterfaceP50[kind], rep.InterfaceP99[kind] = pct(xs, 0.5), pct(xs, 0.99)
+		if kind != "reset" {
+			rep.Steps += len(xs)
+		}
+	}
+	rep.StepsPerSec = float64(rep.Steps) / wall.Seconds()
+	rep.resets, rep.tools, rep.shells = lat["reset"], lat["mcp"], lat["shell"]
+	rep.Failures = fails
+	return nil
+}
+
+// rollout is one rollout of the rl profile on t: steps steps, then a reset.
+func rollout(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client, base string, t *target, w, n, steps int, r *rand.Rand, record func(string, float64)) error {
+	inst, err := m.Instance(t.id)
+	if err != nil {
+		return err
+	}
+	// The sites answer on the agent listener by Host, NAME.TOKEN.localhost,
+	// which a browser resolves to the loopback.
+	listener := strings.TrimPrefix(base, "http://")
+	_, port, _ := net.SplitHostPort(listener)
+	var origins []string
+	for _, h := range t.hosts {
+		origins = append(origins, "http://"+h+":"+port)
+	}
+	if len(origins) == 0 {
+		return errors.New("gui: the instance serves no site")
+	}
+	slices.Sort(origins)
+	var d net.Dialer
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, listener)
+	}}
+	defer tr.CloseIdleConnections()
+	b, err := fakebrowser.New(fakebrowser.Options{AllowOrigins: origins, Transport: tr})
+	if err != nil {
+		return err
+	}
+	defer b.Close(ctx)
+	home := filepath.Join(inst.Dir(), world.HomeDir)
+	for s := range steps {
+		k := r.IntN(10)
+		t0 := time.Now()
+		switch {
+		case k < 4:
+			if err := b.Navigate(ctx, origins[r.IntN(len(origins))]); err != nil {
+				return fmt.Errorf("gui: %w", err)
+			}
+			if _, err := b.Snapshot(ctx); err != nil {
+				return fmt.Errorf("gui: %w", err)
+			}
+			record("gui", ms(time.Since(t0)))
+		case k < 7:
+			body := fmt.Sprintf("rl %d-%d-%d", w, n, s)
+			res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"to": "Priya Mehta", "body": body}})
+			if err == nil && res.IsError {
+				err = errors.New("send_message: tool error")
+			}
+			if err != nil {
+				return fmt.Errorf("mcp: %w", err)
+			}
+			record("mcp", ms(time.Since(t0)))
+			t.log = append(t.log, action{"msg", body})
+		case k < 9:
+			line := fmt.Sprintf("w%d n%d s%d", w, n, s)
+			if err := shell(ctx, base, t.token, "echo '"+line+"' >> load.log"); err != nil {
+				return fmt.Errorf("shell: %w", err)
+			}
+			record("shell", ms(time.Since(t0)))
+			t.log = append(t.log, action{"sh", line})
+		default:
+			entries, err := os.ReadDir(home)
+			if err == nil {
+				for _, e := range entries {
+					if e.Type().IsRegular() {
+						_, err = os.ReadFile(filepath.Join(home, e.Name()))
+						break
+					}
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("file: %w", err)
+			}
+			record("file", ms(time.Since(t0)))
+		}
+	}
+	// The rollout is done: its instance is reset for the next.
+	t0 := time.Now()
+	if err := m.Reset(ctx, t.id); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	record("reset", ms(time.Since(t0)))
+	t.log = nil
+	t.session.Close()
+	t.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
+	return err
 }
