@@ -20,16 +20,28 @@ func TestNoLostStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
-		RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: 8, Workers: 4, Duration: 4 * time.Second, Seed: 1, Progress: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%+v", rep)
-	if rep.Lost != 0 || len(rep.Failures) != 0 {
-		t.Fatalf("lost or corrupted states: %d; failures: %v", rep.Lost, rep.Failures)
-	}
-	if rep.Checked != 8 || rep.Resets == 0 || rep.ToolCalls == 0 || rep.ShellCalls == 0 {
-		t.Fatalf("the load did not exercise everything: %+v", rep)
+	for _, c := range []struct {
+		name    string
+		profile string
+		host    bool
+	}{{"mix", "", false}, {"rl-profile-sandbox-host", "rl", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
+				RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: 8, Workers: 4, Duration: 4 * time.Second, Seed: 1,
+				Profile: c.profile, RolloutSteps: 10, SandboxHost: c.host, Progress: t.Logf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", rep)
+			if rep.Lost != 0 || len(rep.Failures) != 0 {
+				t.Fatalf("lost or corrupted states: %d; failures: %v", rep.Lost, rep.Failures)
+			}
+			if rep.Checked != 8 || rep.Resets == 0 || rep.ToolCalls == 0 || rep.ShellCalls == 0 {
+				t.Fatalf("the load did not exercise everything: %+v", rep)
+			}
+			if c.profile == "rl" && (rep.Rollouts == 0 || rep.InterfaceN["gui"] == 0 || rep.InterfaceN["file"] == 0 || rep.StepsPerSec <= 0) {
+				t.Fatalf("the rl profile did not run rollouts of every interface: %+v", rep)
+			}
+		})
 	}
 }
