@@ -30,8 +30,8 @@ func newHost(t testing.TB) *Host {
 }
 
 // mountMany mounts n tmpfs below a fresh directory, as n instances would,
-// and unmounts them at the end of the test.
-func mountMany(t testing.TB, n int) {
+// unmounts them at the end of the test, and returns the directory.
+func mountMany(t testing.TB, n int) string {
 	t.Helper()
 	base := t.TempDir()
 	for i := range n {
@@ -44,6 +44,7 @@ func mountMany(t testing.TB, n int) {
 		}
 		t.Cleanup(func() { unix.Unmount(p, unix.MNT_DETACH) })
 	}
+	return base
 }
 
 // TestHost: a command through a Host runs over the same home, with the
@@ -53,7 +54,7 @@ func mountMany(t testing.TB, n int) {
 // mounted after a command.
 func TestHost(t *testing.T) {
 	h := newHost(t)
-	mountMany(t, 40)
+	base := mountMany(t, 40)
 	home := newHome(t, 0, 0)
 	ro := t.TempDir()
 	os.Chmod(ro, 0o755)
@@ -83,13 +84,18 @@ func TestHost(t *testing.T) {
 	if err != nil || len(entries) != 0 {
 		t.Errorf("the host's directory after the commands: %v %v", entries, err)
 	}
-	// The holder's namespace does not have the instances' mounts.
+	// The holder's namespace does not have the mounts made after it (other
+	// tests' mounts made before it may be there).
 	data, err := os.ReadFile(h.ns[:len(h.ns)-len("ns/mnt")] + "mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(data), "\n"); n > 40 {
-		t.Errorf("the host's namespace holds %d mounts, the caller's tmpfs among them", n)
+	if strings.Contains(string(data), base) {
+		t.Errorf("the host's namespace holds the mounts made after it:\n%s", data)
+	}
+	mine, _ := os.ReadFile("/proc/self/mountinfo")
+	if !strings.Contains(string(mine), base) {
+		t.Fatal("the test's own mounts are not in its namespace: the check above proves nothing")
 	}
 	// Errors: a closed host, a timeout and exit codes as without one.
 	res := run(t, with, "exit 3")
