@@ -17,6 +17,7 @@ import (
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
@@ -171,6 +172,20 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 		}
 		closeBrowser = func() { b.Close(context.Background()) }
 	}
+	// As root, the shells and verifier scripts are sandboxed from a small
+	// mount namespace made before any instance (sandbox.Host), so that a
+	// command's cost does not grow with the instances running.
+	var host *sandbox.Host
+	if os.Geteuid() == 0 && sandbox.Available() == nil {
+		h, err := sandbox.NewHost(cmd.Context(), "")
+		if err != nil {
+			closeBrowser()
+			return nil, nil, err
+		}
+		host = h
+		prev := closeBrowser
+		closeBrowser = func() { prev(); host.Close() }
+	}
 	var mu sync.Mutex
 	envs := map[string]*rollout.Env{}
 	get := func(p *persona.Persona) *rollout.Env {
@@ -180,7 +195,7 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 			return env
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs)}
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host}
 		os.MkdirAll(env.WorkDir, 0o755)
 		envs[p.ID] = env
 		return env

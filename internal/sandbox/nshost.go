@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -58,7 +59,8 @@ func NewHost(ctx context.Context, dir string) (*Host, error) {
 	}
 	temp := dir == ""
 	if temp {
-		if dir, err = os.MkdirTemp("", "wildawm-sandbox-host-"); err != nil {
+		sweepHosts()
+		if dir, err = os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
 			return nil, fmt.Errorf("sandbox: host: %w", err)
 		}
 	}
@@ -158,7 +160,7 @@ func (h *Host) Close() error {
 	if err := unix.Unmount(h.dir, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("sandbox: host: unmount %s: %w", h.dir, err)
 	}
-	if h.temp {
+	if h.temp && !mountedUnder(h.dir) { // never recurse into a home still bound there
 		return os.RemoveAll(h.dir)
 	}
 	return nil
@@ -229,4 +231,44 @@ func (b *binds) release() {
 		os.Remove(p)
 	}
 	os.Remove(b.dir)
+}
+
+// tempPrefix names the temporary directories of Hosts: PREFIX PID - random.
+const tempPrefix = "wildawm-sandbox-host-"
+
+// sweepHosts unmounts and removes the temporary directories of Hosts whose
+// process is gone (killed before Close).
+func sweepHosts() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, d := range dirs {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), tempPrefix), "-")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(pid); err != nil || n == os.Getpid() {
+			continue
+		} else if _, err := os.Stat("/proc/" + pid); err == nil {
+			continue // its process lives
+		}
+		unix.Unmount(d, unix.MNT_DETACH)
+		if !mountedUnder(d) { // never recurse into a home still bound there
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// mountedUnder reports whether a mount point is dir or below it in this
+// namespace (or whether that cannot be read).
+func mountedUnder(dir string) bool {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			return true
+		}
+	}
+	return false
 }

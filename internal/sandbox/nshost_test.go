@@ -123,3 +123,34 @@ func TestNice(t *testing.T) {
 		t.Error("a negative Nice was accepted")
 	}
 }
+
+// TestHostSweepsStale: a Host directory left mounted by a process that
+// died is unmounted and removed by the next NewHost, and a home that was
+// bound in it is left whole.
+func TestHostSweepsStale(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a sandbox Host needs root (it mounts): run the tests as root")
+	}
+	stale := filepath.Join(os.TempDir(), tempPrefix+"999999999-test")
+	os.RemoveAll(stale)
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "keep.txt"), []byte("keep"), 0o644)
+	if err := os.MkdirAll(filepath.Join(stale, "1", "home"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(stale, stale, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(home, filepath.Join(stale, "1", "home"), "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(stale, unix.MNT_DETACH); os.RemoveAll(stale) })
+	newHost(t)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale host directory is still there: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "keep.txt")); err != nil || string(b) != "keep" {
+		t.Errorf("the home bound in it: %q %v", b, err)
+	}
+}
