@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/sandbox"
 )
 
 // controlToken is the bearer token of the test's control API.
@@ -35,8 +36,20 @@ type managed struct {
 func startManaged(ctx context.Context, t *testing.T, f *fixture) *managed {
 	t.Helper()
 	p := f.p
+	// The managed instances' shells are sandboxed from a sandbox.Host (as
+	// the RL service's are); the fixture's other instances from the
+	// process's namespace: the attacks run against both.
+	var host *sandbox.Host
+	if os.Geteuid() == 0 {
+		h, err := sandbox.NewHost(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		host = h
+	}
 	mg := &managed{m: runtime.NewManager(runtime.ManagerOptions{Store: p.Store, Materializer: p.Env.Materializer,
-		CatalogDir: p.Env.CatalogDir, WorkDir: filepath.Join(f.runDir, "managed"), Self: p.Env.Self})}
+		CatalogDir: p.Env.CatalogDir, WorkDir: filepath.Join(f.runDir, "managed"), Self: p.Env.Self, SandboxHost: host})}
 	t.Cleanup(func() { mg.m.Close(context.Background()) })
 	var err error
 	if mg.att, err = mg.m.Create(ctx, p.W0()); err != nil {

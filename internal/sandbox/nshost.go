@@ -38,7 +38,8 @@ type Host struct {
 	dir    string
 	ns     string // the namespace: /proc/PID/ns/mnt of the holder (its pid is not reused before Close reaps it)
 	holder *exec.Cmd
-	temp   bool // dir was made by NewHost and is removed by Close
+	temp   bool   // dir was made by NewHost and is removed by Close
+	etc    string // a copy of the /etc entries sandboxes see, bound at /etc in one mount
 	next   atomic.Int64
 	mu     sync.Mutex
 	closed bool
@@ -85,13 +86,19 @@ func NewHost(ctx context.Context, dir string) (*Host, error) {
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
 		return nil, fmt.Errorf("sandbox: host: bind %s: %w", dir, err)
 	}
-	h := &Host{dir: dir, temp: temp}
+	h := &Host{dir: dir, temp: temp, etc: filepath.Join(dir, ".etc")}
 	fail := func(err error) (*Host, error) {
 		unix.Unmount(dir, unix.MNT_DETACH)
 		if temp {
 			os.Remove(dir)
 		}
 		return nil, err
+	}
+	// The /etc entries, copied once (symlinks as symlinks): one bind in
+	// each sandbox instead of one per entry.
+	os.RemoveAll(h.etc)
+	if err := copyEtc(h.etc); err != nil {
+		return fail(fmt.Errorf("sandbox: host: copy /etc: %w", err))
 	}
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
 		return fail(fmt.Errorf("sandbox: host: make %s private: %w", dir, err))
@@ -271,4 +278,71 @@ func mountedUnder(dir string) bool {
 		}
 	}
 	return false
+}
+
+// copyEtc copies the /etc entries sandboxes see into dst as bwrap's
+// per-entry binds show them: an entry that is a symlink as what it points
+// to, below it symlinks as they are, every mode and owner kept (a
+// directory the sandbox uid may not read stays so).
+func copyEtc(dst string) error {
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	for _, name := range etcEntries() {
+		top := filepath.Join("/etc", name)
+		src, err := filepath.EvalSymlinks(top)
+		if err != nil {
+			continue // absent or dangling: as --ro-bind-try
+		}
+		err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			to := filepath.Join(dst, name, rel)
+			info, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			switch {
+			case info.Mode()&os.ModeSymlink != 0:
+				target, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				if err := os.Symlink(target, to); err != nil {
+					return err
+				}
+			case info.IsDir():
+				if err := os.Mkdir(to, 0o700); err != nil {
+					return err
+				}
+			case info.Mode().IsRegular():
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(to, b, 0o600); err != nil {
+					return err
+				}
+			default:
+				return nil // sockets, devices: not for a sandbox
+			}
+			st, ok := info.Sys().(*syscall.Stat_t)
+			if !ok {
+				return fmt.Errorf("%s: no owner", p)
+			}
+			if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
+				return err
+			}
+			if info.Mode()&os.ModeSymlink == 0 {
+				return os.Chmod(to, info.Mode().Perm()|info.Mode()&(os.ModeSetgid|os.ModeSticky))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -421,7 +421,11 @@ func (o Options) argv(command string) ([]string, error) {
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--hostname", "sandbox",
 	)
-	a = append(a, systemBinds()...)
+	etc := ""
+	if o.Host != nil {
+		etc = o.Host.etc
+	}
+	a = append(a, systemBinds(etc)...)
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
@@ -466,8 +470,9 @@ func (o Options) env() (map[string]string, error) {
 }
 
 // systemBinds binds /usr and the merged-usr links (or directories) and the
-// /etc entries programs need, all read-only.
-func systemBinds() []string {
+// /etc entries programs need, all read-only: each entry, or with etc set,
+// that directory (a Host's copy of them) at /etc in one bind.
+func systemBinds(etc string) []string {
 	a := []string{"--ro-bind", "/usr", "/usr"}
 	for _, name := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
 		fi, err := os.Lstat(name)
@@ -481,6 +486,18 @@ func systemBinds() []string {
 			a = append(a, "--ro-bind", name, name)
 		}
 	}
+	if etc != "" {
+		return append(a, "--ro-bind", etc, "/etc")
+	}
+	for _, name := range etcEntries() {
+		p := "/etc/" + name
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	return a
+}
+
+// etcEntries are the /etc entries a sandbox sees.
+func etcEntries() []string {
 	etc := []string{
 		"passwd", "group", "nsswitch.conf", "hosts", "host.conf",
 		"ld.so.cache", "ld.so.conf", "ld.so.conf.d",
@@ -492,11 +509,7 @@ func systemBinds() []string {
 			etc = append(etc, filepath.Base(p))
 		}
 	}
-	for _, name := range etc {
-		p := "/etc/" + name
-		a = append(a, "--ro-bind-try", p, p)
-	}
-	return a
+	return etc
 }
 
 // faketimeLib returns the path of libfaketime.so.1, or "" if absent.
