@@ -42,16 +42,13 @@ type Tabular struct {
 }
 
 // Token ids of the tabular policy's vocabulary. A context token precedes
-// each decision; an observation token follows each decision's effect
-// (TabularOK when the rollout goes on; TabularError is for policies that
-// go on after a step the world rejected).
+// each decision; TabularOK follows each decision the rollout goes on after.
 const (
-	TabularBOS   = 1
-	TabularOK    = 2
-	TabularError = 3
-	tabularCtx   = 16
-	tabularAct   = 256
-	tabularMax   = 240 // contexts and actions each
+	TabularBOS = 1
+	TabularOK  = 2
+	tabularCtx = 16
+	tabularAct = 256
+	tabularMax = 240 // contexts and actions each
 )
 
 // TabularContextToken is context c's token id.

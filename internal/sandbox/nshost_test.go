@@ -11,12 +11,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func newHost(t testing.TB) *Host {
+// requireRoot skips unless the tests run as root, as the README's test
+// command does (a Host mounts).
+func requireRoot(t testing.TB) {
 	t.Helper()
 	requireSandbox(t)
 	if os.Geteuid() != 0 {
 		t.Skip("a sandbox Host needs root (it mounts): run the tests as root")
 	}
+}
+
+func newHost(t testing.TB) *Host {
+	t.Helper()
+	requireRoot(t)
 	h, err := NewHost(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +140,7 @@ func TestNice(t *testing.T) {
 // died is unmounted and removed by the next NewHost, and a home that was
 // bound in it is left whole.
 func TestHostSweepsStale(t *testing.T) {
-	requireSandbox(t)
-	if os.Geteuid() != 0 {
-		t.Skip("a sandbox Host needs root (it mounts): run the tests as root")
-	}
+	requireRoot(t)
 	stale := filepath.Join(os.TempDir(), tempPrefix+"999999999-test")
 	os.RemoveAll(stale)
 	home := t.TempDir()
