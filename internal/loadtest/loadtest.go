@@ -83,7 +83,14 @@ type Report struct {
 	ShellCalls      int     `json:"shell_calls"`
 	ShellP50MS      float64 `json:"shell_p50_ms"`
 	ShellQuietP50MS float64 `json:"shell_quiet_p50_ms"` // one at a time after the load, all instances still mounted
-	PlainShellP50MS float64 `json:"plain_shell_p50_ms"`
+	// MCP tools/call (send_message, go-sdk client through the agent
+	// listener) one at a time, before the load: with the first instance
+	// alone mounted, and spread over every instance once all are.
+	ToolQuiet1P50MS   float64 `json:"tool_quiet_1_p50_ms"`
+	ToolQuiet1P99MS   float64 `json:"tool_quiet_1_p99_ms"`
+	ToolQuietAllP50MS float64 `json:"tool_quiet_all_p50_ms"`
+	ToolQuietAllP99MS float64 `json:"tool_quiet_all_p99_ms"`
+	PlainShellP50MS   float64 `json:"plain_shell_p50_ms"`
 	// The rl profile's figures: steps of every interface, steps per second
 	// for the machine, p50/p99 by interface, rollouts finished.
 	Profile      string             `json:"profile,omitempty"`
@@ -159,6 +166,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rss0, heap0 := rssKiB(), heapKiB()
 	var creates []float64
 	targets := make([]*target, o.Instances)
+	client := mcp.NewClient(&mcp.Implementation{Name: "loadtest", Version: "1"}, nil)
 	for i := range targets {
 		t0 := time.Now()
 		info, err := m.Create(ctx, o.Snapshot)
@@ -170,6 +178,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if (i+1)%64 == 0 {
 			say("created %d instances", i+1)
 		}
+		if i == 0 {
+			// MCP one at a time with this instance alone mounted: the
+			// baseline of the same calls spread over all of them below.
+			if err := connect(ctx, client, base, targets[0]); err != nil {
+				return nil, err
+			}
+			defer func() { targets[0].session.Close() }()
+			d, err := quietCalls(ctx, targets[:1], "quiet1")
+			if err != nil {
+				return nil, err
+			}
+			rep.ToolQuiet1P50MS, rep.ToolQuiet1P99MS = pct(d, 0.5), pct(d, 0.99)
+		}
 	}
 	runtime.GC()
 	rep.RSSPerInstKiB = (rssKiB() - rss0) / float64(o.Instances)
@@ -178,15 +199,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.CreateP50MS = pct(creates, 0.5)
 
 	// Connect one MCP session per instance through the agent listener.
-	client := mcp.NewClient(&mcp.Implementation{Name: "loadtest", Version: "1"}, nil)
-	for _, t := range targets {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("connect %s: %w", t.id, err)
+	for _, t := range targets[1:] {
+		if err := connect(ctx, client, base, t); err != nil {
+			return nil, err
 		}
-		t.session = cs
-		defer cs.Close()
+		defer func() { t.session.Close() }()
 	}
+	d, err := quietCalls(ctx, targets, "quietall")
+	if err != nil {
+		return nil, err
+	}
+	rep.ToolQuietAllP50MS, rep.ToolQuietAllP99MS = pct(d, 0.5), pct(d, 0.99)
 	say("load: %d workers for %s over %d instances", o.Workers, o.Duration, o.Instances)
 
 	var (
@@ -357,6 +380,42 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.PlainShellP50MS = pct(plain, 0.5)
 	return rep, nil
+}
+
+// connect opens t's MCP session through the agent listener.
+func connect(ctx context.Context, client *mcp.Client, base string, t *target) error {
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", t.id, err)
+	}
+	t.session = cs
+	return nil
+}
+
+// quietCalls times send_message one call at a time, round robin over
+// targets (a warm-up of one call on each and 30 more, then 512 timed), and
+// logs each call for the replay check.
+func quietCalls(ctx context.Context, targets []*target, tag string) ([]float64, error) {
+	var d []float64
+	warm := len(targets) + 30
+	for n := range warm + 512 {
+		t := targets[n%len(targets)]
+		body := fmt.Sprintf("%s %d", tag, n)
+		t0 := time.Now()
+		res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"to": "Priya Mehta", "body": body}})
+		el := ms(time.Since(t0))
+		if err == nil && res.IsError {
+			err = errors.New("send_message: tool error")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mcp one at a time on %s: %w", t.id, err)
+		}
+		t.log = append(t.log, action{"msg", body})
+		if n >= warm {
+			d = append(d, el)
+		}
+	}
+	return d, nil
 }
 
 func shell(ctx context.Context, base, token, cmd string) error {

@@ -13,7 +13,7 @@ import (
 // caseStudyManager prepares the case study and a Manager over its store,
 // with opts' zero fields filled in (store, materializer, catalog, work
 // directory "managed", the persona). The caller closes the Manager.
-func caseStudyManager(t *testing.T, opts runtime.ManagerOptions) (*pipeline.Prepared, *runtime.Manager) {
+func caseStudyManager(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prepared, *runtime.Manager) {
 	t.Helper()
 	runtime.SkipUnlessInstancesRun(t)
 	p, err := pipeline.Prepare(context.Background(), pipeline.Options{Dir: t.TempDir()})
