@@ -355,6 +355,7 @@ func (e *env) benchRuntimeCmd() *cobra.Command {
 		noShell   bool
 		hostMode  string
 		shellNice int
+		setups    int
 		profile   string
 		steps     int
 	)
@@ -402,7 +403,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 				e.progress("load with the sandbox host %v", map[bool]string{false: "off", true: "on"}[host])
 				rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
 					RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
-					SandboxHost: host, ShellNice: shellNice, Profile: profile, RolloutSteps: steps, Progress: e.progress})
+					SandboxHost: host, ShellNice: shellNice, MaxShellSetups: setups, Profile: profile, RolloutSteps: steps, Progress: e.progress})
 				if err != nil {
 					return err
 				}
@@ -430,6 +431,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().BoolVar(&noShell, "no-shell", false, "leave shell commands out of the load (resets and MCP calls only)")
 	c.Flags().StringVar(&profile, "profile", "", "rl: rollouts instead of the random mix: --workers rollouts at once, each --rollout-steps steps (GUI 40%, MCP 30%, shell 20%, file 10%) on a free instance, then its reset; reports steps per second and p50/p99 by interface")
 	c.Flags().IntVar(&steps, "rollout-steps", 20, "with --profile rl, the steps of a rollout")
+	c.Flags().IntVar(&setups, "shell-setups", 0, "cap on the shells' sandboxes set up at once across the instances (0: the runtime's default, one per CPU; -1: uncapped)")
 	c.Flags().IntVar(&shellNice, "shell-nice", 0, "the shell commands' CPU priority, 0..19 (sandbox.Options.Nice)")
 	c.Flags().StringVar(&hostMode, "sandbox-host", "on", "where the shells' sandboxes are cloned from: on (a sandbox host made before the instances), off (the process's own mount namespace), both (off, then on)")
 	return c

@@ -66,7 +66,10 @@ are skipped; install them with
 // or over streamable HTTP with --http, for bench mcp; hidden, it is not for
 // users.
 func (e *env) benchMCPEchoCmd() *cobra.Command {
-	var httpAddr string
+	var (
+		httpAddr string
+		plain    bool
+	)
 	c := &cobra.Command{
 		Use:    "mcp-echo-server",
 		Short:  "Serve bench mcp's plain go-sdk echo server over stdio or streamable HTTP",
@@ -74,6 +77,12 @@ func (e *env) benchMCPEchoCmd() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := mcpbench.EchoServer()
+			if plain {
+				if httpAddr == "" {
+					return fmt.Errorf("--plain needs --http ADDR: the plain echo answers over HTTP only")
+				}
+				return serveMCPHTTP(cmd.Context(), httpAddr, mcpbench.PlainEchoHandler(), e.stdout)
+			}
 			if httpAddr != "" {
 				return serveMCPHTTP(cmd.Context(), httpAddr, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil), e.stdout)
 			}
@@ -81,6 +90,7 @@ func (e *env) benchMCPEchoCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio")
+	c.Flags().BoolVar(&plain, "plain", false, "with --http, answer the echo with net/http alone, without the MCP SDK (the HTTP floor)")
 	return c
 }
 

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wildawm/wildawm/internal/browser"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
@@ -186,6 +188,9 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 		prev := closeBrowser
 		closeBrowser = func() { prev(); host.Close() }
 	}
+	// One cap on the sandboxes set up at once for every persona's Env, as
+	// a runtime.Manager has (DefaultShellSetups).
+	setups := semaphore.NewWeighted(int64(runtime.DefaultShellSetups()))
 	var mu sync.Mutex
 	envs := map[string]*rollout.Env{}
 	get := func(p *persona.Persona) *rollout.Env {
@@ -195,7 +200,7 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 			return env
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host}
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host, ShellSetups: setups}
 		os.MkdirAll(env.WorkDir, 0o755)
 		envs[p.ID] = env
 		return env

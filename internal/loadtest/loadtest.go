@@ -54,6 +54,10 @@ type Options struct {
 	SandboxHost bool
 	// ShellNice is the shells' CPU priority (runtime.Options.ShellNice).
 	ShellNice int
+	// MaxShellSetups caps the shells' sandboxes set up at once
+	// (runtime.ManagerOptions.MaxShellSetups: 0 is its default, negative
+	// uncapped).
+	MaxShellSetups int
 	// Profile "rl" replaces the random mix by rollouts: each worker takes
 	// a free instance, runs RolloutSteps steps of what a rollout does (a
 	// GUI action through the HTTP browser 40%, an MCP call 30%, a shell
@@ -69,6 +73,7 @@ type Report struct {
 	Instances       int     `json:"instances"`
 	SandboxHost     bool    `json:"sandbox_host"`
 	ShellNice       int     `json:"shell_nice"`
+	MaxShellSetups  int     `json:"max_shell_setups"`
 	CreateP50MS     float64 `json:"create_p50_ms"`
 	RSSPerInstKiB   float64 `json:"rss_per_instance_kib"`
 	HeapPerInstKiB  float64 `json:"heap_per_instance_kib"`
@@ -146,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer h.Close()
 		host = h
 	}
-	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host, ShellNice: o.ShellNice})
+	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host, ShellNice: o.ShellNice, MaxShellSetups: o.MaxShellSetups})
 	defer m.Close(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -156,7 +161,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
-	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: o.ShellNice}
+	setups := o.MaxShellSetups
+	if setups == 0 {
+		setups = wrt.DefaultShellSetups()
+	}
+	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: o.ShellNice, MaxShellSetups: setups}
 
 	// Create the instances and measure memory.
 	if _, err := mat.Lower(ctx, o.Snapshot); err != nil {

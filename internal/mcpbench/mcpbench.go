@@ -396,6 +396,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// The floor: a plain go-sdk server's echo tool, in each transport.
 	const floorName = "go-sdk echo (floor)"
+	const plainFloorName = "net/http echo, no MCP SDK (floor)"
 	echo := []toolCall{{name: "echo", kind: "read", args: func(int) map[string]any {
 		return map[string]any{"message": "Sounds good, see you at the station at seven."}
 	}}}
@@ -434,6 +435,27 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		add(floorName, "http", false, cs, rc, echo)
+	}
+	// net/http's own floor: the same echo answered without the SDK, in a
+	// process of its own too, with the raw client.
+	{
+		var plainURL string
+		if o.Binary != "" && len(o.EchoArgs) > 0 {
+			var err error
+			plainURL, err = startHTTPCommand(ctx, exec.CommandContext(ctx, o.Binary, append(slices.Clone(o.EchoArgs), "--http", "127.0.0.1:0", "--plain")...), &closers)
+			if err != nil {
+				return nil, fmt.Errorf("mcpbench: plain net/http echo: %w", err)
+			}
+		} else {
+			hs := httptest.NewServer(PlainEchoHandler())
+			closers = append(closers, hs.Close)
+			plainURL = hs.URL
+		}
+		_, rc, err := overHTTP(ClientRaw, plainURL)
+		if err != nil {
+			return nil, err
+		}
+		add(plainFloorName, "http", false, nil, rc, echo)
 	}
 
 	// The reference servers.

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -197,18 +200,32 @@ func (c *rawStdio) close() {
 
 // rawHTTP is a raw client of a streamable HTTP endpoint: one POST per
 // message, with the session id and protocol version headers the transport
-// requires; a response comes as a JSON body or as server-sent events.
+// requires; a response comes as a JSON body or as server-sent events. It
+// writes HTTP/1.1 by hand on one kept-alive TCP connection and reads the
+// response on the calling goroutine: net/http's client hands every request
+// to two goroutines of its own (a connection's reader and writer), whose
+// wake-ups a cold call would time as the server's.
 type rawHTTP struct {
-	url      string
-	client   *http.Client
-	session  string
-	protocol string
+	host, path string // the request line's target and Host
+	addr       string // where to dial
+	conn       net.Conn
+	br         *bufio.Reader
+	req        []byte
+	session    string
+	protocol   string
 }
 
 // startRawHTTP initializes an MCP session with the endpoint at url.
-func startRawHTTP(ctx context.Context, url string) (*rawHTTP, error) {
-	c := &rawHTTP{url: url, client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
-	body, hdr, err := c.post(ctx, rawMessage(0, "initialize", initializeParams()))
+func startRawHTTP(ctx context.Context, endpoint string) (*rawHTTP, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("raw HTTP client: endpoint %q: want http://HOST:PORT/PATH", endpoint)
+	}
+	c := &rawHTTP{host: u.Host, path: u.RequestURI(), addr: u.Host}
+	if u.Port() == "" {
+		c.addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	body, hdr, err := c.post(ctx, http.MethodPost, rawMessage(0, "initialize", initializeParams()))
 	if err != nil {
 		return nil, fmt.Errorf("initialize over HTTP: %w", err)
 	}
@@ -222,27 +239,66 @@ func startRawHTTP(ctx context.Context, url string) (*rawHTTP, error) {
 	}
 	c.session = hdr.Get("Mcp-Session-Id")
 	c.protocol = r.Result.ProtocolVersion
-	if _, _, err := c.post(ctx, rawMessage(-1, "notifications/initialized", nil)); err != nil {
+	if _, _, err := c.post(ctx, http.MethodPost, rawMessage(-1, "notifications/initialized", nil)); err != nil {
 		return nil, fmt.Errorf("initialized notification over HTTP: %w", err)
 	}
 	return c, nil
 }
 
-// post sends one message and reads the whole response body.
-func (c *rawHTTP) post(ctx context.Context, msg []byte) ([]byte, http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	if err != nil {
-		return nil, nil, err
+// post sends one request (a POST of msg, or a DELETE) and reads the whole
+// response body. A kept-alive connection the server has closed since the
+// last request is dialled again, once.
+func (c *rawHTTP) post(ctx context.Context, method string, msg []byte) ([]byte, http.Header, error) {
+	c.req = append(c.req[:0], method+" "+c.path+" HTTP/1.1\r\nHost: "+c.host+"\r\n"...)
+	if method == http.MethodPost {
+		c.req = append(c.req, "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
+		c.req = append(c.req, "Mcp-Session-Id: "+c.session+"\r\n"...)
 	}
 	if c.protocol != "" {
-		req.Header.Set("Mcp-Protocol-Version", c.protocol)
+		c.req = append(c.req, "Mcp-Protocol-Version: "+c.protocol+"\r\n"...)
 	}
-	resp, err := c.client.Do(req)
+	c.req = append(c.req, "Content-Length: "...)
+	c.req = strconv.AppendInt(c.req, int64(len(msg)), 10)
+	c.req = append(c.req, "\r\n\r\n"...)
+	c.req = append(c.req, msg...)
+	for attempt := 0; ; attempt++ {
+		fresh := c.conn == nil
+		if fresh {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "tcp", c.addr)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.conn, c.br = conn, bufio.NewReaderSize(conn, 64<<10)
+		}
+		body, hdr, err := c.roundTrip(method)
+		if err == nil {
+			return body, hdr, nil
+		}
+		c.conn.Close()
+		c.conn = nil
+		var se *statusError
+		if fresh || attempt > 0 || errors.As(err, &se) {
+			return nil, nil, err
+		}
+	}
+}
+
+// statusError is a response that is not 2xx: never retried.
+type statusError struct {
+	status string
+	body   []byte
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %s: %.200s", e.status, e.body) }
+
+func (c *rawHTTP) roundTrip(method string) ([]byte, http.Header, error) {
+	if _, err := c.conn.Write(c.req); err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -251,8 +307,12 @@ func (c *rawHTTP) post(ctx context.Context, msg []byte) ([]byte, http.Header, er
 	if err != nil {
 		return nil, nil, err
 	}
+	if resp.Close {
+		c.conn.Close()
+		c.conn = nil
+	}
 	if resp.StatusCode/100 != 2 {
-		return nil, nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
+		return nil, nil, &statusError{resp.Status, body}
 	}
 	return body, resp.Header, nil
 }
@@ -286,7 +346,7 @@ func responseIn(body []byte, hdr http.Header, id int64) ([]byte, error) {
 func (c *rawHTTP) call(ctx context.Context, id int64, name string, args any) ([]byte, time.Duration, error) {
 	req := rawMessage(id, "tools/call", map[string]any{"name": name, "arguments": args})
 	start := time.Now()
-	body, hdr, err := c.post(ctx, req)
+	body, hdr, err := c.post(ctx, http.MethodPost, req)
 	d := time.Since(start)
 	if err != nil {
 		return nil, d, err
@@ -297,13 +357,10 @@ func (c *rawHTTP) call(ctx context.Context, id int64, name string, args any) ([]
 
 func (c *rawHTTP) close() {
 	if c.session != "" {
-		req, err := http.NewRequest(http.MethodDelete, c.url, nil)
-		if err == nil {
-			req.Header.Set("Mcp-Session-Id", c.session)
-			if resp, err := c.client.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}
+		c.post(context.Background(), http.MethodDelete, nil)
 	}
-	c.client.CloseIdleConnections()
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
 }

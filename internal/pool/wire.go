@@ -48,7 +48,7 @@ func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDi
 		uid = env.FirstUID + 999
 	}
 	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved,
-		Runner: rollout.SandboxRunner{UID: uid, Host: env.SandboxHost}, Scratch: filepath.Join(scratch, "work")})
+		Runner: rollout.SandboxRunner{UID: uid, Host: env.SandboxHost, Setups: env.ShellSetups}, Scratch: filepath.Join(scratch, "work")})
 	if err != nil {
 		return nil, err
 	}

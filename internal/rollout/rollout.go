@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/reset"
@@ -70,6 +71,10 @@ type Env struct {
 	// and the verifier's scripts are sandboxed from (sandbox.NewHost); the
 	// Env's owner closes it.
 	SandboxHost *sandbox.Host
+	// ShellSetups, when set, caps the sandboxes set up at once for the
+	// instances' shells and the verifier's scripts (sandbox.Options.Setups);
+	// Envs may share one.
+	ShellSetups *semaphore.Weighted
 	uids        atomic.Int64
 }
 
@@ -201,7 +206,7 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 		return nil, err
 	}
 	uid := e.nextUID()
-	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost})
+	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost, ShellSetups: e.ShellSetups})
 }
 
 // MaxAttempts is how many times Run tries a rollout whose harness failed
@@ -391,14 +396,15 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err := verify.CopyDir(ctx, verifierDir, filepath.Join(vdir, "v")); err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID(), Host: e.SandboxHost}, Scratch: scratch})
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID(), Host: e.SandboxHost, Setups: e.ShellSetups}, Scratch: scratch})
 }
 
 // SandboxRunner runs verifier scripts in internal/sandbox as UID (0 means
 // the sandbox's default unprivileged uid).
 type SandboxRunner struct {
-	UID  int
-	Host *sandbox.Host
+	UID    int
+	Host   *sandbox.Host
+	Setups *semaphore.Weighted // sandbox.Options.Setups
 }
 
 // Run implements verify.Runner.
@@ -410,7 +416,7 @@ func (r SandboxRunner) Run(ctx context.Context, home string, mounts []verify.Mou
 	if err := sandbox.PrepareHome(home, r.UID, r.UID); err != nil {
 		return verify.RunResult{}, err
 	}
-	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout, UID: r.UID, GID: r.UID, Host: r.Host}, command)
+	res, err := sandbox.Run(ctx, sandbox.Options{Home: home, ReadOnly: ro, Env: env, Timeout: timeout, UID: r.UID, GID: r.UID, Host: r.Host, Setups: r.Setups}, command)
 	if err != nil {
 		return verify.RunResult{}, err
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	SandboxHost *sandbox.Host
 	// ShellNice lowers the shell commands' CPU priority (sandbox.Options.Nice).
 	ShellNice int
+	// ShellSetups, when set, is shared by instances whose sandboxes may not
+	// all be set up at once (sandbox.Options.Setups,
+	// ManagerOptions.MaxShellSetups).
+	ShellSetups *semaphore.Weighted
 	// ShellTimeout bounds one shell command; 0 means 60 s.
 	ShellTimeout time.Duration
 	// SessionTimeout closes idle MCP sessions; 0 keeps them.
@@ -382,6 +386,7 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		Clock:   in.clock,
 		Host:    in.opts.SandboxHost,
 		Nice:    in.opts.ShellNice,
+		Setups:  in.opts.ShellSetups,
 	}, command)
 }
 

@@ -12,11 +12,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/sandbox"
@@ -72,8 +75,17 @@ type ManagerOptions struct {
 	SandboxHost *sandbox.Host
 	// ShellNice is the instances' Options.ShellNice.
 	ShellNice int
-	Logger    *slog.Logger
+	// MaxShellSetups caps the shell commands' sandboxes being set up at
+	// once across every instance (Options.ShellSetups): the CPU- and
+	// mount-heavy start of a command, not its run. 0 means
+	// DefaultShellSetups; a negative value leaves them uncapped.
+	MaxShellSetups int
+	Logger         *slog.Logger
 }
+
+// DefaultShellSetups is ManagerOptions.MaxShellSetups's default: one
+// sandbox set up at a time per CPU the process may use.
+func DefaultShellSetups() int { return goruntime.GOMAXPROCS(0) }
 
 // Manager hosts many instances in one process: they share the catalog, the
 // application code and the snapshot cache, and hold only their own state.
@@ -82,6 +94,9 @@ type ManagerOptions struct {
 type Manager struct {
 	opts ManagerOptions
 	log  *slog.Logger
+	// shellSetups caps the sandboxes set up at once (MaxShellSetups); nil
+	// when uncapped.
+	shellSetups *semaphore.Weighted
 
 	mu      sync.Mutex
 	insts   map[string]*managed
@@ -127,7 +142,13 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.MaxInstances <= 0 {
 		opts.MaxInstances = DefaultMaxInstances
 	}
+	if opts.MaxShellSetups == 0 {
+		opts.MaxShellSetups = DefaultShellSetups()
+	}
 	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
+	if opts.MaxShellSetups > 0 {
+		m.shellSetups = semaphore.NewWeighted(int64(opts.MaxShellSetups))
+	}
 	m.wg.Add(1)
 	go m.reaper()
 	return m
@@ -202,7 +223,7 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	}
 	inst, err := Start(ctx, Options{Materializer: m.opts.Materializer, Snapshot: snapshot, CatalogDir: m.opts.CatalogDir, Dir: dir,
 		Self: m.opts.Self, ShellTimeout: m.opts.ShellTimeout, SessionTimeout: m.opts.SessionTimeout, NoListen: true, Logger: m.log, Services: m.opts.Services,
-		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell, SandboxHost: m.opts.SandboxHost, ShellNice: m.opts.ShellNice})
+		SandboxUID: uid, SandboxGID: uid, UnsafeShell: m.opts.UnsafeShell, SandboxHost: m.opts.SandboxHost, ShellNice: m.opts.ShellNice, ShellSetups: m.shellSetups})
 	if err != nil {
 		return Info{}, err
 	}

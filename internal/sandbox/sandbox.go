@@ -13,8 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -57,6 +60,15 @@ type Options struct {
 	// from (NewHost), so that its cost does not grow with the caller's
 	// mounts; nil clones it from the caller's namespace.
 	Host *Host
+	// Setups, when set, caps the sandboxes being set up at once among
+	// the runs that share it: a run holds one unit from before its
+	// mounts until bwrap's setup is done (the command has started) or the
+	// run ends. The setup (a chain of programs in new namespaces, bwrap's
+	// ~35 mounts) is the CPU- and mount-heavy part of a short command;
+	// capping it leaves the caller's own work (resets, MCP calls) the
+	// CPU, and never caps a command that runs long. Waiting for a unit
+	// counts against ctx, not Timeout.
+	Setups *semaphore.Weighted
 }
 
 // Mount is an extra read-only bind: host path Host appears at Path.
@@ -90,6 +102,14 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	releaseSetup := func() {}
+	if o.Setups != nil {
+		if err := o.Setups.Acquire(ctx, 1); err != nil {
+			return nil, fmt.Errorf("sandbox: wait for a setup slot: %w", err)
+		}
+		releaseSetup = sync.OnceFunc(func() { o.Setups.Release(1) })
+		defer releaseSetup()
 	}
 	if o.Host != nil {
 		if _, _, switchUser := o.ids(); !switchUser {
@@ -206,6 +226,7 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	go func() {
 		var b [1]byte
 		n, _ := io.ReadFull(ready, b[:])
+		releaseSetup() // the command runs now, or the chain has ended
 		readyc <- n == 1 && b[0] == '.'
 	}()
 
