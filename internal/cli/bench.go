@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/benchworld"
+	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/loadtest"
@@ -356,6 +357,7 @@ func (e *env) benchRuntimeCmd() *cobra.Command {
 		hostMode  string
 		shellNice int
 		setups    int
+		guiMode   string
 		profile   string
 		steps     int
 	)
@@ -398,12 +400,31 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 			default:
 				return fmt.Errorf("--sandbox-host %q: choose off (sandboxes cloned from the process's namespace), on (from a sandbox host made before the instances) or both (one after the other, side by side)", hostMode)
 			}
+			var chromium *browser.Browser
+			switch guiMode {
+			case "http":
+			case "chromium":
+				if profile != "rl" {
+					return fmt.Errorf("--browser chromium: only the rl profile has GUI steps (add --profile rl)")
+				}
+				if err := e.ensureDeps(ctx, true); err != nil {
+					return err
+				}
+				b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
+				if err != nil {
+					return fmt.Errorf("--browser chromium: %w (or --browser http)", err)
+				}
+				defer b.Close(context.Background())
+				chromium = b
+			default:
+				return fmt.Errorf("--browser %q: choose chromium (one shared Chromium, a tab per rollout) or http (the HTTP browser)", guiMode)
+			}
 			var reps []*loadtest.Report
 			for _, host := range modes {
 				e.progress("load with the sandbox host %v", map[bool]string{false: "off", true: "on"}[host])
 				rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
 					RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
-					SandboxHost: host, ShellNice: shellNice, MaxShellSetups: setups, Profile: profile, RolloutSteps: steps, Progress: e.progress})
+					SandboxHost: host, ShellNice: shellNice, MaxShellSetups: setups, Chromium: chromium, Profile: profile, RolloutSteps: steps, Progress: e.progress})
 				if err != nil {
 					return err
 				}
@@ -430,6 +451,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().DurationVar(&duration, "duration", 30*time.Second, "load duration")
 	c.Flags().BoolVar(&noShell, "no-shell", false, "leave shell commands out of the load (resets and MCP calls only)")
 	c.Flags().StringVar(&profile, "profile", "", "rl: rollouts instead of the random mix: --workers rollouts at once, each --rollout-steps steps (GUI 40%, MCP 30%, shell 20%, file 10%) on a free instance, then its reset; reports steps per second and p50/p99 by interface")
+	c.Flags().StringVar(&guiMode, "browser", "http", "with --profile rl, what the GUI steps go through: http (the HTTP browser) or chromium (one shared Chromium, a tab per rollout)")
 	c.Flags().IntVar(&steps, "rollout-steps", 20, "with --profile rl, the steps of a rollout")
 	c.Flags().IntVar(&setups, "shell-setups", 0, "cap on the shells' sandboxes set up at once across the instances (0: the runtime's default, one per CPU; -1: uncapped)")
 	c.Flags().IntVar(&shellNice, "shell-nice", 0, "the shell commands' CPU priority, 0..19 (sandbox.Options.Nice)")

@@ -26,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/browser"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/reset"
 	wrt "github.com/wildawm/wildawm/internal/runtime"
@@ -65,7 +66,12 @@ type Options struct {
 	// is; Workers is the rollouts at once. "" is the random mix.
 	Profile      string
 	RolloutSteps int // default 20
-	Progress     func(format string, args ...any)
+	// Chromium, when set, is the shared browser the rl profile's GUI steps
+	// go through: each rollout opens a tab of it (Browser.Tab) allowed
+	// only its instance's sites, as the rollout service's sessions do.
+	// Nil drives the GUI through the HTTP browser (browser/fake).
+	Chromium *browser.Browser
+	Progress func(format string, args ...any)
 }
 
 // Report holds the figures.
@@ -105,6 +111,7 @@ type Report struct {
 	InterfaceP50 map[string]float64 `json:"interface_p50_ms,omitempty"`
 	InterfaceP99 map[string]float64 `json:"interface_p99_ms,omitempty"`
 	InterfaceN   map[string]int     `json:"interface_steps,omitempty"`
+	GUIBrowser   string             `json:"gui_browser,omitempty"` // chromium or http
 	Checked      int                `json:"checked"`
 	Lost         int                `json:"lost_or_corrupted"`
 	Failures     []string           `json:"failures,omitempty"`
@@ -495,6 +502,10 @@ func rlProfile(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Clien
 		steps = 20
 	}
 	rep.Profile = "rl"
+	rep.GUIBrowser = "http"
+	if o.Chromium != nil {
+		rep.GUIBrowser = "chromium"
+	}
 	var (
 		mu    sync.Mutex
 		busy  = make([]bool, len(targets))
@@ -551,6 +562,14 @@ func rlProfile(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Clien
 	return nil
 }
 
+// guiBrowser is what a GUI step uses of a browser, Chromium's tab or the
+// HTTP browser.
+type guiBrowser interface {
+	Navigate(ctx context.Context, url string) error
+	Snapshot(ctx context.Context) (string, error)
+	Close(ctx context.Context) error
+}
+
 // rollout is one rollout of the rl profile on t: steps steps, then a reset.
 func rollout(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client, base string, t *target, w, n, steps int, r *rand.Rand, record func(string, float64)) error {
 	inst, err := m.Instance(t.id)
@@ -569,14 +588,25 @@ func rollout(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client,
 		return errors.New("gui: the instance serves no site")
 	}
 	slices.Sort(origins)
-	var d net.Dialer
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, network, listener)
-	}}
-	defer tr.CloseIdleConnections()
-	b, err := fakebrowser.New(fakebrowser.Options{AllowOrigins: origins, Transport: tr})
-	if err != nil {
-		return err
+	var b guiBrowser
+	if o.Chromium != nil {
+		// Chromium resolves every NAME.TOKEN.localhost to the loopback.
+		tab, err := o.Chromium.Tab(ctx, browser.AllowOrigins(origins...))
+		if err != nil {
+			return fmt.Errorf("gui: %w", err)
+		}
+		b = tab
+	} else {
+		var d net.Dialer
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, listener)
+		}}
+		defer tr.CloseIdleConnections()
+		fb, err := fakebrowser.New(fakebrowser.Options{AllowOrigins: origins, Transport: tr})
+		if err != nil {
+			return err
+		}
+		b = fb
 	}
 	defer b.Close(ctx)
 	home := filepath.Join(inst.Dir(), world.HomeDir)
