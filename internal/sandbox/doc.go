@@ -82,6 +82,16 @@
 // from there; they are unmounted when the command ends. Everything else is
 // as above: the same chain, limits, cgroups and isolation.
 //
+// # Setups at once
+//
+// A short command's cost is its setup: a chain of eight programs, new
+// namespaces and cgroups, bwrap's ~35 mounts, all under the same kernel
+// lock and on the same CPUs as the caller's own work. Options.Setups, a
+// semaphore the callers share, caps how many run at once: a run holds its
+// unit from before its mounts until bwrap's setup is done (the "." on the
+// ready pipe) or the run ends, so a command that runs long never holds it.
+// runtime.Manager shares one of GOMAXPROCS units among its instances.
+//
 // # Frozen time
 //
 // When Options.Clock is set, libfaketime (Debian package libfaketime) is
