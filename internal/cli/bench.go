@@ -454,7 +454,7 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 	c.Flags().StringVar(&guiMode, "browser", "http", "with --profile rl, what the GUI steps go through: http (the HTTP browser) or chromium (one shared Chromium, a tab per rollout)")
 	c.Flags().IntVar(&steps, "rollout-steps", 20, "with --profile rl, the steps of a rollout")
 	c.Flags().IntVar(&setups, "shell-setups", 0, "cap on the shells' sandboxes set up at once across the instances (0: the runtime's default, one per CPU; -1: uncapped)")
-	c.Flags().IntVar(&shellNice, "shell-nice", 0, "the shell commands' CPU priority, 0..19 (sandbox.Options.Nice)")
+	c.Flags().IntVar(&shellNice, "shell-nice", 0, "the shell commands' CPU priority, 1..19 (0: the runtime's default, 10; -1: the process's own)")
 	c.Flags().StringVar(&hostMode, "sandbox-host", "on", "where the shells' sandboxes are cloned from: on (a sandbox host made before the instances), off (the process's own mount namespace), both (off, then on)")
 	return c
 }

@@ -188,8 +188,8 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 		prev := closeBrowser
 		closeBrowser = func() { prev(); host.Close() }
 	}
-	// One cap on the sandboxes set up at once for every persona's Env, as
-	// a runtime.Manager has (DefaultShellSetups).
+	// One cap on the sandboxes set up at once for every persona's Env, and
+	// the shells' priority, as a runtime.Manager has by default.
 	setups := semaphore.NewWeighted(int64(runtime.DefaultShellSetups()))
 	var mu sync.Mutex
 	envs := map[string]*rollout.Env{}
@@ -200,7 +200,7 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 			return env
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host, ShellSetups: setups}
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host, ShellSetups: setups, ShellNice: runtime.DefaultShellNice}
 		os.MkdirAll(env.WorkDir, 0o755)
 		envs[p.ID] = env
 		return env

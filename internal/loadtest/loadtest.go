@@ -53,7 +53,8 @@ type Options struct {
 	// before the instances (their cost then does not grow with them);
 	// without it, from the process's own mount namespace.
 	SandboxHost bool
-	// ShellNice is the shells' CPU priority (runtime.Options.ShellNice).
+	// ShellNice is the shells' CPU priority (runtime.ManagerOptions.ShellNice:
+	// 0 is its default, negative the process's own).
 	ShellNice int
 	// MaxShellSetups caps the shells' sandboxes set up at once
 	// (runtime.ManagerOptions.MaxShellSetups: 0 is its default, negative
@@ -172,7 +173,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if setups == 0 {
 		setups = wrt.DefaultShellSetups()
 	}
-	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: o.ShellNice, MaxShellSetups: setups}
+	nice := o.ShellNice
+	switch {
+	case nice == 0:
+		nice = wrt.DefaultShellNice
+	case nice < 0:
+		nice = 0
+	}
+	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: nice, MaxShellSetups: setups}
 
 	// Create the instances and measure memory.
 	if _, err := mat.Lower(ctx, o.Snapshot); err != nil {

@@ -75,7 +75,10 @@ type Env struct {
 	// instances' shells and the verifier's scripts (sandbox.Options.Setups);
 	// Envs may share one.
 	ShellSetups *semaphore.Weighted
-	uids        atomic.Int64
+	// ShellNice is the instances' shells' CPU priority
+	// (runtime.Options.ShellNice; 0 leaves it at the process's own).
+	ShellNice int
+	uids      atomic.Int64
 }
 
 // nextUID returns a fresh sandbox uid.
@@ -206,7 +209,7 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 		return nil, err
 	}
 	uid := e.nextUID()
-	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost, ShellSetups: e.ShellSetups})
+	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost, ShellSetups: e.ShellSetups, ShellNice: e.ShellNice})
 }
 
 // MaxAttempts is how many times Run tries a rollout whose harness failed

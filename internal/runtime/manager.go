@@ -73,7 +73,9 @@ type ManagerOptions struct {
 	// SandboxHost is the instances' sandbox host (Options.SandboxHost);
 	// the caller owns it.
 	SandboxHost *sandbox.Host
-	// ShellNice is the instances' Options.ShellNice.
+	// ShellNice is the instances' Options.ShellNice: 0 means
+	// DefaultShellNice, a negative value leaves the commands at the
+	// process's own priority.
 	ShellNice int
 	// MaxShellSetups caps the shell commands' sandboxes being set up at
 	// once across every instance (Options.ShellSetups): the CPU- and
@@ -86,6 +88,12 @@ type ManagerOptions struct {
 // DefaultShellSetups is ManagerOptions.MaxShellSetups's default: one
 // sandbox set up at a time per CPU the process may use.
 func DefaultShellSetups() int { return goruntime.GOMAXPROCS(0) }
+
+// DefaultShellNice is ManagerOptions.ShellNice's default: agents' commands
+// take the CPU after the runtime's own work (resets, MCP calls, the
+// websites), which keeps that work's latency under load without costing
+// throughput (docs/BENCHMARKS.md, issue 17).
+const DefaultShellNice = 10
 
 // Manager hosts many instances in one process: they share the catalog, the
 // application code and the snapshot cache, and hold only their own state.
@@ -144,6 +152,12 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	if opts.MaxShellSetups == 0 {
 		opts.MaxShellSetups = DefaultShellSetups()
+	}
+	switch {
+	case opts.ShellNice == 0:
+		opts.ShellNice = DefaultShellNice
+	case opts.ShellNice < 0:
+		opts.ShellNice = 0
 	}
 	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
 	if opts.MaxShellSetups > 0 {

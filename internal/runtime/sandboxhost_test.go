@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,6 +61,14 @@ func TestShellThroughSandboxHost(t *testing.T) {
 	}
 	if !strings.Contains(string(res.Stdout), "gone") {
 		t.Fatalf("after the reset: %q", res.Stdout)
+	}
+	// A Manager's shells run at DefaultShellNice unless told otherwise.
+	res, err = insts[0].Shell(ctx, "nice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != strconv.Itoa(runtime.DefaultShellNice) {
+		t.Fatalf("the shell's niceness: %q, want %d", got, runtime.DefaultShellNice)
 	}
 	if entries, _ := os.ReadDir(host.Dir()); len(entries) != 1 {
 		t.Errorf("binds left in the host's directory (want only its /etc): %v", entries)
