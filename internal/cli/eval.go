@@ -257,6 +257,13 @@ func (e *env) evalEnv(ctx context.Context, src *taskgen.Source, work string, fak
 		}
 		closeBrowser = func() { b.Close(context.Background()) }
 	}
+	shells, err := newRolloutShells(ctx)
+	if err != nil {
+		closeBrowser()
+		return nil, nil, err
+	}
+	prev := closeBrowser
+	closeBrowser = func() { prev(); shells.close() }
 	personas := map[string]string{}
 	for _, st := range src.States {
 		personas[st.Persona.ID] = st.Persona.Name
@@ -276,6 +283,7 @@ func (e *env) evalEnv(ctx context.Context, src *taskgen.Source, work string, fak
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, id),
 			Self: name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 230000 + 1000*len(envs)}
+		shells.apply(env)
 		if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
 			return nil, err
 		}

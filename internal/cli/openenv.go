@@ -152,6 +152,14 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		}
 		closeBrowser = func() { b.Close(context.Background()) }
 	}
+	shells, err := newRolloutShells(ctx)
+	if err != nil {
+		closeBrowser()
+		closeSrc()
+		return openenv.Options{}, nil, err
+	}
+	prev := closeBrowser
+	closeBrowser = func() { prev(); shells.close() }
 	// One rollout environment per persona, each with uids of its own
 	// (apart from the self-check's, which starts at 210000).
 	var mu sync.Mutex
@@ -169,6 +177,7 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
 			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 400000 + 10000*slices.Index(ids, p.ID)}
+		shells.apply(env)
 		if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
 			return nil, err
 		}

@@ -174,23 +174,13 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 		}
 		closeBrowser = func() { b.Close(context.Background()) }
 	}
-	// As root, the shells and verifier scripts are sandboxed from a small
-	// mount namespace made before any instance (sandbox.Host), so that a
-	// command's cost does not grow with the instances running.
-	var host *sandbox.Host
-	if os.Geteuid() == 0 && sandbox.Available() == nil {
-		h, err := sandbox.NewHost(cmd.Context(), "")
-		if err != nil {
-			closeBrowser()
-			return nil, nil, err
-		}
-		host = h
-		prev := closeBrowser
-		closeBrowser = func() { prev(); host.Close() }
+	shells, err := newRolloutShells(cmd.Context())
+	if err != nil {
+		closeBrowser()
+		return nil, nil, err
 	}
-	// One cap on the sandboxes set up at once for every persona's Env, and
-	// the shells' priority, as a runtime.Manager has by default.
-	setups := semaphore.NewWeighted(int64(runtime.DefaultShellSetups()))
+	prev := closeBrowser
+	closeBrowser = func() { prev(); shells.close() }
 	var mu sync.Mutex
 	envs := map[string]*rollout.Env{}
 	get := func(p *persona.Persona) *rollout.Env {
@@ -200,12 +190,47 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 			return env
 		}
 		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs), SandboxHost: host, ShellSetups: setups, ShellNice: runtime.DefaultShellNice}
+			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs)}
+		shells.apply(env)
 		os.MkdirAll(env.WorkDir, 0o755)
 		envs[p.ID] = env
 		return env
 	}
 	return get, closeBrowser, nil
+}
+
+// rolloutShells is what every command that runs rollouts gives its
+// rollout environments' shells and verifier scripts: as root, a sandbox
+// host made before any instance (sandbox.NewHost: a command's cost then
+// does not grow with the instances running); one cap on the sandboxes set
+// up at once; the runtime's default priority. A runtime.Manager has the
+// same by default.
+type rolloutShells struct {
+	host   *sandbox.Host
+	setups *semaphore.Weighted
+}
+
+func newRolloutShells(ctx context.Context) (*rolloutShells, error) {
+	s := &rolloutShells{setups: semaphore.NewWeighted(int64(runtime.DefaultShellSetups()))}
+	if os.Geteuid() == 0 && sandbox.Available() == nil {
+		h, err := sandbox.NewHost(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		s.host = h
+	}
+	return s, nil
+}
+
+// apply sets env's shells to s.
+func (s *rolloutShells) apply(env *rollout.Env) {
+	env.SandboxHost, env.ShellSetups, env.ShellNice = s.host, s.setups, runtime.DefaultShellNice
+}
+
+func (s *rolloutShells) close() {
+	if s.host != nil {
+		s.host.Close()
+	}
 }
 
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
