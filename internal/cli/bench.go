@@ -22,6 +22,7 @@ import (
 	"github.com/wildawm/wildawm/internal/loadtest"
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
+	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -385,6 +386,9 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 			p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
 			if err != nil {
 				return err
+			}
+			if shellNice < -1 || shellNice > 19 {
+				return fmt.Errorf("--shell-nice %d: give 1..19, 0 for the runtime's default (%d) or -1 for the process's own priority", shellNice, runtime.DefaultShellNice)
 			}
 			if profile != "" && profile != "rl" {
 				return fmt.Errorf("--profile %q: the one profile is rl (or leave it out for the random mix)", profile)

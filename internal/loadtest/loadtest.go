@@ -169,17 +169,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
-	setups := o.MaxShellSetups
-	if setups == 0 {
-		setups = wrt.DefaultShellSetups()
-	}
-	nice := o.ShellNice
-	switch {
-	case nice == 0:
-		nice = wrt.DefaultShellNice
-	case nice < 0:
-		nice = 0
-	}
+	setups, nice := wrt.ShellDefaults(o.MaxShellSetups, o.ShellNice)
 	rep := &Report{Instances: o.Instances, SandboxHost: o.SandboxHost, ShellNice: nice, MaxShellSetups: setups}
 
 	// Create the instances and measure memory.
@@ -214,11 +204,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return nil, err
 			}
 			rep.ToolQuiet1P50MS, rep.ToolQuiet1P99MS = pct(d, 0.5), pct(d, 0.99)
+			// Memory per idle instance counts the others, not what these
+			// calls grew.
+			runtime.GC()
+			rss0, heap0 = rssKiB(), heapKiB()
 		}
 	}
 	runtime.GC()
-	rep.RSSPerInstKiB = (rssKiB() - rss0) / float64(o.Instances)
-	rep.HeapPerInstKiB = (heapKiB() - heap0) / float64(o.Instances)
+	idle := float64(max(o.Instances-1, 1))
+	rep.RSSPerInstKiB = (rssKiB() - rss0) / idle
+	rep.HeapPerInstKiB = (heapKiB() - heap0) / idle
 	rep.InstancesPerGiB = 1 << 20 / max(rep.RSSPerInstKiB, 1)
 	rep.CreateP50MS = pct(creates, 0.5)
 
@@ -616,7 +611,9 @@ func rollout(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client,
 		}
 		b = fb
 	}
-	defer b.Close(ctx)
+	// Closed even when ctx ends: a tab left open would stay in the shared
+	// browser.
+	defer b.Close(context.WithoutCancel(ctx))
 	home := filepath.Join(inst.Dir(), world.HomeDir)
 	for s := range steps {
 		k := r.IntN(10)

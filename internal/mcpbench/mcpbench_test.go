@@ -37,7 +37,7 @@ func TestRun(t *testing.T) {
 	for _, s := range rep.Skipped {
 		t.Logf("reference case skipped (install the servers as the package doc says to run it): %s", s)
 	}
-	ours, floors := 0, 0
+	ours, floors, plain := 0, 0, 0
 	for _, c := range rep.Cases {
 		if c.P50 <= 0 || c.P99 < c.P50 {
 			t.Errorf("%s %s %s: p50 %v p99 %v", c.Server, c.Transport, c.Tool, c.P50, c.P99)
@@ -47,6 +47,9 @@ func TestRun(t *testing.T) {
 		}
 		if c.Server == "go-sdk echo (floor)" {
 			floors++
+		}
+		if c.Server == "net/http echo, no MCP SDK (floor)" && c.Transport == "http" && c.Client == ClientRaw {
+			plain++
 		}
 		if c.Bytes < 100 {
 			t.Errorf("%s %s %s: response of %d bytes", c.Server, c.Transport, c.Tool, c.Bytes)
@@ -77,6 +80,9 @@ func TestRun(t *testing.T) {
 
 	if ours != 21 {
 		t.Errorf("%d of our cases, want 21 (4 calls in process, over stdio and HTTP with each of 2 clients, and the durable write)", ours)
+	}
+	if plain != 1 {
+		t.Errorf("%d cases of net/http's floor, want 1 (http, raw client)", plain)
 	}
 	if floors != 5 {
 		t.Errorf("%d floor cases, want 5 (in-process, stdio and http with each of 2 clients)", floors)

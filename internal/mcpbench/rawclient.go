@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -225,7 +226,7 @@ func startRawHTTP(ctx context.Context, endpoint string) (*rawHTTP, error) {
 	if u.Port() == "" {
 		c.addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	body, hdr, err := c.post(ctx, http.MethodPost, rawMessage(0, "initialize", initializeParams()))
+	body, hdr, _, err := c.post(ctx, http.MethodPost, rawMessage(0, "initialize", initializeParams()))
 	if err != nil {
 		return nil, fmt.Errorf("initialize over HTTP: %w", err)
 	}
@@ -239,16 +240,20 @@ func startRawHTTP(ctx context.Context, endpoint string) (*rawHTTP, error) {
 	}
 	c.session = hdr.Get("Mcp-Session-Id")
 	c.protocol = r.Result.ProtocolVersion
-	if _, _, err := c.post(ctx, http.MethodPost, rawMessage(-1, "notifications/initialized", nil)); err != nil {
+	if _, _, _, err := c.post(ctx, http.MethodPost, rawMessage(-1, "notifications/initialized", nil)); err != nil {
 		return nil, fmt.Errorf("initialized notification over HTTP: %w", err)
 	}
 	return c, nil
 }
 
 // post sends one request (a POST of msg, or a DELETE) and reads the whole
-// response body. A kept-alive connection the server has closed since the
-// last request is dialled again, once.
-func (c *rawHTTP) post(ctx context.Context, method string, msg []byte) ([]byte, http.Header, error) {
+// response body; sent is when the request that got the response was
+// written. A kept-alive connection the server has closed since the last
+// request (the write fails, or the connection ends before a byte of the
+// response) is dialled again, once: the server never saw that request, so
+// nothing runs twice, and the clock starts again with the new attempt. The
+// request stops when ctx ends.
+func (c *rawHTTP) post(ctx context.Context, method string, msg []byte) (body []byte, hdr http.Header, sent time.Time, err error) {
 	c.req = append(c.req[:0], method+" "+c.path+" HTTP/1.1\r\nHost: "+c.host+"\r\n"...)
 	if method == http.MethodPost {
 		c.req = append(c.req, "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
@@ -269,20 +274,27 @@ func (c *rawHTTP) post(ctx context.Context, method string, msg []byte) ([]byte, 
 			var d net.Dialer
 			conn, err := d.DialContext(ctx, "tcp", c.addr)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, time.Time{}, err
 			}
 			c.conn, c.br = conn, bufio.NewReaderSize(conn, 64<<10)
 		}
-		body, hdr, err := c.roundTrip(method)
+		sent = time.Now()
+		body, hdr, stale, err := c.roundTrip(ctx, method)
 		if err == nil {
-			return body, hdr, nil
+			return body, hdr, sent, nil
 		}
+		c.drop()
+		if !stale || fresh || attempt > 0 {
+			return nil, nil, time.Time{}, err
+		}
+	}
+}
+
+// drop closes the connection, if one is open.
+func (c *rawHTTP) drop() {
+	if c.conn != nil {
 		c.conn.Close()
 		c.conn = nil
-		var se *statusError
-		if fresh || attempt > 0 || errors.As(err, &se) {
-			return nil, nil, err
-		}
 	}
 }
 
@@ -294,27 +306,40 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("HTTP %s: %.200s", e.status, e.body) }
 
-func (c *rawHTTP) roundTrip(method string) ([]byte, http.Header, error) {
-	if _, err := c.conn.Write(c.req); err != nil {
-		return nil, nil, err
+// roundTrip writes the request and reads its response. stale reports an
+// error before any byte of a response arrived on a connection the server
+// had closed (the write failed, or EOF or a reset came first).
+func (c *rawHTTP) roundTrip(ctx context.Context, method string) (body []byte, hdr http.Header, stale bool, err error) {
+	conn := c.conn
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	} else {
+		conn.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := conn.Write(c.req); err != nil {
+		return nil, nil, ctx.Err() == nil, err
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return nil, nil, ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)), err
 	}
 	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	body, err := io.ReadAll(resp.Body)
+	body, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if resp.Close {
-		c.conn.Close()
-		c.conn = nil
+		c.drop()
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, nil, &statusError{resp.Status, body}
+		return nil, nil, false, &statusError{resp.Status, body}
 	}
-	return body, resp.Header, nil
+	return body, resp.Header, false, nil
 }
 
 // responseIn finds the response with id in a POST's body: the body itself
@@ -345,22 +370,20 @@ func responseIn(body []byte, hdr http.Header, id int64) ([]byte, error) {
 
 func (c *rawHTTP) call(ctx context.Context, id int64, name string, args any) ([]byte, time.Duration, error) {
 	req := rawMessage(id, "tools/call", map[string]any{"name": name, "arguments": args})
-	start := time.Now()
-	body, hdr, err := c.post(ctx, http.MethodPost, req)
-	d := time.Since(start)
+	body, hdr, sent, err := c.post(ctx, http.MethodPost, req)
 	if err != nil {
-		return nil, d, err
+		return nil, 0, err
 	}
+	d := time.Since(sent)
 	msg, err := responseIn(body, hdr, id)
 	return msg, d, err
 }
 
 func (c *rawHTTP) close() {
 	if c.session != "" {
-		c.post(context.Background(), http.MethodDelete, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c.post(ctx, http.MethodDelete, nil)
+		cancel()
 	}
-	if c.conn != nil {
-		c.conn.Close()
-		c.conn = nil
-	}
+	c.drop()
 }

@@ -119,6 +119,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.ShellNice < 0 || opts.ShellNice > 19 {
+		return nil, fmt.Errorf("start instance: Options.ShellNice %d: give 0..19 (0: the process's own priority; a Manager's ShellNice takes -1 for that and 0 for its default, %d)", opts.ShellNice, DefaultShellNice)
+	}
 	if err := checkKind(opts.Materializer.Store, opts.Snapshot); err != nil {
 		return nil, fmt.Errorf("start instance: %w", err)
 	}
@@ -395,8 +398,10 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 const maxShells = 1 << 20
 
 // quiesce waits for the shell commands in flight (each bounded by the shell
-// timeout) and holds new ones until release: a snapshot or diff then reads a
-// world no command is writing.
+// timeout once it runs; one still waiting for a unit of ShellSetups waits
+// for other commands' setups, which are short, within its own context) and
+// holds new ones until release: a snapshot or diff then reads a world no
+// command is writing.
 func (in *Instance) quiesce(ctx context.Context) (release func(), err error) {
 	if err := in.shellGate().Acquire(ctx, maxShells); err != nil {
 		return nil, fmt.Errorf("wait for the instance's shell commands: %w", err)

@@ -89,6 +89,27 @@ type ManagerOptions struct {
 // sandbox set up at a time per CPU the process may use.
 func DefaultShellSetups() int { return goruntime.GOMAXPROCS(0) }
 
+// ShellDefaults maps ManagerOptions.MaxShellSetups and ShellNice to what a
+// Manager uses: 0 gives the default (DefaultShellSetups, DefaultShellNice);
+// a negative value gives no cap (-1) and the process's own priority (0).
+func ShellDefaults(maxSetups, nice int) (setups, niceness int) {
+	switch {
+	case maxSetups == 0:
+		setups = DefaultShellSetups()
+	case maxSetups < 0:
+		setups = -1
+	default:
+		setups = maxSetups
+	}
+	switch {
+	case nice == 0:
+		niceness = DefaultShellNice
+	case nice > 0:
+		niceness = nice
+	}
+	return setups, niceness
+}
+
 // DefaultShellNice is ManagerOptions.ShellNice's default: agents' commands
 // take the CPU after the runtime's own work (resets, MCP calls, the
 // websites), which keeps that work's latency under load without costing
@@ -150,15 +171,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.MaxInstances <= 0 {
 		opts.MaxInstances = DefaultMaxInstances
 	}
-	if opts.MaxShellSetups == 0 {
-		opts.MaxShellSetups = DefaultShellSetups()
-	}
-	switch {
-	case opts.ShellNice == 0:
-		opts.ShellNice = DefaultShellNice
-	case opts.ShellNice < 0:
-		opts.ShellNice = 0
-	}
+	opts.MaxShellSetups, opts.ShellNice = ShellDefaults(opts.MaxShellSetups, opts.ShellNice)
 	m := &Manager{opts: opts, log: opts.Logger, insts: map[string]*managed{}, byToken: map[string]*managed{}, stop: make(chan struct{})}
 	if opts.MaxShellSetups > 0 {
 		m.shellSetups = semaphore.NewWeighted(int64(opts.MaxShellSetups))

@@ -54,7 +54,9 @@ type Options struct {
 	Clock     world.Clock       // optional frozen time, via libfaketime (see doc)
 	// Nice, 0..19, lowers the command's CPU priority (every process of it
 	// inherits it): a runtime gives its own work (resets, MCP calls, the
-	// websites) the CPU first. 0 leaves it at the caller's.
+	// websites) the CPU first. 0 leaves it at the caller's, and so does a
+	// caller already nicer. As root it holds from the command's first
+	// instruction; otherwise it is best effort (see Run).
 	Nice int
 	// Host, when set, is the small mount namespace the sandbox is cloned
 	// from (NewHost), so that its cost does not grow with the caller's
@@ -192,8 +194,14 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	readyW.Close()
 	if o.Nice > 0 {
 		// Before the gate opens (as root) nothing of the chain has run yet;
-		// everything it starts inherits the priority.
-		syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, o.Nice)
+		// everything it starts inherits the priority. Without root there
+		// is no gate, and what the chain started before this call keeps
+		// the caller's. A caller already nicer than o.Nice keeps its own:
+		// the niceness is absolute, and the command must not outrank it.
+		// (getpriority(2) returns 20 - nice.)
+		if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err != nil || 20-p < o.Nice {
+			syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, o.Nice)
+		}
 	}
 	var cg *runCgroup
 	if gate != nil {
