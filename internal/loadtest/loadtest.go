@@ -265,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 						t.log = nil
 						// MCP sessions do not survive a reset: reconnect.
 						t.session.Close()
-						t.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
+						err = connect(ctx, client, base, t)
 					}
 					mu.Lock()
 					resets = append(resets, d)
@@ -323,7 +323,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp/messages", MaxRetries: -1}, nil)
+	cs, err := dial(ctx, client, base, check.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		cs.Close()
-		if cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + check.Token + "/mcp/messages", MaxRetries: -1}, nil); err != nil {
+		if cs, err = dial(ctx, client, base, check.Token); err != nil {
 			return nil, err
 		}
 		for _, a := range t.log {
@@ -401,9 +401,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// connect opens t's MCP session through the agent listener.
+// dial opens an MCP session with the messages service of the instance
+// whose agent token is token, through the agent listener at base.
+func dial(ctx context.Context, client *mcp.Client, base, token string) (*mcp.ClientSession, error) {
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + token + "/mcp/messages", MaxRetries: -1}, nil)
+}
+
+// connect opens t's MCP session (dial).
 func connect(ctx context.Context, client *mcp.Client, base string, t *target) error {
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
+	cs, err := dial(ctx, client, base, t.token)
 	if err != nil {
 		return fmt.Errorf("connect %s: %w", t.id, err)
 	}
@@ -669,6 +675,5 @@ func rollout(ctx context.Context, o Options, m *wrt.Manager, client *mcp.Client,
 	record("reset", ms(time.Since(t0)))
 	t.log = nil
 	t.session.Close()
-	t.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/i/" + t.token + "/mcp/messages", MaxRetries: -1}, nil)
-	return err
+	return connect(ctx, client, base, t)
 }
