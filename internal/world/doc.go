@@ -14,4 +14,6 @@
 //   - Walk: the one way to read a world directory that an agent has shaped:
 //     by descriptors, never following a symlink, never opening a fifo or
 //     device, at any depth; what it cannot take it lists in a SkipList.
+//   - ErrAgentFault: wrapped by an error an agent caused in its own world
+//     or answer; scored as the agent's failure, never as infrastructure.
 package world
