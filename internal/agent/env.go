@@ -251,7 +251,7 @@ func (e *Env) describe(ctx context.Context, img []byte) (*vision.Description, er
 	if e.Describe != nil {
 		return e.Describe(ctx, img)
 	}
-	return vision.Describe(img)
+	return vision.Describe(ctx, img)
 }
 
 // DefaultMaxObservation is the default bound of an observation, in bytes.

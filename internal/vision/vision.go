@@ -3,16 +3,86 @@
 // is procedural, not a model: it reads the picture's pixels and reports the
 // body colour and whether a lit display panel is visible. A model-backed
 // describer plugs in behind the same Describe signature in a later wave.
+//
+// Every image it is given is checked before it is decoded (Check): at most
+// MaxBytes of PNG, JPEG or GIF, whose header declares at most MaxPixels, so
+// a decompression bomb is refused before any pixel buffer exists; decoding
+// and analysis stop at the context's end or after Timeout. The analysis
+// samples at most MaxSamples pixels.
 package vision
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"image"
+	_ "image/gif"  // decode GIF too
 	_ "image/jpeg" // decode JPEG photos too
 	_ "image/png"  // decode PNG
+	"io"
 	"math"
+	"time"
 )
+
+// The bounds of an image the vision tool takes (docs/harness.md).
+const (
+	// MaxBytes is the largest encoded image, in bytes.
+	MaxBytes = 8 << 20
+	// MaxPixels is the most pixels (width x height) an image may declare:
+	// 4096x4096, the generators' largest image. A 16-bit RGBA image of
+	// this size decodes to 128 MiB.
+	MaxPixels = 4096 * 4096
+	// MaxSamples is the most pixels the analysis reads: a larger image is
+	// sampled on a regular grid.
+	MaxSamples = 1 << 20
+	// Timeout bounds one decode and analysis.
+	Timeout = 10 * time.Second
+)
+
+// ErrRefused is wrapped by the error of an image Check refuses: not an
+// image of a known format, or over a bound.
+var ErrRefused = errors.New("image refused")
+
+// Config is what Check learnt of an image from its header.
+type Config struct {
+	Format        string // "png", "jpeg", "gif"
+	MIME          string // "image/png"
+	Width, Height int
+}
+
+// Check reads an image's header only and refuses it (ErrRefused) unless it
+// is PNG, JPEG or GIF of at most MaxBytes declaring at most MaxPixels: what
+// may then be decoded, or handed to a vision model, is bounded.
+func Check(img []byte) (Config, error) {
+	if len(img) > MaxBytes {
+		return Config{}, fmt.Errorf("%w: %d bytes is more than the vision tool takes (%d MiB)", ErrRefused, len(img), MaxBytes>>20)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(img))
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: not a PNG, JPEG or GIF image (%v)", ErrRefused, err)
+	}
+	c := Config{Format: format, MIME: "image/" + format, Width: cfg.Width, Height: cfg.Height}
+	if c.Width <= 0 || c.Height <= 0 || int64(c.Width)*int64(c.Height) > MaxPixels {
+		return c, fmt.Errorf("%w: a %s of %dx%d pixels is larger than the vision tool takes (%d pixels, e.g. 4096x4096)",
+			ErrRefused, format, c.Width, c.Height, MaxPixels)
+	}
+	return c, nil
+}
+
+// ctxReader fails its reads once ctx is done, which stops a decoder
+// between two reads.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p[:min(len(p), 32<<10)])
+}
 
 // Description is what Describe sees in an image.
 type Description struct {
@@ -42,8 +112,18 @@ var named = []struct {
 }
 
 // Describe reports the body colour and display panel of a product photo.
-func Describe(img []byte) (*Description, error) {
-	m, _, err := image.Decode(bytes.NewReader(img))
+// The image is checked first (Check); decoding and analysis end with ctx,
+// or after Timeout.
+func Describe(ctx context.Context, img []byte) (*Description, error) {
+	if _, err := Check(img); err != nil {
+		return nil, fmt.Errorf("vision: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	m, _, err := image.Decode(ctxReader{ctx, bytes.NewReader(img)})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("vision: decoding the image took too long: %w", cerr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vision: not an image: %w", err)
 	}
@@ -51,11 +131,20 @@ func Describe(img []byte) (*Description, error) {
 	if b.Dx() < 8 || b.Dy() < 8 {
 		return nil, fmt.Errorf("vision: image %dx%d is too small", b.Dx(), b.Dy())
 	}
+	// A grid of at most MaxSamples pixels: every pixel of an image up to
+	// that size.
+	step := 1
+	for (b.Dx()+step-1)/step*((b.Dy()+step-1)/step) > MaxSamples {
+		step++
+	}
 	bg := rgb(m.At(b.Min.X, b.Min.Y))
 	counts := map[[3]uint8]int{}
 	screen, total := 0, 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
+	for y := b.Min.Y; y < b.Max.Y; y += step {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("vision: reading the image took too long: %w", err)
+		}
+		for x := b.Min.X; x < b.Max.X; x += step {
 			c := rgb(m.At(x, y))
 			total++
 			if c == bg {

@@ -1,8 +1,12 @@
 package vision
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/generator"
 )
@@ -26,7 +30,7 @@ func TestDescribeProductImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := Describe(img)
+		d, err := Describe(context.Background(), img)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +38,7 @@ func TestDescribeProductImages(t *testing.T) {
 			t.Errorf("%s: got %+v, want %s display=%v", p, d, c.color, c.display)
 		}
 	}
-	if _, err := Describe([]byte("not an image")); err == nil {
+	if _, err := Describe(context.Background(), []byte("not an image")); err == nil {
 		t.Error("garbage accepted")
 	}
 }
@@ -44,4 +48,64 @@ func TestAblatedSaysNothing(t *testing.T) {
 	if !d.Ablated || d.BodyColor != "" || d.BodyHex != "" || d.Display || d.DisplayPct != 0 {
 		t.Fatalf("an ablated description carries visual information: %+v", d)
 	}
+}
+
+// TestBombRefusedBeforeDecoding: a kilobyte PNG declaring 100000x100000
+// pixels (80 GB decoded) is refused from its header, at once and with the
+// bound in words; before the check, image.Decode tried to allocate it and
+// the host process died (issue 29). A bomb within the pixel bound but
+// over the byte bound, and garbage, are refused too.
+func TestBombRefusedBeforeDecoding(t *testing.T) {
+	bomb := BombPNG(100000, 100000)
+	if len(bomb) > 2000 {
+		t.Fatalf("the bomb is %d bytes", len(bomb))
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Describe(context.Background(), bomb); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "100000x100000") || !strings.Contains(err.Error(), "4096x4096") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bomb is still decoding after 5s")
+	}
+	if _, err := Check(BombPNG(4097, 4096)); !errors.Is(err, ErrRefused) {
+		t.Fatalf("4097x4096: %v", err)
+	}
+	if _, err := Check(append(BombPNG(64, 64), make([]byte, MaxBytes)...)); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "8 MiB") {
+		t.Fatalf("over the byte bound: %v", err)
+	}
+	if c, err := Check(BombPNG(4096, 4096)); err != nil || c.MIME != "image/png" {
+		t.Fatalf("4096x4096: %+v %v", c, err)
+	}
+}
+
+// TestDescribeStopsAtTheDeadline: a context already done stops decoding
+// before it starts.
+func TestDescribeStopsAtTheDeadline(t *testing.T) {
+	img, err := generator.Default().Generate("product_image", []byte(`{"kind":"generic","body_color":"#2a4d8f","width":320,"height":240}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Describe(ctx, img); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestDescribeLargeImageSampled: the largest image taken (4096x4096) is
+// described right from a sample of at most MaxSamples pixels.
+func TestDescribeLargeImageSampled(t *testing.T) {
+	img, err := generator.Default().Generate("product_image", []byte(`{"kind":"surge_protector","body_color":"#f4f4f4","display_panel":true,"width":4096,"height":4096}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err := Describe(context.Background(), img)
+	if err != nil || d.BodyColor != "white" || !d.Display {
+		t.Fatalf("%+v %v", d, err)
+	}
+	t.Logf("4096x4096 described in %s", time.Since(start))
 }
