@@ -104,14 +104,19 @@ func OpenHomeFile(home, rel string, o HomeOpen) (*os.File, fs.FileInfo, error) {
 		// fstat below refuses it.
 		var st unix.Stat_t
 		if err := unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			err := notRegular(rel, st.Mode)
+			linkTarget(err, dir, base)
 			unix.Close(dir)
-			return nil, nil, notRegular(rel, st.Mode)
+			return nil, nil, err
 		}
 		fd, err := unix.Openat(dir, base, flags|unix.O_NOFOLLOW, 0)
-		unix.Close(dir)
 		if err != nil {
-			return nil, nil, homeErr(rel, err)
+			err := homeErr(rel, err)
+			linkTarget(err, dir, base)
+			unix.Close(dir)
+			return nil, nil, err
 		}
+		unix.Close(dir)
 		f = os.NewFile(uintptr(fd), clean)
 	}
 	st, err := f.Stat()
@@ -212,6 +217,7 @@ func OpenHomeDir(home, rel string, mkdir func(fd int) error) (int, error) {
 		}
 		if err != nil {
 			e := homeErr(done, dirErr(fd, name, err))
+			linkTarget(e, fd, name)
 			unix.Close(fd)
 			return -1, e
 		}
@@ -238,6 +244,25 @@ func openParent(home, rel, clean string) (int, string, error) {
 		return -1, "", err
 	}
 	return dir, base, nil
+}
+
+// linkTarget names the target in err when it is a symlink's refusal, so
+// that the agent can open that path instead.
+func linkTarget(err error, dir int, name string) {
+	var he *HomeFileError
+	if !errors.As(err, &he) || he.Err != ErrLink {
+		return
+	}
+	buf := make([]byte, 256)
+	n, rerr := unix.Readlinkat(dir, name, buf)
+	if rerr != nil || n == 0 {
+		return
+	}
+	target := string(buf[:n])
+	if n == len(buf) {
+		target += "..."
+	}
+	he.What = strings.Replace(he.What, "is a symlink:", fmt.Sprintf("is a symlink (to %q):", target), 1)
 }
 
 // dirErr turns an openat of a directory component failing with ENOTDIR into
