@@ -2,22 +2,31 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-// MaxWriteFile bounds what write_file writes.
-const MaxWriteFile = 8 << 20
+// MaxWriteFile bounds what write_file writes, and MaxReadFile what
+// read_file and describe_image read, in bytes: a larger file is refused
+// before a byte of it is read.
+const (
+	MaxWriteFile = 8 << 20
+	MaxReadFile  = 8 << 20
+)
 
 // HomeFiles are the files of an instance's home directory, read and
-// written on the host through an os.Root, so no path or symlink leaves it;
-// what it writes belongs to the sandbox's uid and a replaced file keeps its
+// written on the host by descriptors (world.OpenHomeFile, world.OpenHomeDir):
+// no path or symlink leaves it, no symlink is followed, and nothing but a
+// regular file is opened, so a fifo or a lease cannot hold a host thread.
+// What it writes belongs to the sandbox's uid and a replaced file keeps its
 // mode. It writes as root: every file of the home is the sandbox user's
 // (sandbox.PrepareHome), so that is what the shell could write too.
 type HomeFiles struct {
@@ -25,122 +34,98 @@ type HomeFiles struct {
 	UID, GID int
 }
 
-func (h HomeFiles) open(rel string) (*os.Root, string, error) {
-	clean, err := world.CleanHomePath(rel)
-	if err != nil {
-		return nil, "", err
-	}
-	root, err := os.OpenRoot(h.Dir)
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: open home: %v", ErrInfra, err)
-	}
-	return root, clean, nil
-}
-
-// ReadFile implements Files.
+// ReadFile implements Files: a regular file of at most MaxReadFile bytes.
 func (h HomeFiles) ReadFile(ctx context.Context, rel string) ([]byte, error) {
-	root, clean, err := h.open(rel)
+	b, err := world.ReadHomeFile(h.Dir, rel, world.HomeOpen{MaxSize: MaxReadFile})
 	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(clean)
-	if err != nil {
-		return nil, homeErr(rel, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory: list it with the shell (ls %s)", rel, clean)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxWriteFile+1))
-	if err != nil {
-		return nil, homeErr(rel, err)
-	}
-	if len(b) > MaxWriteFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes: read a part of it with the shell (head, sed -n)", rel, MaxWriteFile)
+		return nil, h.err(rel, err)
 	}
 	return b, nil
 }
 
 // WriteFile implements Files: the file is replaced atomically (a temporary
-// file renamed over it), parents made as needed.
+// file renamed over it), parents made as needed. The temporary file is
+// created O_EXCL|O_NOFOLLOW under a random name in the file's directory,
+// opened by descriptor, so no fifo or symlink the agent made there can
+// hold or redirect the write; whatever non-directory the path named (a
+// symlink, a fifo) is replaced, never opened.
 func (h HomeFiles) WriteFile(ctx context.Context, rel string, data []byte) error {
 	if len(data) > MaxWriteFile {
 		return fmt.Errorf("%s: %d bytes is more than write_file writes (%d); write it from the shell", rel, len(data), MaxWriteFile)
 	}
-	root, clean, err := h.open(rel)
+	clean, err := world.CleanHomePath(rel)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if dir := path.Dir(clean); dir != "." {
-		if err := h.mkdirs(root, dir); err != nil {
-			return homeErr(rel, err)
-		}
-	}
-	mode := os.FileMode(0o644)
-	if st, err := root.Lstat(clean); err == nil {
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory", rel)
-		}
-		if st.Mode().IsRegular() {
-			mode = st.Mode().Perm() // a replaced file keeps its mode (a script stays executable)
-		} // a symlink is replaced by the file, never followed
-	}
-	tmp := path.Join(path.Dir(clean), "."+path.Base(clean)+".wildawm-tmp")
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	dir, err := world.OpenHomeDir(h.Dir, path.Dir(clean), func(fd int) error { return unix.Fchown(fd, h.UID, h.GID) })
 	if err != nil {
-		return homeErr(rel, err)
+		return h.err(rel, err)
 	}
-	_, werr := f.Write(data)
+	defer unix.Close(dir)
+	base := path.Base(clean)
+	mode := uint32(0o644)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			return fmt.Errorf("%s is a directory", rel)
+		case unix.S_IFREG:
+			mode = st.Mode & 0o777 // a replaced file keeps its mode (a script stays executable)
+		}
+	}
+	var fd int
+	var tmp string
+	for range 8 {
+		tmp = "." + base + ".wildawm-" + rand.Text()[:16]
+		if len(tmp) > 255 {
+			tmp = ".wildawm-" + rand.Text()
+		}
+		fd, err = unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+		if !errors.Is(err, unix.EEXIST) {
+			break
+		}
+	}
+	if err != nil {
+		return h.err(rel, &fs.PathError{Op: "create", Path: rel, Err: err})
+	}
+	werr := unix.Fchown(fd, h.UID, h.GID)
+	if werr == nil {
+		werr = unix.Fchmod(fd, mode) // the umask narrowed Openat's
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	if werr == nil {
+		_, werr = f.Write(data)
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = root.Lchown(tmp, h.UID, h.GID)
-	}
-	if werr == nil {
-		werr = root.Chmod(tmp, mode) // the umask narrowed OpenFile's
-	}
-	if werr == nil {
-		werr = root.Rename(tmp, clean)
+		werr = unix.Renameat(dir, tmp, dir, base)
 	}
 	if werr != nil {
-		root.Remove(tmp)
-		return homeErr(rel, werr)
+		unix.Unlinkat(dir, tmp, 0)
+		return h.err(rel, werr)
 	}
 	return nil
 }
 
-func (h HomeFiles) mkdirs(root *os.Root, dir string) error {
-	if st, err := root.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s is a file, not a directory", dir)
-		}
-		return nil
-	}
-	if parent := path.Dir(dir); parent != "." {
-		if err := h.mkdirs(root, parent); err != nil {
-			return err
-		}
-	}
-	if err := root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return root.Lchown(dir, h.UID, h.GID)
-}
-
-// homeErr says what went wrong with a home path in the agent's terms.
-func homeErr(rel string, err error) error {
+// err says what went wrong with a home path in the agent's terms, with the
+// way on: a refused file is an error the agent sees, never ErrInfra (but
+// the home itself missing is).
+func (h HomeFiles) err(rel string, err error) error {
+	var he *world.HomeFileError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s does not exist (list the home with the shell: ls)", rel)
+	case errors.As(err, &he) && errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w (list the home with the shell: ls)", err)
+	case errors.As(err, &he) && errors.Is(err, world.ErrTooLarge):
+		return fmt.Errorf("%w: read a part of it with the shell (head, sed -n)", err)
+	case errors.As(err, &he):
+		return err
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s: permission denied", rel)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
-		return fmt.Errorf("%s leaves the home directory (through a symlink)", rel)
+	if _, serr := os.Stat(h.Dir); serr != nil {
+		return fmt.Errorf("%w: open home: %v", ErrInfra, serr)
 	}
 	return fmt.Errorf("%s: %v", rel, err)
 }

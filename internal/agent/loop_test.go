@@ -39,6 +39,7 @@ type pageBrowser struct {
 	history []string
 	clicked []string
 	values  map[string]string
+	images  map[string][]byte // selector -> image bytes
 	closed  bool
 }
 
@@ -71,6 +72,9 @@ func (b *pageBrowser) Text(ctx context.Context, sel string) (string, error) {
 	return b.pages[b.url], nil
 }
 func (b *pageBrowser) ImageBytes(ctx context.Context, sel string) ([]byte, error) {
+	if img, ok := b.images[sel]; ok {
+		return img, nil
+	}
 	return nil, errors.New("no images here")
 }
 func (b *pageBrowser) HTML(ctx context.Context) (string, error) { return "<html></html>", nil }

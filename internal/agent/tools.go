@@ -395,6 +395,9 @@ func (e *Env) DescribeFile(ctx context.Context, path string) (string, error) {
 			obs = vision.Ablated().Text
 		} else {
 			d, derr := e.describe(ctx, img)
+			if derr != nil && !errors.Is(derr, ErrInfra) {
+				derr = fmt.Errorf("%s: %w", path, derr)
+			}
 			if err = derr; d != nil {
 				obs = d.Text
 			}
