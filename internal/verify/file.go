@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -21,18 +20,22 @@ import (
 // MaxFileBytes bounds the home files a criterion reads.
 const MaxFileBytes = 16 << 20
 
-// errNotRegular marks a path that exists but is not a regular file.
-var errNotRegular = errors.New("not a regular file")
+// errNotRegular marks a path that exists but is not a regular file (a
+// fifo, a socket, a directory): the criterion fails, with no error.
+var errNotRegular = world.ErrNotRegular
 
 // homeEntry reports whether rel exists in the home of the world at root and,
 // when read is set and it is a regular file, its content. Reads go through
-// os.Root, so a symlink cannot lead outside home.
+// world.OpenHomeFile following only the symlinks that stay inside home,
+// without blocking (a fifo is not a regular file, not a hang), and refuse a
+// file over MaxFileBytes before reading it.
 func homeEntry(root, rel string, read bool) (exists bool, content []byte, err error) {
 	clean, err := world.CleanHomePath(rel)
 	if err != nil {
 		return false, nil, err
 	}
-	r, err := os.OpenRoot(filepath.Join(root, world.HomeDir))
+	home := filepath.Join(root, world.HomeDir)
+	r, err := os.OpenRoot(home)
 	if err != nil {
 		return false, nil, err
 	}
@@ -45,24 +48,9 @@ func homeEntry(root, rel string, read bool) (exists bool, content []byte, err er
 	if !read {
 		return true, nil, nil
 	}
-	f, err := r.Open(clean)
+	b, err := world.ReadHomeFile(home, clean, world.HomeOpen{MaxSize: MaxFileBytes, FollowInside: true})
 	if err != nil {
 		return true, nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return true, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return true, nil, fmt.Errorf("%s: %w (%s)", rel, errNotRegular, fi.Mode().Type())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return true, nil, err
-	}
-	if len(b) > MaxFileBytes {
-		return true, nil, fmt.Errorf("%s is larger than %d MiB", rel, MaxFileBytes>>20)
 	}
 	return true, b, nil
 }
