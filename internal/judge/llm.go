@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,19 +279,16 @@ func inspect(ctx context.Context, worlds map[string]string, tc model.ToolCall) s
 		b, _ := json.Marshal(map[string]any{"columns": cols, "rows": rows})
 		return clip(string(b), 4000)
 	case "read_file":
-		p, err := world.HomePath(dir, a.Path)
+		// The agent's home: opened as the verifier opens it (no link out,
+		// no fifo), and only what the observation shows is read.
+		f, _, err := world.OpenHomeFile(filepath.Join(dir, world.HomeDir), a.Path, world.HomeOpen{FollowInside: true})
 		if err != nil {
 			return "error: " + err.Error()
 		}
-		root, err := os.OpenRoot(filepath.Join(dir, world.HomeDir))
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 4001))
 		if err != nil {
-			return "error: " + err.Error()
-		}
-		defer root.Close()
-		rel, _ := filepath.Rel(filepath.Join(dir, world.HomeDir), p)
-		b, err := root.ReadFile(rel)
-		if err != nil {
-			return "error: " + err.Error()
+			return "error: " + a.Path + ": " + err.Error()
 		}
 		return clip(string(b), 4000)
 	case "list_files":

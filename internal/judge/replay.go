@@ -3,7 +3,9 @@ package judge
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -89,7 +92,7 @@ func (j *ReplayJudge) Judge(ctx context.Context, dir string) (gate.Verdict, []st
 		if rf.Change == state.Deleted || rf.Kind != "file" {
 			continue
 		}
-		ok, why := fileAlike(filepath.Join(j.Ref, world.HomeDir, rf.Path), filepath.Join(dir, world.HomeDir, rf.Path))
+		ok, why := fileAlike(filepath.Join(j.Ref, world.HomeDir), filepath.Join(dir, world.HomeDir), rf.Path)
 		if !ok {
 			misses = append(misses, fmt.Sprintf("home/%s: %s", rf.Path, why))
 		}
@@ -153,23 +156,25 @@ func rowKey(r state.Row, key []string) string {
 }
 
 // fileAlike compares a file the reference wrote with the rollout's: CSV by
-// parsed rows, other text by the identifiers and numbers it carries.
-func fileAlike(ref, got string) (bool, string) {
-	want, err := os.ReadFile(ref)
+// parsed rows, other text by the identifiers and numbers it carries. The
+// rollout's world is the agent's: its file is opened as the verifier opens
+// it, but following no symlink (world.OpenHomeFile: no fifo, at most
+// verify.MaxFileBytes).
+func fileAlike(refHome, gotHome, rel string) (bool, string) {
+	want, err := os.ReadFile(filepath.Join(refHome, filepath.FromSlash(rel)))
 	if err != nil {
 		return false, err.Error()
 	}
-	// The rollout's world is the agent's: never follow its symlinks out.
-	if fi, err := os.Lstat(got); err != nil {
+	have, err := world.ReadHomeFile(gotHome, rel, world.HomeOpen{MaxSize: verify.MaxFileBytes})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return false, "absent"
-	} else if !fi.Mode().IsRegular() {
+	case errors.Is(err, world.ErrNotRegular), errors.Is(err, world.ErrLink):
 		return false, "not a regular file"
+	case err != nil:
+		return false, err.Error()
 	}
-	have, err := os.ReadFile(got)
-	if err != nil {
-		return false, "absent"
-	}
-	if strings.HasSuffix(ref, ".csv") {
+	if strings.HasSuffix(rel, ".csv") {
 		wr, err1 := csv.NewReader(strings.NewReader(string(want))).ReadAll()
 		gr, err2 := csv.NewReader(strings.NewReader(string(have))).ReadAll()
 		if err1 != nil || err2 != nil {
