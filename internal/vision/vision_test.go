@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +109,32 @@ func TestDescribeLargeImageSampled(t *testing.T) {
 		t.Fatalf("%+v %v", d, err)
 	}
 	t.Logf("4096x4096 described in %s", time.Since(start))
+}
+
+// BenchmarkRefuseBomb is what refusing the 100000x100000 bomb costs.
+func BenchmarkRefuseBomb(b *testing.B) {
+	bomb := BombPNG(100000, 100000)
+	for b.Loop() {
+		if _, err := Describe(context.Background(), bomb); !errors.Is(err, ErrRefused) {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDescribe is the offline tool on a default product photo
+// (800x600) and on the largest image it takes (4096x4096, sampled).
+func BenchmarkDescribe(b *testing.B) {
+	for _, side := range [][2]int{{800, 600}, {4096, 4096}} {
+		img, err := generator.Default().Generate("product_image", fmt.Appendf(nil, `{"kind":"surge_protector","body_color":"#f4f4f4","display_panel":true,"width":%d,"height":%d}`, side[0], side[1]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dx%d", side[0], side[1]), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Describe(context.Background(), img); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
