@@ -181,3 +181,24 @@ func TestDescribeImageBomb(t *testing.T) {
 		t.Fatalf("the bomb went to the vision model (%d requests)", n)
 	}
 }
+
+// TestFileToolsLease: a file the agent's process holds a write lease on is
+// refused at once; before, read_file's open waited for the lease to be
+// broken (45 s by default, beyond a step's budget).
+func TestFileToolsLease(t *testing.T) {
+	env, _, home := testEnv(t, nil)
+	p := filepath.Join(home, "leased.md")
+	os.WriteFile(p, []byte("x"), 0o644)
+	fd, err := unix.Open(p, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		t.Skipf("this file system takes no lease: %v", err)
+	}
+	defer unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
+	if _, err := promptly(t, env, "read_file", `{"path":"leased.md"}`); err == nil || errors.Is(err, ErrInfra) || !strings.Contains(err.Error(), "held by another process") {
+		t.Fatalf("err = %v", err)
+	}
+}
