@@ -95,7 +95,7 @@ var builtins = []builtin{
 		}},
 	{"browser_screenshot", "Take a screenshot of the page (kept as an artifact of the rollout; use describe_image to learn what an image shows).", GUI, noParams,
 		func(ctx context.Context, e *Env, a args) (string, error) { return e.Screenshot(ctx) }},
-	{"describe_image", "Describe what an image shows: image [ref] of the current page, or an image file of the home directory by path.", GUI,
+	{"describe_image", "Describe what an image shows: image [ref] of the current page, or an image file of the home directory by path (PNG, JPEG or GIF; at most 8 MiB and 4096x4096 pixels).", GUI,
 		`{"type":"object","properties":{` + refParam + `,` + pathParam + `},"additionalProperties":false}`,
 		func(ctx context.Context, e *Env, a args) (string, error) {
 			switch {
@@ -118,12 +118,12 @@ var builtins = []builtin{
 			obs, _, err := e.run(ctx, a.str("command"))
 			return obs, err
 		}},
-	{"read_file", "Read a text file of the home directory: up to 4000 bytes from offset (default 0); a longer file says where the next part starts.", File,
+	{"read_file", "Read a text file of the home directory (at most 8 MiB; symlinks are not followed): up to 4000 bytes from offset (default 0); a longer file says where the next part starts.", File,
 		`{"type":"object","properties":{` + pathParam + `,"offset":{"type":"integer","minimum":0,"description":"the byte to start at"}},"required":["path"],"additionalProperties":false}`,
 		func(ctx context.Context, e *Env, a args) (string, error) {
 			return e.readPart(ctx, a.str("path"), a.int("offset"))
 		}},
-	{"write_file", "Write a text file of the home directory, replacing it (parent directories are made).", File,
+	{"write_file", "Write a text file of the home directory (at most 8 MiB), replacing it (parent directories are made; symlinks are not followed).", File,
 		`{"type":"object","properties":{` + pathParam + `,"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`,
 		func(ctx context.Context, e *Env, a args) (string, error) {
 			return e.WriteFile(ctx, a.str("path"), a.str("content"))

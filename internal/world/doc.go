@@ -14,6 +14,10 @@
 //   - Walk: the one way to read a world directory that an agent has shaped:
 //     by descriptors, never following a symlink, never opening a fifo or
 //     device, at any depth; what it cannot take it lists in a SkipList.
+//   - OpenHomeFile: the one way host code opens a file of a home an agent
+//     has shaped (its tools, the verifier, the judges): by descriptors, no
+//     symlink followed, O_NONBLOCK, a regular file of a bounded size or a
+//     *HomeFileError saying why not in the agent's words.
 //   - ErrAgentFault: wrapped by an error an agent caused in its own world
 //     or answer; scored as the agent's failure, never as infrastructure.
 package world
