@@ -7,7 +7,7 @@
 //     with rollout.Env.Start; S is a fourth attacker instance with a short
 //     shell timeout, for the attacks that run until the limit.
 //   - attack: one named attempt in a category (network, filesystem, proc,
-//     device, resources, privilege, web, mcp, browser) with the action tried
+//     device, resources, privilege, web, mcp, browser, files) with the action tried
 //     and the containment it must meet.
 //   - invariants: checked before and after every attack: the state.Hash of
 //     B's and C's worlds and of W0's lower, the digest of the task's
