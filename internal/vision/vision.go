@@ -62,6 +62,11 @@ func Check(img []byte) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: not a PNG, JPEG or GIF image (%v)", ErrRefused, err)
 	}
+	if format != "png" && format != "jpeg" && format != "gif" {
+		// Another package of the binary may register a format whose
+		// decoder these bounds were not checked against.
+		return Config{}, fmt.Errorf("%w: a %s image: the vision tool takes PNG, JPEG or GIF", ErrRefused, format)
+	}
 	c := Config{Format: format, MIME: "image/" + format, Width: cfg.Width, Height: cfg.Height}
 	if c.Width <= 0 || c.Height <= 0 || int64(c.Width)*int64(c.Height) > MaxPixels {
 		return c, fmt.Errorf("%w: a %s of %dx%d pixels is larger than the vision tool takes (%d pixels, e.g. 4096x4096)",
