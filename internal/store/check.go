@@ -546,7 +546,7 @@ func (s *Store) walkTree(ctx context.Context, sc *scanState, snap, id world.ID, 
 		return nil
 	}
 	var t Tree
-	if err := json.Unmarshal(b, &t); err == nil {
+	if err = json.Unmarshal(b, &t); err == nil {
 		err = t.validate()
 	}
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/state"
@@ -275,4 +277,26 @@ func mustCheck(t *testing.T, s *Store, opts *CheckOptions) *CheckReport {
 func mustCheckoutOK(t *testing.T, s *Store, id world.ID) bool {
 	t.Helper()
 	return s.Checkout(t.Context(), id, filepath.Join(t.TempDir(), "out")) == nil
+}
+
+// TestCheckReportsInvalidTree: a tree whose entries are not unique (two
+// names stored as one, as the encoding of names once did) or not JSON is an
+// error of the walk itself, even without restoring: the walk dropped
+// validate's error (a shadowed err), so store check said "no errors" of a
+// snapshot that could not check out.
+func TestCheckReportsInvalidTree(t *testing.T) {
+	s := newStore(t)
+	good := mustSnapshot(t, s, hostileWorld(t), Meta{Kind: KindWorld, Persona: "p"})
+	dup := tamperSnapshot(t, s, good, func(home *Tree) {
+		home.Entries = append(home.Entries, home.Entries[len(home.Entries)-1])
+	})
+	r := mustCheck(t, s, &CheckOptions{NoRestore: true})
+	if !slices.ContainsFunc(r.Errors, func(p Problem) bool {
+		return p.Object == "tree" && strings.Contains(p.Err.Error(), "snapshot "+dup.Short()) && strings.Contains(p.Err.Error(), "not unique")
+	}) {
+		t.Errorf("Check does not report the tree with a duplicated name")
+	}
+	if err := s.Checkout(t.Context(), dup, filepath.Join(t.TempDir(), "out")); err == nil {
+		t.Errorf("the snapshot with a duplicated name checks out")
+	}
 }
