@@ -67,4 +67,7 @@ func TestNastyNamesThroughTheCLI(t *testing.T) {
 	if out := mustRun(t, st, "store", "check", "--no-restore"); !strings.Contains(out, "restored 0 trees, hashed 0") {
 		t.Errorf("store check --no-restore:\n%s", out)
 	}
+	if _, _, err := run(t, st, "store", "check", "--parallel", "0"); err == nil || !strings.Contains(err.Error(), "--parallel 0") {
+		t.Errorf("store check --parallel 0: %v", err)
+	}
 }

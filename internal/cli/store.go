@@ -74,6 +74,9 @@ checkout's world hash is not the one its record holds, is an error naming it.
 Exits non-zero on any error; garbage is listed, not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Parallel < 1 {
+				return fmt.Errorf("store check: --parallel %d: want at least 1", opts.Parallel)
+			}
 			st, err := e.openStore(false)
 			if err != nil {
 				return err

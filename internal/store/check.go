@@ -119,8 +119,8 @@ type CheckOptions struct {
 	// Scratch is where restores go (one temporary directory inside it,
 	// removed before Check returns); "" means os.TempDir().
 	Scratch string
-	// Parallel is how many trees are restored and hashed at once; 0
-	// means 2.
+	// Parallel is how many trees are restored and hashed at once; 0 (or
+	// less) means 2.
 	Parallel int
 }
 
@@ -189,7 +189,11 @@ func (s *Store) restoreAll(ctx context.Context, sc *scanState, opts *CheckOption
 	results := make([]result, len(trees))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range cmp.Or(opts.Parallel, 2) {
+	workers := opts.Parallel
+	if workers < 1 {
+		workers = 2
+	}
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
