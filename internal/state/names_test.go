@@ -114,3 +114,23 @@ func TestDiffNastyNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedEntryJSON: a diff's skipped entry keeps its world beside a
+// path encoded as world.Skipped's (whose MarshalJSON would otherwise be
+// promoted and drop "world").
+func TestSkippedEntryJSON(t *testing.T) {
+	for _, p := range []string{"home/pipe", "home/p\xff\n"} {
+		in := SkippedEntry{World: "b", Skipped: world.Skipped{Path: p, Reason: "fifo"}}
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out SkippedEntry
+		if err := json.Unmarshal(b, &out); err != nil || out != in {
+			t.Errorf("%q: %s decodes to %+v, %v", p, b, out, err)
+		}
+		if p == "home/pipe" && string(b) != `{"world":"b","path":"home/pipe","reason":"fifo"}` {
+			t.Errorf("plain path: %s, want the form before names were encoded", b)
+		}
+	}
+}
