@@ -280,6 +280,7 @@ func TestAttacks(t *testing.T) {
 	haveBrowser := browser.Available() == nil
 
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), filesAttacks(f))
+	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), namesAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}

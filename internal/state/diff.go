@@ -97,20 +97,84 @@ type RowChange struct {
 
 // FileChange is one home entry added, changed or deleted.
 type FileChange struct {
-	Change     string `json:"change"`
-	Path       string `json:"path"` // relative to home, slash separated
-	Kind       string `json:"kind"` // file, dir, symlink
-	SizeBefore int64  `json:"size_before,omitempty"`
-	SizeAfter  int64  `json:"size_after,omitempty"`
+	Change string
+	// Path is relative to home, slash separated, its exact bytes. In JSON
+	// a path that is not valid UTF-8 is quoted (world.QuoteName) in "path"
+	// and exact in "path_base64" (world.SplitName), so different paths
+	// never encode the same.
+	Path       string
+	Kind       string // file, dir, symlink
+	SizeBefore int64
+	SizeAfter  int64
 	// What says what changed for a "changed" entry: content, mode, kind, target.
-	What []string `json:"what,omitempty"`
+	What []string
+}
+
+type fileChangeJSON struct {
+	Change     string   `json:"change"`
+	Path       string   `json:"path"`
+	PathBase64 []byte   `json:"path_base64,omitempty"`
+	Kind       string   `json:"kind"`
+	SizeBefore int64    `json:"size_before,omitempty"`
+	SizeAfter  int64    `json:"size_after,omitempty"`
+	What       []string `json:"what,omitempty"`
+}
+
+// MarshalJSON encodes the change with its path exact.
+func (c FileChange) MarshalJSON() ([]byte, error) {
+	j := fileChangeJSON{Change: c.Change, Kind: c.Kind, SizeBefore: c.SizeBefore, SizeAfter: c.SizeAfter, What: c.What}
+	j.Path, j.PathBase64 = world.SplitName(c.Path)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (c *FileChange) UnmarshalJSON(b []byte) error {
+	var j fileChangeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	p, err := world.JoinName("path", j.Path, j.PathBase64)
+	if err != nil {
+		return err
+	}
+	*c = FileChange{Change: j.Change, Path: p, Kind: j.Kind, SizeBefore: j.SizeBefore, SizeAfter: j.SizeAfter, What: j.What}
+	return nil
 }
 
 // SkippedEntry is a home entry of world A ("a") or B ("b") the diff left
-// out, and why.
+// out, and why. Its path is encoded in JSON as world.Skipped's is.
 type SkippedEntry struct {
 	World string `json:"world"`
 	world.Skipped
+}
+
+type skippedEntryJSON struct {
+	World      string `json:"world"`
+	Path       string `json:"path"`
+	PathBase64 []byte `json:"path_base64,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// MarshalJSON encodes the entry with its path exact (world.Skipped's
+// MarshalJSON, which would otherwise be promoted, drops World).
+func (e SkippedEntry) MarshalJSON() ([]byte, error) {
+	j := skippedEntryJSON{World: e.World, Reason: e.Reason}
+	j.Path, j.PathBase64 = world.SplitName(e.Path)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (e *SkippedEntry) UnmarshalJSON(b []byte) error {
+	var j skippedEntryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	p, err := world.JoinName("path", j.Path, j.PathBase64)
+	if err != nil {
+		return err
+	}
+	*e = SkippedEntry{World: j.World, Skipped: world.Skipped{Path: p, Reason: j.Reason}}
+	return nil
 }
 
 // Empty reports whether A and B have equal content.
@@ -571,7 +635,7 @@ func (d *Diff) First() string {
 		return where + ": rows differ"
 	case len(d.Files) > 0:
 		f := d.Files[0]
-		return fmt.Sprintf("file home/%s %s %s", f.Path, f.Change, strings.Join(f.What, ","))
+		return fmt.Sprintf("file %s %s %s", world.QuoteName("home/"+f.Path), f.Change, strings.Join(f.What, ","))
 	case !d.Empty():
 		return "worlds differ (hash only)"
 	}

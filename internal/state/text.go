@@ -7,12 +7,16 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // maxRowsShown bounds the rows Text prints per table and change kind.
 const maxRowsShown = 20
 
-// WriteText writes the diff for people.
+// WriteText writes the diff for people, one change a line. Paths are
+// printed by world.QuoteName: as they are when plain, else Go-quoted, so a
+// name holding a newline or invalid UTF-8 cannot forge or merge lines.
 func (d *Diff) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	if d.Empty() {
@@ -71,11 +75,11 @@ func (d *Diff) WriteText(w io.Writer) error {
 	for _, f := range d.Files {
 		switch f.Change {
 		case Changed:
-			p.printf("file ~ %s (%s; %d -> %d bytes)\n", f.Path, strings.Join(f.What, ","), f.SizeBefore, f.SizeAfter)
+			p.printf("file ~ %s (%s; %d -> %d bytes)\n", world.QuoteName(f.Path), strings.Join(f.What, ","), f.SizeBefore, f.SizeAfter)
 		case Added:
-			p.printf("file + %s (%s, %d bytes)\n", f.Path, f.Kind, f.SizeAfter)
+			p.printf("file + %s (%s, %d bytes)\n", world.QuoteName(f.Path), f.Kind, f.SizeAfter)
 		default:
-			p.printf("file - %s (%s, %d bytes)\n", f.Path, f.Kind, f.SizeBefore)
+			p.printf("file - %s (%s, %d bytes)\n", world.QuoteName(f.Path), f.Kind, f.SizeBefore)
 		}
 	}
 	d.writeSkipped(p)
@@ -95,7 +99,7 @@ func (d *Diff) WriteText(w io.Writer) error {
 // writeSkipped lists the entries left out of the diff.
 func (d *Diff) writeSkipped(p *printer) {
 	for _, s := range d.Skipped {
-		p.printf("skipped in %s: %s: %s\n", strings.ToUpper(s.World), s.Path, s.Reason)
+		p.printf("skipped in %s: %s: %s\n", strings.ToUpper(s.World), world.QuoteName(s.Path), s.Reason)
 	}
 	if n := d.Summary["skipped"]; n > len(d.Skipped) {
 		p.printf("skipped: %d more entries not listed\n", n-len(d.Skipped))

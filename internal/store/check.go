@@ -12,7 +12,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -41,6 +43,10 @@ func (p Problem) String() string {
 // CheckReport is the result of Check.
 type CheckReport struct {
 	Snapshots, Indexes, Packs, Blobs int
+	// Restored is how many distinct trees were checked out to scratch
+	// (snapshots sharing a tree share one restore); Hashed how many of
+	// those were hashed and compared with their records' world hashes.
+	Restored, Hashed int
 	// Errors are corrupt or missing objects: data is damaged.
 	Errors []Problem
 	// Garbage are objects no snapshot needs (left by a crash, or by Forget);
@@ -60,6 +66,7 @@ func (r *CheckReport) OK() bool { return len(r.Errors) == 0 }
 func (r *CheckReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "checked %d snapshots, %d index files, %d packs, %d blobs\n", r.Snapshots, r.Indexes, r.Packs, r.Blobs)
+	fmt.Fprintf(&b, "restored %d trees, hashed %d\n", r.Restored, r.Hashed)
 	if len(r.Errors) == 0 {
 		b.WriteString("no errors\n")
 	} else {
@@ -87,13 +94,55 @@ var (
 	ErrUnreferenced  = errors.New("not referenced by any snapshot")
 	ErrParentMissing = errors.New("parent snapshot missing")
 	ErrBadName       = errors.New("file name is not an ID")
+	// ErrRestore: a snapshot whose objects all verify does not check out.
+	ErrRestore = errors.New("does not restore")
+	// ErrWorldHashMismatch: a snapshot checks out to a world whose hash is
+	// not the one its record holds.
+	ErrWorldHashMismatch = errors.New("restores to a world hash other than the recorded one")
 )
+
+// HashFunc computes the world hash of a directory (state.Hash; the store
+// does not read worlds logically itself).
+type HashFunc func(ctx context.Context, dir string) (world.ID, error)
+
+// CheckOptions tunes Check. Nil or the zero value means the whole check,
+// restores included.
+type CheckOptions struct {
+	// Hash, if set, hashes each restored snapshot, and a hash other than
+	// the record's world_hash is an error (ErrWorldHashMismatch). A record
+	// without a world hash (zero) is restored, not compared.
+	Hash HashFunc
+	// NoRestore skips restoring snapshots: objects and trees are checked
+	// as before issue 29, and a tree that does not check out or hashes
+	// differently goes unnoticed.
+	NoRestore bool
+	// Scratch is where restores go (one temporary directory inside it,
+	// removed before Check returns); "" means os.TempDir().
+	Scratch string
+	// Parallel is how many trees are restored and hashed at once; 0 (or
+	// less) means 2.
+	Parallel int
+}
 
 // Check reads every snapshot record, index file and pack in full and
 // verifies them, then walks every snapshot's trees. It returns an error only
 // when it cannot do its job (I/O on the directories, a cancelled ctx);
 // what it finds is in the report.
+//
+// Then it restores every snapshot whose objects all verified (checks it
+// out to a scratch directory, each distinct tree once) and reports one that
+// does not check out (ErrRestore); CheckWith with a Hash also hashes each
+// restored world and reports one whose hash is not its record's
+// (ErrWorldHashMismatch), each naming the snapshot.
 func (s *Store) Check(ctx context.Context) (*CheckReport, error) {
+	return s.CheckWith(ctx, nil)
+}
+
+// CheckWith is Check with options (nil means the defaults).
+func (s *Store) CheckWith(ctx context.Context, opts *CheckOptions) (*CheckReport, error) {
+	if opts == nil {
+		opts = &CheckOptions{}
+	}
 	unlock, err := s.lock(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -103,7 +152,108 @@ func (s *Store) Check(ctx context.Context) (*CheckReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
+	if !opts.NoRestore {
+		if err := s.restoreAll(ctx, sc, opts); err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+	}
 	return sc.report(), nil
+}
+
+// restoreAll restores, and with opts.Hash hashes, every snapshot scan found
+// sound, each distinct tree once, opts.Parallel at a time.
+func (s *Store) restoreAll(ctx context.Context, sc *scanState, opts *CheckOptions) error {
+	byTree := make(map[world.ID][]world.ID)
+	for _, id := range sortedIDs(sc.snaps) {
+		if !sc.badSnaps[id] {
+			byTree[sc.snaps[id].Tree] = append(byTree[sc.snaps[id].Tree], id)
+		}
+	}
+	if len(byTree) == 0 {
+		return nil
+	}
+	trees := sortedIDs(byTree)
+	scratch, err := os.MkdirTemp(opts.Scratch, "wildawm-check-*")
+	if err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	defer func() {
+		makeWritable(scratch)
+		os.RemoveAll(scratch)
+	}()
+	type result struct {
+		hash       world.ID
+		restoreErr error
+		hashErr    error
+	}
+	results := make([]result, len(trees))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	workers := opts.Parallel
+	if workers < 1 {
+		workers = 2
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				r := &results[i]
+				dir := scratchDir(scratch, i)
+				if r.restoreErr = os.Mkdir(dir, 0o700); r.restoreErr == nil {
+					r.restoreErr = s.restoreTree(ctx, trees[i], dir, false)
+				}
+				if r.restoreErr == nil && opts.Hash != nil {
+					r.hash, r.hashErr = opts.Hash(ctx, dir)
+				}
+				makeWritable(dir)
+				os.RemoveAll(dir)
+			}
+		}()
+	}
+	for i := range trees {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, tree := range trees {
+		r := results[i]
+		sc.restored++
+		if r.restoreErr == nil && opts.Hash != nil && r.hashErr == nil {
+			sc.hashed++
+		}
+		for _, id := range byTree[tree] {
+			sn := sc.snaps[id]
+			switch {
+			case r.restoreErr != nil:
+				sc.fail("snapshot", id.String(), world.ID{}, fmt.Errorf("%w: tree %s: %w", ErrRestore, tree.Short(), hideDir(r.restoreErr, scratchDir(scratch, i))))
+			case opts.Hash == nil || sn.WorldHash.IsZero():
+			case r.hashErr != nil:
+				sc.fail("snapshot", id.String(), world.ID{}, fmt.Errorf("%w: its checkout does not hash: %w", ErrWorldHashMismatch, hideDir(r.hashErr, scratchDir(scratch, i))))
+			case r.hash != sn.WorldHash:
+				sc.fail("snapshot", id.String(), world.ID{}, fmt.Errorf("%w: recorded %s, its checkout hashes to %s", ErrWorldHashMismatch, sn.WorldHash.Short(), r.hash.Short()))
+			}
+		}
+	}
+	return nil
+}
+
+// scratchDir is where tree i of restoreAll is restored.
+func scratchDir(scratch string, i int) string { return filepath.Join(scratch, strconv.Itoa(i)) }
+
+// hideDir drops the scratch directory from err's message.
+func hideDir(err error, dir string) error {
+	msg := strings.ReplaceAll(err.Error(), dir+"/", "")
+	if msg == err.Error() {
+		return err
+	}
+	return &prefixless{msg: strings.ReplaceAll(msg, dir, "."), err: err}
 }
 
 // locKey names one copy of a blob.
@@ -127,6 +277,10 @@ type scanState struct {
 	incomplete bool
 	referenced map[world.ID]BlobType
 	tmp        []File
+	// badSnaps are snapshots whose trees or blobs scan found damaged;
+	// Check does not restore them.
+	badSnaps         map[world.ID]bool
+	restored, hashed int
 
 	errs    []Problem
 	garbage []Problem
@@ -147,6 +301,7 @@ func (sc *scanState) report() *CheckReport {
 		Snapshots: len(sc.snaps), Indexes: len(sc.indexes), Packs: len(sc.packs), Blobs: len(sc.locs),
 		Errors: sc.errs, Garbage: sc.garbage, GarbageBytes: sc.gbytes,
 		Incomplete: sc.incomplete,
+		Restored:   sc.restored, Hashed: sc.hashed,
 	}
 	return r
 }
@@ -165,6 +320,7 @@ func (s *Store) scan(ctx context.Context, readPacks bool) (*scanState, error) {
 		locs:        make(map[world.ID][]blobLoc),
 		badLocs:     make(map[locKey]error),
 		referenced:  make(map[world.ID]BlobType),
+		badSnaps:    make(map[world.ID]bool),
 	}
 
 	// Snapshot records.
@@ -264,9 +420,11 @@ func (s *Store) scan(ctx context.Context, readPacks bool) (*scanState, error) {
 				sc.fail("snapshot", id.String(), world.ID{}, fmt.Errorf("%w: %s", ErrParentMissing, sn.Parent.Short()))
 			}
 		}
+		before := len(sc.errs)
 		if err := s.walkTree(ctx, sc, id, sn.Tree, ""); err != nil {
 			return nil, err
 		}
+		sc.badSnaps[id] = len(sc.errs) > before
 	}
 
 	// Index files whose pack is gone: an error if a snapshot needs one of
@@ -381,7 +539,7 @@ func (s *Store) walkTree(ctx context.Context, sc *scanState, snap, id world.ID, 
 		return nil
 	}
 	sc.referenced[id] = TreeBlob
-	where := "snapshot " + snap.Short() + ": /" + dir
+	where := "snapshot " + snap.Short() + ": " + world.QuoteName("/"+dir)
 	b, err := s.readScanned(ctx, sc, id, TreeBlob)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -392,7 +550,7 @@ func (s *Store) walkTree(ctx context.Context, sc *scanState, snap, id world.ID, 
 		return nil
 	}
 	var t Tree
-	if err := json.Unmarshal(b, &t); err == nil {
+	if err = json.Unmarshal(b, &t); err == nil {
 		err = t.validate()
 	}
 	if err != nil {
@@ -418,7 +576,7 @@ func (s *Store) walkTree(ctx context.Context, sc *scanState, snap, id world.ID, 
 					if len(sc.locs[c]) > 0 {
 						cause = sc.badLocs[locKey{c, sc.locs[c][0].Pack}]
 					}
-					sc.fail("blob", c.String(), world.ID{}, fmt.Errorf("snapshot %s: /%s: %w", snap.Short(), p, cause))
+					sc.fail("blob", c.String(), world.ID{}, fmt.Errorf("snapshot %s: %s: %w", snap.Short(), world.QuoteName("/"+p), cause))
 				}
 			}
 		}

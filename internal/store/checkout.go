@@ -18,7 +18,7 @@ import (
 // ctx) leaves no dst behind. Every blob is verified; a corrupt one fails
 // with an error wrapping world.ErrIDMismatch. The root directory gets mode
 // 0755; files, directories and symlinks below it get their stored modes.
-func (s *Store) Checkout(ctx context.Context, id world.ID, dst string) (err error) {
+func (s *Store) Checkout(ctx context.Context, id world.ID, dst string) error {
 	unlock, err := s.lock(ctx, false)
 	if err != nil {
 		return fmt.Errorf("checkout %s: %w", id.Short(), err)
@@ -28,27 +28,35 @@ func (s *Store) Checkout(ctx context.Context, id world.ID, dst string) (err erro
 	if err != nil {
 		return fmt.Errorf("checkout: %w", err)
 	}
+	if err := s.checkoutTree(ctx, sn.Tree, dst); err != nil {
+		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+	}
+	return nil
+}
+
+// checkoutTree is Checkout of tree id, with the store locked.
+func (s *Store) checkoutTree(ctx context.Context, id world.ID, dst string) (err error) {
 	replaceEmpty := false
 	switch st, err := os.Lstat(dst); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+		return err
 	case !st.IsDir():
-		return fmt.Errorf("checkout %s: %s exists and is not a directory", id.Short(), dst)
+		return fmt.Errorf("%s exists and is not a directory", dst)
 	default:
 		ents, err := os.ReadDir(dst)
 		if err != nil {
-			return fmt.Errorf("checkout %s: %w", id.Short(), err)
+			return err
 		}
 		if len(ents) > 0 {
-			return fmt.Errorf("checkout %s: %s exists and is not empty", id.Short(), dst)
+			return fmt.Errorf("%s exists and is not empty", dst)
 		}
 		replaceEmpty = true
 	}
 	parent := filepath.Dir(filepath.Clean(dst))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dst)+".checkout-*")
 	if err != nil {
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -56,22 +64,22 @@ func (s *Store) Checkout(ctx context.Context, id world.ID, dst string) (err erro
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := s.restoreTree(ctx, sn.Tree, tmp); err != nil {
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+	if err := s.restoreTree(ctx, id, tmp, true); err != nil {
+		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+		return err
 	}
 	if replaceEmpty {
 		if err := os.Remove(dst); err != nil {
-			return fmt.Errorf("checkout %s: %w", id.Short(), err)
+			return err
 		}
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+		return err
 	}
 	if err := world.SyncDir(parent); err != nil {
-		return fmt.Errorf("checkout %s: %w", id.Short(), err)
+		return err
 	}
 	return nil
 }
@@ -92,8 +100,10 @@ func (s *Store) loadTree(ctx context.Context, id world.ID) (*Tree, error) {
 	return &t, nil
 }
 
-// restoreTree writes the entries of tree id into the existing directory dir.
-func (s *Store) restoreTree(ctx context.Context, id world.ID, dir string) error {
+// restoreTree writes the entries of tree id into the existing directory dir;
+// durable fsyncs every file and directory written (Check's scratch restores
+// need not).
+func (s *Store) restoreTree(ctx context.Context, id world.ID, dir string, durable bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -105,7 +115,7 @@ func (s *Store) restoreTree(ctx context.Context, id world.ID, dir string) error 
 		p := filepath.Join(dir, n.Name)
 		switch n.Type {
 		case NodeFile:
-			if err := s.restoreFile(ctx, n, p); err != nil {
+			if err := s.restoreFile(ctx, n, p, durable); err != nil {
 				return err
 			}
 		case NodeSymlink:
@@ -116,7 +126,7 @@ func (s *Store) restoreTree(ctx context.Context, id world.ID, dir string) error 
 			if err := os.Mkdir(p, 0o700); err != nil {
 				return err
 			}
-			if err := s.restoreTree(ctx, n.Subtree, p); err != nil {
+			if err := s.restoreTree(ctx, n.Subtree, p, durable); err != nil {
 				return err
 			}
 			// After the contents: the stored mode may forbid writing.
@@ -125,10 +135,13 @@ func (s *Store) restoreTree(ctx context.Context, id world.ID, dir string) error 
 			}
 		}
 	}
+	if !durable {
+		return nil
+	}
 	return world.SyncDir(dir)
 }
 
-func (s *Store) restoreFile(ctx context.Context, n Node, path string) error {
+func (s *Store) restoreFile(ctx context.Context, n Node, path string, durable bool) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -151,8 +164,10 @@ func (s *Store) restoreFile(ctx context.Context, n Node, path string) error {
 	if err := f.Chmod(fs.FileMode(n.Mode)); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	return f.Close()
 }

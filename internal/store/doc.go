@@ -16,7 +16,13 @@
 //     target (symlinks). No times, no owners. The directory is read with
 //     world.Walk (no symlink followed, nothing but files and directories
 //     opened); what it leaves out (fifos, sockets, devices, entries past its
-//     limits) is listed in the record's Skipped, never an error.
+//     limits) is listed in the record's Skipped, never an error. Names and
+//     targets are kept as their exact bytes: one that is not UTF-8 is
+//     quoted in name (target) and exact, base64, in name_base64
+//     (target_base64), world.SplitName's encoding.
+//   - check: every object read and re-hashed, every tree walked, then every
+//     snapshot restored to scratch and (CheckWith with a HashFunc) hashed
+//     against its record's world hash.
 //   - pack: blobs concatenated, uncompressed, up to about 16 MiB.
 //   - index file: the blobs of one pack: {"pack":ID,"blobs":[{"id","type",
 //     "offset","length"}]}.

@@ -64,15 +64,59 @@ type Tree struct {
 	Entries []Node `json:"entries"`
 }
 
-// Node is one entry of a Tree.
+// Node is one entry of a Tree. Name and Target are the exact bytes of the
+// name and the symlink's target, whatever they are; in JSON a name that is
+// not valid UTF-8 goes as world.SplitName says (docs/store.md, "Names").
 type Node struct {
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	Mode    uint32   `json:"mode"` // permission bits only
-	Size    int64    `json:"size"`
-	Chunks  IDList   `json:"chunks,omitempty"` // files
-	Subtree world.ID `json:"subtree,omitzero"` // dirs
-	Target  string   `json:"target,omitempty"` // symlinks
+	Name    string
+	Type    string
+	Mode    uint32 // permission bits only
+	Size    int64
+	Chunks  IDList   // files
+	Subtree world.ID // dirs
+	Target  string   // symlinks
+}
+
+// nodeJSON is the JSON form of a Node. For names and targets that are valid
+// UTF-8 it is the form trees had before names were encoded, so their IDs
+// are unchanged.
+type nodeJSON struct {
+	Name         string   `json:"name"`
+	NameBase64   []byte   `json:"name_base64,omitempty"`
+	Type         string   `json:"type"`
+	Mode         uint32   `json:"mode"`
+	Size         int64    `json:"size"`
+	Chunks       IDList   `json:"chunks,omitempty"`
+	Subtree      world.ID `json:"subtree,omitzero"`
+	Target       string   `json:"target,omitempty"`
+	TargetBase64 []byte   `json:"target_base64,omitempty"`
+}
+
+// MarshalJSON encodes the node with its name and target exact.
+func (n Node) MarshalJSON() ([]byte, error) {
+	j := nodeJSON{Type: n.Type, Mode: n.Mode, Size: n.Size, Chunks: n.Chunks, Subtree: n.Subtree}
+	j.Name, j.NameBase64 = world.SplitName(n.Name)
+	j.Target, j.TargetBase64 = world.SplitName(n.Target)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote, and the trees of stores
+// written before names were encoded (which never hold a _base64 field).
+func (n *Node) UnmarshalJSON(b []byte) error {
+	var j nodeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	name, err := world.JoinName("name", j.Name, j.NameBase64)
+	if err != nil {
+		return err
+	}
+	target, err := world.JoinName("target", j.Target, j.TargetBase64)
+	if err != nil {
+		return fmt.Errorf("entry %s: %w", world.QuoteName(name), err)
+	}
+	*n = Node{Name: name, Type: j.Type, Mode: j.Mode, Size: j.Size, Chunks: j.Chunks, Subtree: j.Subtree, Target: target}
+	return nil
 }
 
 // IDList is a file's chunk list. It encodes in JSON as one base64 string of
@@ -112,7 +156,7 @@ func (l *IDList) UnmarshalJSON(b []byte) error {
 }
 
 func validName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
+	return name != "" && name != "." && name != ".." && len(name) <= world.MaxNameLen && !strings.ContainsAny(name, "/\x00")
 }
 
 // validate checks what checkout relies on: valid, unique, sorted names and
@@ -120,23 +164,23 @@ func validName(name string) bool {
 func (t *Tree) validate() error {
 	for i, n := range t.Entries {
 		if !validName(n.Name) {
-			return fmt.Errorf("invalid entry name %q", n.Name)
+			return fmt.Errorf("invalid entry name %s", world.QuoteName(n.Name))
 		}
 		if i > 0 && t.Entries[i-1].Name >= n.Name {
-			return fmt.Errorf("entries not sorted or not unique at %q", n.Name)
+			return fmt.Errorf("entries not sorted or not unique at %s", world.QuoteName(n.Name))
 		}
 		if n.Mode&^uint32(fs.ModePerm) != 0 {
-			return fmt.Errorf("entry %q: mode %o has bits besides permissions", n.Name, n.Mode)
+			return fmt.Errorf("entry %s: mode %o has bits besides permissions", world.QuoteName(n.Name), n.Mode)
 		}
 		switch n.Type {
 		case NodeFile:
 		case NodeDir:
 			if n.Subtree.IsZero() {
-				return fmt.Errorf("dir %q has no subtree", n.Name)
+				return fmt.Errorf("dir %s has no subtree", world.QuoteName(n.Name))
 			}
 		case NodeSymlink:
 		default:
-			return fmt.Errorf("entry %q: unknown type %q", n.Name, n.Type)
+			return fmt.Errorf("entry %s: unknown type %q", world.QuoteName(n.Name), n.Type)
 		}
 	}
 	return nil
@@ -339,7 +383,7 @@ func (w *packWriter) storeDir(dir string) (world.ID, *world.SkipList, error) {
 		case world.EntryDirEnd:
 			id, err := w.addTree(top)
 			if err != nil {
-				return fmt.Errorf("%s: %w", e.Path, err)
+				return fmt.Errorf("%s: %w", world.QuoteName(e.Path), err)
 			}
 			stack = stack[:len(stack)-1]
 			parent := stack[len(stack)-1]

@@ -3,6 +3,7 @@ package world
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -75,4 +76,17 @@ func MakeDeep(t testing.TB, dir string, n int) {
 		fd = next
 	}
 	unix.Close(fd)
+}
+
+// NastyNames returns names a Linux file name can hold that a careless encoder
+// loses or confuses: invalid UTF-8 (and names differing only in it), the
+// replacement character itself, newlines, backslashes, quotes, control
+// characters, leading dashes, bidi overrides, the longest name. All are
+// different, so they can live in one directory; the tests of everything
+// that stores, hashes, compares or prints names use them.
+func NastyNames() []string {
+	return []string{
+		"x\xff", "x\xfe", "x\ufffd", "\xff", "\xc3", "\xc3\xa9", "e\u0301", "a\nb", "a\\nb", `a\xffb`, `"x\xff"`,
+		"tab\there", "\x01\x7f", "cr\r", "-rf", "--", " lead", "trail ", "\u202egnp.exe", strings.Repeat("\xff", MaxNameLen),
+	}
 }

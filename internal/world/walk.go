@@ -91,9 +91,9 @@ func (l *SkipList) Err() error {
 	}
 	s := l.Entries[0]
 	if l.Count == 1 {
-		return fmt.Errorf("%s: %s", s.Path, s.Reason)
+		return fmt.Errorf("%s: %s", QuoteName(s.Path), s.Reason)
 	}
-	return fmt.Errorf("%s: %s (and %d more skipped entries)", s.Path, s.Reason, l.Count-1)
+	return fmt.Errorf("%s: %s (and %d more skipped entries)", QuoteName(s.Path), s.Reason, l.Count-1)
 }
 
 // Entry is one entry of a walk.
@@ -134,23 +134,23 @@ func (w *bufWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); retu
 // read.
 func (e *Entry) CopyTo(w io.Writer, buf []byte) error {
 	if e.Kind != EntryFile || e.File == nil {
-		return fmt.Errorf("%s: not a file", e.Path)
+		return fmt.Errorf("%s: not a file", QuoteName(e.Path))
 	}
 	if buf == nil {
 		buf = make([]byte, 32<<10)
 	}
 	n, err := io.CopyBuffer(w, io.LimitReader(e.File, e.Size), buf)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", e.Path, err)
+		return fmt.Errorf("read %s: %w", QuoteName(e.Path), err)
 	}
 	var one [1]byte
 	extra, _ := e.File.Read(one[:])
 	var after unix.Stat_t
 	if err := unix.Fstat(int(e.File.Fd()), &after); err != nil {
-		return &fs.PathError{Op: "stat", Path: e.Path, Err: err}
+		return &fs.PathError{Op: "stat", Path: QuoteName(e.Path), Err: err}
 	}
 	if n != e.Size || extra != 0 || after.Size != e.st.Size || after.Mtim != e.st.Mtim || after.Ctim != e.st.Ctim {
-		return fmt.Errorf("read %s: %w", e.Path, ErrChanged)
+		return fmt.Errorf("read %s: %w", QuoteName(e.Path), ErrChanged)
 	}
 	return nil
 }
@@ -179,7 +179,8 @@ type WalkFunc func(e *Entry) error
 // below it); files larger than MaxWalkFileSize, or past MaxWalkBytes in
 // all; entries that kept changing
 // while they were read. Errors name
-// paths relative to root, never root itself.
+// paths relative to root, never root itself, quoted by QuoteName. Names are
+// any bytes a Linux name holds; Entry.Path and Entry.Name keep them exact.
 func Walk(ctx context.Context, root, sub string, fn WalkFunc) (*SkipList, error) {
 	skips := &SkipList{}
 	rootFd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -200,7 +201,7 @@ func Walk(ctx context.Context, root, sub string, fn WalkFunc) (*SkipList, error)
 			return skips, nil
 		}
 		if err != nil {
-			return skips, &fs.PathError{Op: "open", Path: sub, Err: err}
+			return skips, &fs.PathError{Op: "open", Path: QuoteName(sub), Err: err}
 		}
 		start = os.NewFile(uintptr(fd), sub)
 	}
@@ -245,7 +246,7 @@ func (w *walker) push(dir *os.File, rel string, depth int) error {
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
 		dir.Close()
-		return &fs.PathError{Op: "read directory", Path: relOrDot(rel), Err: unwrapPathErr(err)}
+		return &fs.PathError{Op: "read directory", Path: QuoteName(relOrDot(rel)), Err: unwrapPathErr(err)}
 	}
 	slices.Sort(names)
 	w.stack = append(w.stack, &frame{dir: dir, path: rel, depth: depth, names: names, root: len(w.stack) == 0})
@@ -317,7 +318,7 @@ func (w *walker) entry(f *frame, name string) error {
 			if errors.Is(err, unix.ENOENT) {
 				return nil // removed since the directory was read
 			}
-			return &fs.PathError{Op: "stat", Path: rel, Err: err}
+			return &fs.PathError{Op: "stat", Path: QuoteName(rel), Err: err}
 		}
 		e.Perm = fs.FileMode(e.st.Mode) & fs.ModePerm
 		e.Size = e.st.Size
@@ -367,12 +368,12 @@ func open(dirFd int, e *Entry, flags int) (*os.File, error) {
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ENXIO):
 		return nil, ErrChanged // now a symlink, gone, or no longer the kind it was
 	case err != nil:
-		return nil, &fs.PathError{Op: "open", Path: e.Path, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: QuoteName(e.Path), Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &fs.PathError{Op: "stat", Path: e.Path, Err: err}
+		return nil, &fs.PathError{Op: "stat", Path: QuoteName(e.Path), Err: err}
 	}
 	if st.Dev != e.st.Dev || st.Ino != e.st.Ino || st.Mode&unix.S_IFMT != e.st.Mode&unix.S_IFMT || st.Size > MaxWalkFileSize {
 		unix.Close(fd)
@@ -415,7 +416,7 @@ func (w *walker) symlink(dirFd int, e *Entry) error {
 		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
 			return ErrChanged // no longer a symlink, or gone
 		case err != nil:
-			return &fs.PathError{Op: "readlink", Path: e.Path, Err: err}
+			return &fs.PathError{Op: "readlink", Path: QuoteName(e.Path), Err: err}
 		case n < len(buf):
 			e.Kind, e.Target, e.Size, e.Perm = EntrySymlink, string(buf[:n]), int64(n), 0
 			return w.fn(e)
