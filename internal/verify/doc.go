@@ -11,9 +11,9 @@
 //   - declarative criterion: sql, file, csv and answer checks, evaluated
 //     in-process on read-only views of the worlds.
 //   - script criterion: verifier/scripts/NAME.py run by a Runner (a sandbox)
-//     with /worlds/initial, /worlds/final, /verifier
-//     and the answer's directory at /verify-answer, all read-only; its
-//     verdict is the last stdout line starting with RESULT_JSON=.
+//     with /worlds/initial, /worlds/final, /verifier and the answer's
+//     directory /verify-answer mounted read-only; its verdict is the last
+//     stdout line starting with RESULT_JSON=.
 //   - script error: a script that crashed, exited non-zero, timed out or
 //     printed no valid verdict; its criterion fails (v_i = 0), never passes.
 //   - SDK: _verify_sdk.py, the stdlib-only helper module every verifier
