@@ -240,9 +240,13 @@ func tail(b []byte, n int) string {
 }
 
 // Summary is the result in one line: how many criteria passed, then each
-// failing criterion with its error or evidence.
+// failing criterion with its error or evidence, or the fault that left them
+// unchecked.
 func (r *Result) Summary() string {
 	s := fmt.Sprintf("%d/%d criteria passed", r.Passed, r.Total)
+	if r.Fault != "" {
+		return s + "; not verified, the agent's own doing: " + r.Fault
+	}
 	for _, c := range r.Criteria {
 		if !c.Pass {
 			why := c.Error
