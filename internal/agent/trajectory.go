@@ -145,6 +145,11 @@ type Trajectory struct {
 	// rollout sets it for what it sees; whoever verifies sets FailAgent
 	// on a done rollout the verifier rejects (Classify).
 	Failure string `json:"failure,omitempty"`
+	// Fault, when set, says how the agent made its final world or answer
+	// unverifiable (an error wrapping world.ErrAgentFault, such as a final
+	// world no snapshot can hold): the rollout is the agent's failure, V 0
+	// without running the verifier (rollout.Env.Judge), never infra.
+	Fault string `json:"fault,omitempty"`
 	// Attempts is how many fresh instances the rollout took (more than 1
 	// after an infrastructure failure); InfraErrors says what failed in
 	// each attempt that did not count.
@@ -184,12 +189,13 @@ func FailureOf(outcome string) string {
 // Classify sets Failure from the outcome and the verifier's verdict: an
 // infrastructure, set-up or format failure stays one; otherwise the world
 // decides, so a rollout V passes has no failure (even one whose policy
-// stopped early) and one V rejects failed as the agent's.
+// stopped early) and one V rejects, or whose agent made its world or answer
+// unverifiable (Fault), failed as the agent's.
 func (t *Trajectory) Classify(passed bool) {
 	t.Failure = FailureOf(t.Outcome)
 	if t.Countable() {
 		t.Failure = FailAgent
-		if passed {
+		if passed && t.Fault == "" {
 			t.Failure = ""
 		}
 	}

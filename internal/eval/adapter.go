@@ -135,14 +135,15 @@ func (s *Split) Run(ctx context.Context, c Case, spec rollout.Spec) (*Judged, er
 	tr := res.Trajectory
 	j := &Judged{Trajectory: tr}
 	if tr.Countable() {
-		v, err := env.Verify(ctx, c.Task, filepath.Join(dir, "verifier"), res.Final, tr.Answer)
+		// A rollout whose agent made its world or answer unverifiable is
+		// judged V 0 (Judge): kept and counted as failed, never left out.
+		v, err := env.Judge(ctx, c.Task, filepath.Join(dir, "verifier"), res)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			// The verifier's machinery failed (the sandbox, a world that
-			// cannot be read): an infrastructure failure, not the agent's,
-			// run again on resume.
+			// The verifier's machinery failed (the sandbox, the store): an
+			// infrastructure failure, not the agent's, run again on resume.
 			tr.Outcome, tr.Failure, tr.Error = agent.OutcomeInfra, agent.FailInfra, "verify: "+err.Error()
 			return j, nil
 		}

@@ -70,9 +70,12 @@ type Record struct {
 	Observation
 	Outcome string `json:"outcome"`
 	// Failure is the trajectory's failure class ("" when V passed).
-	Failure string  `json:"failure,omitempty"`
-	Error   string  `json:"error,omitempty"`
-	WallMS  float64 `json:"wall_ms"`
+	Failure string `json:"failure,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Fault says how the agent made its world or answer unverifiable
+	// (agent.Trajectory.Fault): V 0, failure "agent", counted.
+	Fault  string  `json:"fault,omitempty"`
+	WallMS float64 `json:"wall_ms"`
 	// Trajectory is the trajectory's file, relative to the output
 	// directory.
 	Trajectory string `json:"trajectory"`
@@ -301,7 +304,7 @@ func (o *Options) one(ctx context.Context, c Case, index int) (*Record, error) {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	r := &Record{Task: c.ID, Index: index, Policy: tr.Policy, V: j.V, Passed: j.Passed, Total: j.Total, Observation: Observe(tr),
-		Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, WallMS: tr.WallMS, Trajectory: rel}
+		Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Fault: tr.Fault, WallMS: tr.WallMS, Trajectory: rel}
 	return r, nil
 }
 
@@ -317,6 +320,9 @@ func (o *Options) report(r *Record) {
 	msg := fmt.Sprintf("eval: %s rollout %d/%d: V %s, %d of %d criteria, %d steps over %v, outcome %s", r.Task, r.Index, o.K, verdict, r.Passed, r.Total, r.Steps, r.Interfaces, r.Outcome)
 	if r.Error != "" {
 		msg += ": " + r.Error
+	}
+	if r.Fault != "" {
+		msg += ": " + r.Fault
 	}
 	o.progress("%s", msg)
 }

@@ -399,14 +399,17 @@ func (ss *session) finish(ctx context.Context, obs Observation, end, answer stri
 	ep.traj.Answer = answer
 	ep.sess.Close(ctx)
 	ep.sess = nil
-	final, err := rollout.SnapshotWorld(ctx, ep.env.Store, ep.inst.Dir(), ep.task.Task.Provenance.Snapshot)
+	// A final world the agent made unsnapshottable, or an answer over the
+	// bound, is a result (Trajectory.Fault; Judge scores it V 0), not an
+	// episode over unverified.
+	res, err := ep.env.SnapshotFinal(ctx, ep.task.Task, ep.inst.Dir(), ep.traj)
 	ep.inst.Close(context.WithoutCancel(ctx))
 	ep.inst = nil
 	if err != nil {
 		ss.ep = nil
 		return errReply(&protoError{code: CodeExecution, msg: fmt.Sprintf("snapshot the final world: %v: the episode is over unverified; send reset", err)}), false
 	}
-	vr, err := ep.env.Verify(ctx, ep.task.Task, filepath.Join(ep.task.Dir, "verifier"), final, answer)
+	vr, err := ep.env.Judge(ctx, ep.task.Task, filepath.Join(ep.task.Dir, "verifier"), res)
 	if err != nil {
 		ss.ep = nil
 		return errReply(&protoError{code: CodeExecution, msg: fmt.Sprintf("verify the final world: %v: the episode is over unverified; send reset", err)}), false
@@ -422,8 +425,13 @@ func (ss *session) finish(ctx context.Context, obs Observation, end, answer stri
 	r := rl.Reward(false, vr.V == 1, checks)
 	ep.done, ep.end, ep.reward = true, end, &r
 	obs.EndReason, obs.Verification = end, v
+	md := ep.metadata()
+	if vr.Fault != "" {
+		// Why V is 0 whatever the criteria: the agent's own doing.
+		md["fault"] = vr.Fault
+	}
 	ss.srv.log.Info("openenv episode end", logSession, ss.id, logEpisode, ep.id, logTask, ep.task.Task.ID, "reason", end, "v", vr.V, "reward", r)
-	return reply{Type: TypeObservation, Data: Result{Observation: obs, Reward: &r, Done: true, Metadata: ep.metadata()}}, false
+	return reply{Type: TypeObservation, Data: Result{Observation: obs, Reward: &r, Done: true, Metadata: md}}, false
 }
 
 func (ss *session) state() State {

@@ -8,4 +8,9 @@
 // tools (the approval from the messages service, the requirements from the
 // files, the products and their photos from the shop); it knows the task
 // family's procedure, not the answer.
+//
+// Hostile is the adversarial suite's RL agent: one of HostileAttacks on its
+// own world or answer (an overlong answer, names no store keeps, a PNG
+// bomb, fifos for the file tools, files made unreadable after the
+// reference solution), each of which must score as the agent's failure.
 package policy

@@ -6,4 +6,8 @@
 //   - Spec: one rollout to run: a policy and whether it sees the hint.
 //   - Ensemble: the paper's 6 rollouts, 3 with the hint and 3 without.
 //   - Result: the trajectory, the final world's snapshot, V's result.
+//   - fault: what the agent did to its own answer or world that leaves it
+//     unverifiable (an answer over verify.MaxAnswerBytes, a final world the
+//     store refuses with world.ErrAgentFault): Trajectory.Fault, set by
+//     SnapshotFinal; Judge scores it V 0, never infrastructure.
 package rollout

@@ -121,7 +121,9 @@ type Spec struct {
 type Result struct {
 	Spec       Spec              `json:"-"`
 	Trajectory *agent.Trajectory `json:"-"`
-	// Final is the snapshot of the final world.
+	// Final is the snapshot of the final world; the initial world when the
+	// agent made its final world unsnapshottable (Trajectory.Fault says
+	// how: judge the rollout with Env.Judge, never by verifying Final).
 	Final world.ID `json:"final"`
 	// Wall is the rollout's wall time, instance start to final snapshot.
 	Wall time.Duration `json:"wall"`
@@ -222,8 +224,11 @@ const MaxAttempts = 3
 // browser, an MCP transport or the sandbox) is retried in a fresh instance,
 // MaxAttempts in all; if every attempt fails so, the result's trajectory
 // has outcome "infra_error", Final is the initial world and the rollout
-// must not be counted as the agent's failure. The error is for a cancelled
-// ctx or a store that cannot take the final world.
+// must not be counted as the agent's failure. A final world the agent made
+// unsnapshottable (an error wrapping world.ErrAgentFault) or an answer over
+// verify.MaxAnswerBytes is the agent's failure, final: Trajectory.Fault
+// says why and Judge scores it V 0. The error is for a cancelled ctx or a
+// store that cannot take the final world.
 func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error) {
 	start := time.Now()
 	var infra []string
@@ -352,11 +357,39 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 		traj.Outcome, traj.Error = OutcomeGaveUp, perr.Error()
 	}
 	traj.Failure = agent.FailureOf(traj.Outcome)
-	final, err := SnapshotWorld(ctx, e.Store, inst.Dir(), t.Provenance.Snapshot)
+	res, err := e.SnapshotFinal(ctx, t, inst.Dir(), traj)
+	if err != nil {
+		return nil, err
+	}
+	res.Spec = spec
+	return res, nil
+}
+
+// SnapshotFinal ends a rollout whose answer is in traj: it snapshots the
+// final world at dir (an instance's, its session closed) as the result's
+// Final. When the agent made that world unsnapshottable (an error wrapping
+// world.ErrAgentFault, such as a name the store cannot keep) or its answer
+// is over verify.MaxAnswerBytes, traj.Fault says so: the agent's failure,
+// final, never an infrastructure failure to retry; Final is then the
+// snapshot, or the initial world when there is none. Judge scores it. The
+// error is for the harness: a cancelled ctx, a store that cannot take the
+// world.
+func (e *Env) SnapshotFinal(ctx context.Context, t *task.Task, dir string, traj *agent.Trajectory) (*Result, error) {
+	if err := verify.CheckAnswer(traj.Answer); err != nil {
+		traj.Fault = err.Error()
+	}
+	final, err := SnapshotWorld(ctx, e.Store, dir, t.Provenance.Snapshot)
+	if errors.Is(err, world.ErrAgentFault) && ctx.Err() == nil {
+		traj.Fault = "snapshot the final world: " + err.Error()
+		final, err = t.Provenance.Snapshot, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot final world: %w", err)
 	}
-	return &Result{Spec: spec, Trajectory: traj, Final: final}, nil
+	if traj.Fault != "" && traj.Failure == "" {
+		traj.Failure = agent.FailAgent
+	}
+	return &Result{Trajectory: traj, Final: final}, nil
 }
 
 // SnapshotWorld stores the world at dir as a child of parent.
@@ -372,13 +405,42 @@ func SnapshotWorld(ctx context.Context, st *store.Store, dir string, parent worl
 	return st.Snapshot(ctx, dir, store.Meta{Kind: store.KindWorld, Parent: parent, WorldHash: sum.Hash, Persona: m.Persona, Day: m.Day, Catalog: m.Catalog})
 }
 
-// Verify computes V(W0, W, a) for a final snapshot.
+// Judge computes V for a finished rollout: Verify on its final world and
+// answer, or, when its agent made them unverifiable (Trajectory.Fault),
+// verify.Unverifiable without running anything: V 0, every criterion
+// failed. A fault Verify finds (an answer over verify.MaxAnswerBytes) is
+// recorded in the trajectory's Fault. The error is for the harness only: a
+// scorer counts it as infrastructure; everything the agent did is in the
+// result.
+func (e *Env) Judge(ctx context.Context, t *task.Task, verifierDir string, res *Result) (*verify.Result, error) {
+	tr := res.Trajectory
+	if tr.Fault != "" {
+		return verify.Unverifiable(t, errors.New(tr.Fault)), nil
+	}
+	vr, err := e.Verify(ctx, t, verifierDir, res.Final, tr.Answer)
+	if err != nil {
+		return nil, err
+	}
+	tr.Fault = vr.Fault
+	return vr, nil
+}
+
+// Verify computes V(W0, W, a) for a final snapshot. What the agent did to
+// its answer or final world is a result, never an error: an answer over
+// verify.MaxAnswerBytes, or a final world that cannot be restored for a
+// cause wrapping world.ErrAgentFault, is verify.Unverifiable.
 func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer string) (*verify.Result, error) {
 	w0, err := e.Materializer.Lower(ctx, t.Provenance.Snapshot)
 	if err != nil {
 		return nil, err
 	}
+	if err := verify.CheckAnswer(answer); err != nil {
+		return verify.Unverifiable(t, err), nil
+	}
 	w, err := e.Materializer.Lower(ctx, final)
+	if errors.Is(err, world.ErrAgentFault) && ctx.Err() == nil {
+		return verify.Unverifiable(t, fmt.Errorf("restore the final world: %w", err)), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -35,14 +35,17 @@ type RolloutJob struct {
 
 // RolloutResult is a finished rollout, verified: its JSON output.
 type RolloutResult struct {
-	RolloutID string   `json:"rollout_id"`
-	Policy    string   `json:"policy"`
-	Outcome   string   `json:"outcome"`
-	Failure   string   `json:"failure,omitempty"`
-	Error     string   `json:"error,omitempty"`
-	Final     world.ID `json:"final"`
-	Steps     int      `json:"steps"`
-	WallMS    float64  `json:"wall_ms"`
+	RolloutID string `json:"rollout_id"`
+	Policy    string `json:"policy"`
+	Outcome   string `json:"outcome"`
+	Failure   string `json:"failure,omitempty"`
+	Error     string `json:"error,omitempty"`
+	// Fault says how the agent made its world or answer unverifiable
+	// (agent.Trajectory.Fault): V false, reward 0, failure "agent".
+	Fault  string   `json:"fault,omitempty"`
+	Final  world.ID `json:"final"`
+	Steps  int      `json:"steps"`
+	WallMS float64  `json:"wall_ms"`
 	// V, Checklist: the verifier's verdict and criteria (unset for an
 	// infrastructure or set-up failure, which is not verified).
 	V             bool        `json:"v"`
@@ -83,8 +86,10 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 	if tr.Failure == agent.FailInfra || tr.Failure == agent.FailSetup {
 		return out, nil
 	}
-	// Every other rollout is verified, a timed-out one too (the paper).
-	vr, err := env.Verify(ctx, ref.task, filepath.Join(ref.dir, "verifier"), res.Final, tr.Answer)
+	// Every other rollout is verified, a timed-out one too (the paper). One
+	// whose agent made its world or answer unverifiable is V 0 and reward
+	// 0 (Judge): its failure, never infrastructure, so its group goes on.
+	vr, err := env.Judge(ctx, ref.task, filepath.Join(ref.dir, "verifier"), res)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -93,7 +98,7 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 		return out, nil
 	}
 	tr.Classify(vr.V == 1)
-	out.Failure = tr.Failure
+	out.Failure, out.Fault = tr.Failure, tr.Fault
 	out.V = vr.V == 1
 	var checks []bool
 	for _, c := range vr.Criteria {

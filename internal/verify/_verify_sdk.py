@@ -2,8 +2,9 @@
 
 A verifier script runs as `python3 /verifier/scripts/NAME.py` in a sandbox
 with the initial world W0 at /worlds/initial, the final world W at
-/worlds/final (both read-only) and the final answer in $VERIFY_ANSWER. It
-reports its verdict by calling result() once, as its last output:
+/worlds/final (both read-only) and the final answer in the file
+$VERIFY_ANSWER_FILE (answer() reads it). It reports its verdict by calling
+result() once, as its last output:
 
     from _verify_sdk import db, read_csv, result
     rows = read_csv("reports/open-orders.csv")
@@ -38,7 +39,13 @@ def world_root(world="final"):
 
 
 def answer():
-    """The solver's final answer (may be empty)."""
+    """The solver's final answer (may be empty), read whole from
+    $VERIFY_ANSWER_FILE as UTF-8 (invalid bytes as U+FFFD); $VERIFY_ANSWER
+    holds it too, except one with a NUL byte."""
+    path = os.environ.get("VERIFY_ANSWER_FILE")
+    if path:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            return f.read()
     return os.environ.get("VERIFY_ANSWER", "")
 
 

@@ -2,12 +2,18 @@
 // task's criteria (docs/verifier.md).
 //
 // Glossary:
-//   - W0, W: the initial and final world directories; a: the final answer.
+//   - W0, W: the initial and final world directories; a: the final answer,
+//     at most MaxAnswerBytes (CheckAnswer); a script reads it from the file
+//     $VERIFY_ANSWER_FILE (also in $VERIFY_ANSWER, but for a NUL byte).
+//   - fault: the agent made its answer or world unverifiable (an error
+//     wrapping world.ErrAgentFault); the verdict is Unverifiable: V 0, every
+//     criterion failed unchecked. Never a harness error.
 //   - declarative criterion: sql, file, csv and answer checks, evaluated
 //     in-process on read-only views of the worlds.
 //   - script criterion: verifier/scripts/NAME.py run by a Runner (a sandbox)
-//     with /worlds/initial, /worlds/final and /verifier mounted read-only;
-//     its verdict is the last stdout line starting with RESULT_JSON=.
+//     with /worlds/initial, /worlds/final, /verifier and the answer's
+//     directory /verify-answer mounted read-only; its verdict is the last
+//     stdout line starting with RESULT_JSON=.
 //   - script error: a script that crashed, exited non-zero, timed out or
 //     printed no valid verdict; its criterion fails (v_i = 0), never passes.
 //   - SDK: _verify_sdk.py, the stdlib-only helper module every verifier

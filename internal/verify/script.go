@@ -23,6 +23,10 @@ const (
 	MountInitial  = "/worlds/initial"
 	MountFinal    = "/worlds/final"
 	MountVerifier = "/verifier"
+	// MountAnswer is a read-only directory holding the final answer in
+	// AnswerFile, whole, whatever its bytes; VERIFY_ANSWER_FILE names it.
+	MountAnswer = "/verify-answer"
+	AnswerFile  = MountAnswer + "/answer.txt"
 	// ResultPrefix starts the verdict line; the last such line counts.
 	ResultPrefix = "RESULT_JSON="
 	// DefaultScriptTimeout applies when a criterion sets no timeout_seconds.
@@ -31,10 +35,13 @@ const (
 	TailBytes = 1500
 )
 
-// ScriptEnv returns the environment a script runs with.
+// ScriptEnv returns the environment a script runs with. VERIFY_ANSWER holds
+// the answer (at most MaxAnswerBytes: Verify never runs a script with a
+// longer one), except one holding a NUL byte, which no environment variable
+// can: it is then unset. VERIFY_ANSWER_FILE always names the answer's file.
 func ScriptEnv(answer string) map[string]string {
-	return map[string]string{
-		"VERIFY_ANSWER":           answer,
+	env := map[string]string{
+		"VERIFY_ANSWER_FILE":      AnswerFile,
 		"VERIFY_INITIAL":          MountInitial,
 		"VERIFY_FINAL":            MountFinal,
 		"VERIFY_DIR":              MountVerifier,
@@ -43,6 +50,31 @@ func ScriptEnv(answer string) map[string]string {
 		"PYTHONHASHSEED":          "0",
 		"LC_ALL":                  "C.UTF-8",
 	}
+	if !strings.Contains(answer, "\x00") {
+		env["VERIFY_ANSWER"] = answer
+	}
+	return env
+}
+
+// writeAnswer writes the answer to a fresh read-only directory under
+// scratch (the host side of MountAnswer), readable by a sandbox uid.
+func writeAnswer(scratch, answer string) (string, error) {
+	dir, err := os.MkdirTemp(scratch, "answer-")
+	if err != nil {
+		return "", fmt.Errorf("answer file: %w", err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", fmt.Errorf("answer file: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(AnswerFile)), []byte(answer), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("answer file: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("answer file: %w", err)
+	}
+	return dir, nil
 }
 
 // ScriptCommand returns the command line that runs script (a validated
@@ -80,7 +112,7 @@ func runScript(ctx context.Context, c *task.Criterion, in Input) (CriterionResul
 	if c.TimeoutSeconds > 0 {
 		timeout = time.Duration(c.TimeoutSeconds) * time.Second
 	}
-	mounts := []Mount{{Host: initial, Path: MountInitial}, {Host: final, Path: MountFinal}, {Host: vdir, Path: MountVerifier}}
+	mounts := []Mount{{Host: initial, Path: MountInitial}, {Host: final, Path: MountFinal}, {Host: vdir, Path: MountVerifier}, {Host: in.answerDir, Path: MountAnswer}}
 	res, err := in.Runner.Run(ctx, home, mounts, ScriptEnv(in.Answer), ScriptCommand(c.Script), timeout)
 	if err != nil {
 		if ctx.Err() != nil {

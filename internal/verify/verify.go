@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 	"unicode/utf8"
 
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // ResultVersion is the version of the JSON form of Result.
@@ -16,6 +18,22 @@ const ResultVersion = 1
 
 // MaxEvidence bounds the evidence and error text kept per criterion.
 const MaxEvidence = 2000
+
+// MaxAnswerBytes bounds a final answer: a longer one is the agent's failure
+// (CheckAnswer), V 0 without any criterion run, never an infrastructure
+// failure (docs/verifier.md). It keeps VERIFY_ANSWER well inside the 128
+// KiB the kernel allows one environment string.
+const MaxAnswerBytes = 64 << 10
+
+// CheckAnswer returns an error wrapping world.ErrAgentFault when answer is
+// longer than MaxAnswerBytes.
+func CheckAnswer(answer string) error {
+	if len(answer) > MaxAnswerBytes {
+		return fmt.Errorf("%w: the final answer is %d bytes, over the %d KiB an answer may hold (verify.MaxAnswerBytes): answer in short and keep long output in a file",
+			world.ErrAgentFault, len(answer), MaxAnswerBytes>>10)
+	}
+	return nil
+}
 
 // Runner runs a command in a sandbox. internal/sandbox implements it.
 type Runner interface {
@@ -49,6 +67,8 @@ type Input struct {
 	// Scratch is where scratch homes for scripts are made; "" means the
 	// system temporary directory.
 	Scratch string
+	// answerDir is the host side of MountAnswer, made by Verify.
+	answerDir string
 }
 
 // Result is the verdict of a verifier (JSON: docs/verifier.md).
@@ -60,8 +80,13 @@ type Result struct {
 	Passed int `json:"passed"`
 	Total  int `json:"total"`
 	// ScriptErrors counts script criteria that errored.
-	ScriptErrors int               `json:"script_errors"`
-	Criteria     []CriterionResult `json:"criteria"`
+	ScriptErrors int `json:"script_errors"`
+	// Fault, when set, says how the agent made its answer or final world
+	// unverifiable (an error wrapping world.ErrAgentFault: an answer over
+	// MaxAnswerBytes, a world no snapshot holds faithfully): V is 0, no
+	// criterion was run and every one failed (Unverifiable).
+	Fault    string            `json:"fault,omitempty"`
+	Criteria []CriterionResult `json:"criteria"`
 }
 
 // CriterionResult is one v_i with its evidence. Error is set when the check
@@ -79,10 +104,27 @@ type CriterionResult struct {
 // Runner or no VerifierDir.
 var ErrNoRunner = errors.New("the task has script criteria but no runner or verifier directory was given")
 
+// Unverifiable is the verdict on a rollout whose agent made its answer or
+// final world unverifiable (cause wraps world.ErrAgentFault): V 0 with the
+// cause in Fault, every criterion failed unchecked, so a reward built from
+// it is 0 (no partial credit).
+func Unverifiable(t *task.Task, cause error) *Result {
+	fault := truncate(cause.Error(), MaxEvidence)
+	r := &Result{Version: ResultVersion, Total: len(t.Verifier.Criteria), Fault: fault, Criteria: make([]CriterionResult, 0, len(t.Verifier.Criteria))}
+	for _, c := range t.Verifier.Criteria {
+		r.Criteria = append(r.Criteria, CriterionResult{ID: c.ID, Kind: c.Kind, Error: truncate("not checked: "+fault, MaxEvidence)})
+	}
+	return r
+}
+
 // Verify computes V(W0, W, a) for t. Every criterion is evaluated (no short
 // circuit) so the evidence is complete. It returns an error only when the
 // harness fails: an invalid verifier, a world that is missing or malformed,
-// a runner that cannot run, a cancelled ctx.
+// a runner that cannot run, a cancelled ctx. What the agent did to its
+// answer or world is never an error: an answer over MaxAnswerBytes, or a
+// criterion that cannot be checked for a cause wrapping world.ErrAgentFault,
+// is an Unverifiable result; a file the agent made unreadable (or replaced
+// by a directory, a fifo, a link, garbage) fails its criterion.
 func Verify(ctx context.Context, t *task.Task, in Input) (*Result, error) {
 	if err := t.Verifier.Validate(); err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
@@ -98,6 +140,17 @@ func Verify(ctx context.Context, t *task.Task, in Input) (*Result, error) {
 	if len(t.Verifier.Scripts()) > 0 && (in.Runner == nil || in.VerifierDir == "") {
 		return nil, fmt.Errorf("verify: %w", ErrNoRunner)
 	}
+	if err := CheckAnswer(in.Answer); err != nil {
+		return Unverifiable(t, err), nil
+	}
+	if len(t.Verifier.Scripts()) > 0 {
+		dir, err := writeAnswer(in.Scratch, in.Answer)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		in.answerDir = dir
+	}
 	r := &Result{Version: ResultVersion, Total: len(t.Verifier.Criteria), Criteria: make([]CriterionResult, 0, len(t.Verifier.Criteria))}
 	for i := range t.Verifier.Criteria {
 		if err := ctx.Err(); err != nil {
@@ -105,6 +158,9 @@ func Verify(ctx context.Context, t *task.Task, in Input) (*Result, error) {
 		}
 		c := &t.Verifier.Criteria[i]
 		cr, err := check(ctx, c, in)
+		if errors.Is(err, world.ErrAgentFault) && ctx.Err() == nil {
+			return Unverifiable(t, fmt.Errorf("criterion %s: %w", c.ID, err)), nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("verify: criterion %s: %w", c.ID, err)
 		}
@@ -184,9 +240,13 @@ func tail(b []byte, n int) string {
 }
 
 // Summary is the result in one line: how many criteria passed, then each
-// failing criterion with its error or evidence.
+// failing criterion with its error or evidence, or the fault that left them
+// unchecked.
 func (r *Result) Summary() string {
 	s := fmt.Sprintf("%d/%d criteria passed", r.Passed, r.Total)
+	if r.Fault != "" {
+		return s + "; not verified, the agent's own doing: " + r.Fault
+	}
 	for _, c := range r.Criteria {
 		if !c.Pass {
 			why := c.Error
