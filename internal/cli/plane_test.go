@@ -84,3 +84,20 @@ func TestPlanePrintsBoundAddress(t *testing.T) {
 		t.Fatalf("stderr does not say the bind is beyond loopback and where the token is:\n%s", stderr.String())
 	}
 }
+
+// TestOpenEnvRefusesDuplicatedPoolTask: openenv serve refuses a pool that
+// lists a task twice, naming it, with the same rule as rl serve's
+// (pool.LoadPool).
+func TestOpenEnvRefusesDuplicatedPoolTask(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pool"), 0o755)
+	idx := `{"version": 1, "tasks_dir": "../tasks", "tasks": [{"id": "t-1", "dir": "t-1", "split": "rl"}, {"id": "t-1", "dir": "t-1", "split": "rl"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "pool", "pool.json"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), []string{"openenv", "serve", "--dir", dir, "--addr", "127.0.0.1:0", "--fake-browser"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "task t-1 is listed twice") {
+		t.Fatalf("openenv serve on a pool listing t-1 twice: %v, want it named", err)
+	}
+}

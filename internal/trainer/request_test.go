@@ -1,9 +1,17 @@
 package trainer
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/task"
 )
 
 // TestRequestBounds: every number of a request is held to its documented
@@ -65,5 +73,33 @@ func TestDecodeRequestStrict(t *testing.T) {
 	req, err := DecodeRequest([]byte(`{"step": 3, "tasks": 2, "policy": "scripted:replay-ensemble"}`))
 	if err != nil || req.Step != 3 || req.Tasks != 2 {
 		t.Fatalf("a good body: %+v %v", req, err)
+	}
+}
+
+// TestOpenRefusesDuplicatedPoolTask: rl serve refuses a pool that lists a
+// task twice, naming it, as openenv serve does (both through
+// pool.LoadPool); it used to serve the task twice as often.
+func TestOpenRefusesDuplicatedPoolTask(t *testing.T) {
+	dir := t.TempDir()
+	tk := task.TestTask(t)
+	if err := tk.Save(filepath.Join(dir, "tasks", tk.ID)); err != nil {
+		t.Fatal(err)
+	}
+	p := pool.Pool{Version: pool.Version, TasksDir: "../tasks", Tasks: []pool.Entry{
+		{ID: tk.ID, Dir: tk.ID, Split: pool.SplitRL}, {ID: tk.ID, Dir: tk.ID, Split: pool.SplitRL}}}
+	b, _ := json.Marshal(p)
+	os.MkdirAll(filepath.Join(dir, "pool"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, pool.File), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Options{Dir: dir, StateDir: t.TempDir(), Rollout: func(context.Context, RolloutJob) (*RolloutResult, error) {
+		return nil, errors.New("not run")
+	}})
+	if err == nil {
+		s.Close(context.Background())
+		t.Fatalf("a pool listing %s twice was served", tk.ID)
+	}
+	if !strings.Contains(err.Error(), "task "+tk.ID+" is listed twice") {
+		t.Fatalf("%v: want the duplicated task named", err)
 	}
 }
