@@ -235,7 +235,7 @@ func controlPlaneAttacks(f *fixture) []attack {
 	return []attack{
 		{
 			name: "slow clients against rl serve and openenv serve", category: "control-plane",
-			action: fmt.Sprintf("3x the connection cap (%d) of clients that send their headers a line at a time, or a POST's headers and then its body a byte every 50ms, reconnecting when cut off, against both servers at once", planeMaxConns),
+			action:  fmt.Sprintf("3x the connection cap (%d) of clients that send their headers a line at a time, or a POST's headers and then its body a byte every 50ms, reconnecting when cut off, against both servers at once", planeMaxConns),
 			contain: fmt.Sprintf("/health answers within 1s throughout; never more than %d connections open; every one freed within the body timeout (%v) once the clients stop", planeMaxConns, planeBodyTimeout),
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				p, err := startPlanes(f)
@@ -292,7 +292,7 @@ func controlPlaneAttacks(f *fixture) []attack {
 		},
 		{
 			name: "rl serve and openenv serve without the token", category: "control-plane",
-			action: "POST /v1/batches (a valid request), GET /v1/state and /v1/batches/step-000001 on rl serve; GET /metadata, /schema and the WebSocket /ws on openenv serve; each with no Authorization, an empty or wrong bearer token, a lower-cased scheme, a prefix of the token, Basic, and the bare token",
+			action:  "POST /v1/batches (a valid request), GET /v1/state and /v1/batches/step-000001 on rl serve; GET /metadata, /schema and the WebSocket /ws on openenv serve; each with no Authorization, an empty or wrong bearer token, a lower-cased scheme, a prefix of the token, Basic, and the bare token",
 			contain: "401 for each (the WebSocket upgrade refused); no batch requested; /health alone answers without the token",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				p, err := startPlanes(f)
@@ -341,7 +341,7 @@ func controlPlaneAttacks(f *fixture) []attack {
 		},
 		{
 			name: "duplicate JSON keys and out-of-bound numbers", category: "control-plane",
-			action: "with the token: POST /v1/batches {\"step\": 1, \"step\": 2, ...}, a sampling object naming temperature twice, step 2^63-1; on an OpenEnv session {\"type\": \"state\", \"type\": \"close\"} and a file.write step whose args name content twice",
+			action:  "with the token: POST /v1/batches {\"step\": 1, \"step\": 2, ...}, a sampling object naming temperature twice, step 2^63-1; on an OpenEnv session {\"type\": \"state\", \"type\": \"close\"} and a file.write step whose args name content twice",
 			contain: "each refused naming the key or field (400 on rl serve, VALIDATION_ERROR on the session, which goes on); no batch requested, nothing written",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				p, err := startPlanes(f)
@@ -394,7 +394,7 @@ func controlPlaneAttacks(f *fixture) []attack {
 		},
 		{
 			name: "a control plane bound beyond loopback without a token", category: "control-plane",
-			action: "listen on 0.0.0.0:0 and [::]:0 without a token, as rl serve --addr 0.0.0.0:8020 would",
+			action:  "listen on 0.0.0.0:0 and [::]:0 without a token, as rl serve --addr 0.0.0.0:8020 would",
 			contain: "refused before serving (ErrNeedsToken: the commands name --token-file); with a token the listener's real address is unspecified, port not 0",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				for _, a := range []string{"0.0.0.0:0", "[::]:0"} {
