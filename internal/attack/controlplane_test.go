@@ -231,7 +231,7 @@ func healthWithin(url string, d time.Duration) error {
 
 func controlPlaneAttacks(f *fixture) []attack {
 	_ = f
-	auths := []string{"", "Bearer", "Bearer ", "Bearer wrong", "bearer " + planeToken, "Bearer " + planeToken[:len(planeToken)-1], "Basic " + planeToken, planeToken}
+	auths := []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + strings.ToUpper(planeToken), "Bearer " + planeToken[:len(planeToken)-1], "Basic " + planeToken, planeToken}
 	return []attack{
 		{
 			name: "slow clients against rl serve and openenv serve", category: "control-plane",
@@ -292,7 +292,7 @@ func controlPlaneAttacks(f *fixture) []attack {
 		},
 		{
 			name: "rl serve and openenv serve without the token", category: "control-plane",
-			action:  "POST /v1/batches (a valid request), GET /v1/state and /v1/batches/step-000001 on rl serve; GET /metadata, /schema and the WebSocket /ws on openenv serve; each with no Authorization, an empty or wrong bearer token, a lower-cased scheme, a prefix of the token, Basic, and the bare token",
+			action:  "POST /v1/batches (a valid request), GET /v1/state and /v1/batches/step-000001 on rl serve; GET /metadata, /schema and the WebSocket /ws on openenv serve; each with no Authorization, an empty or wrong bearer token, the token upper-cased, a prefix of it, Basic, and the bare token",
 			contain: "401 for each (the WebSocket upgrade refused); no batch requested; /health alone answers without the token",
 			try: func(ctx context.Context, f *fixture) (string, error) {
 				p, err := startPlanes(f)

@@ -240,7 +240,7 @@ func TestToken(t *testing.T) {
 	for _, c := range []struct {
 		token string
 		want  int
-	}{{"", 401}, {"wrong", 401}, {"s3cret0", 401}, {"s3cre", 401}, {"s3cret", 200}} {
+	}{{"", 401}, {"wrong", 401}, {"s3cret0", 401}, {"s3cre", 401}, {"S3CRET", 401}, {"s3cret", 200}} {
 		code, body := get(t, "POST", url+"/echo", c.token, "hi")
 		if code != c.want {
 			t.Errorf("token %q: %d %s, want %d", c.token, code, body, c.want)
@@ -251,6 +251,18 @@ func TestToken(t *testing.T) {
 	}
 	if code, _ := get(t, "GET", url+"/health", "", ""); code != 200 {
 		t.Errorf("/health without a token: %d, want 200", code)
+	}
+	for auth, want := range map[string]int{"bearer s3cret": 200, "Basic s3cret": 401, "s3cret": 401, "Bearer": 401} {
+		req, _ := http.NewRequest("POST", url+"/echo", strings.NewReader("hi"))
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, resp.StatusCode, want)
+		}
 	}
 }
 

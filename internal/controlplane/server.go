@@ -208,9 +208,11 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	})
 }
 
+// authorized compares the bearer token in constant time; the scheme's
+// case does not matter (RFC 9110 section 11.1), the token's does.
 func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.opts.Token)) == 1
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.opts.Token)) == 1
 }
 
 // writeError answers {"error": msg}, the error form of both servers.
