@@ -23,6 +23,12 @@ const (
 	DefaultMaxBody       = 8 << 20
 )
 
+// EvictGrace is how long a connection at the cap is left to send its
+// request before a newer one may close it for room (at most half the
+// header timeout); when every open connection is younger, or serving, the
+// newer one is closed instead.
+const EvictGrace = time.Second
+
 // HealthPath is the one path served without the token: a liveness probe
 // learns nothing from it but that the server answers.
 const HealthPath = "/health"
@@ -41,9 +47,9 @@ type Options struct {
 	// MaxConns bounds the connections open at once (default 256). At the
 	// cap a new connection closes the one that has been sending its
 	// request's headers or body the longest (else the one idle the
-	// longest between requests); when every one is serving a request
-	// (long polls, WebSockets), the new one is closed. A request whose
-	// headers arrive before MaxConns newer connections do is served.
+	// longest between requests), provided it has had EvictGrace to send
+	// them; when none has (or every one is serving a request: long polls,
+	// WebSockets), the new one is closed and its client tries again.
 	MaxConns int
 	// HeaderTimeout bounds reading a request's headers (default 10 s);
 	// BodyTimeout reading its headers and body together (default 30 s).
@@ -118,7 +124,7 @@ type Server struct {
 // New returns a server of h on ln; Serve runs it.
 func New(ln net.Listener, h http.Handler, o Options) *Server {
 	o = o.withDefaults()
-	l := &limitListener{Listener: ln, max: o.MaxConns, conns: map[*conn]struct{}{}}
+	l := &limitListener{Listener: ln, max: o.MaxConns, grace: min(EvictGrace, o.HeaderTimeout/2), conns: map[*conn]struct{}{}}
 	s := &Server{opts: o, ln: l}
 	s.hs = &http.Server{
 		Handler:           s.guard(h),
@@ -260,6 +266,7 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 type limitListener struct {
 	net.Listener
 	max   int
+	grace time.Duration
 	mu    sync.Mutex
 	seq   uint64
 	conns map[*conn]struct{}
@@ -270,6 +277,7 @@ type conn struct {
 	net.Conn
 	l     *limitListener
 	seq   uint64
+	since time.Time // when its current request (or the connection) began
 	state connState // guarded by l.mu
 	once  sync.Once
 }
@@ -297,11 +305,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		l.mu.Lock()
 		var victim *conn
+		now := time.Now()
 		if len(l.conns) >= l.max {
 			// The connection reading its request the longest, else the
-			// one idle the longest.
+			// one idle the longest; one younger than the grace is left
+			// its chance to send its headers.
 			for o := range l.conns {
-				if o.state != connServing && (victim == nil || o.state < victim.state || o.state == victim.state && o.seq < victim.seq) {
+				if o.state != connServing && now.Sub(o.since) >= l.grace && (victim == nil || o.state < victim.state || o.state == victim.state && o.seq < victim.seq) {
 					victim = o
 				}
 			}
@@ -314,7 +324,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			delete(l.conns, victim)
 		}
 		l.seq++
-		tc := &conn{Conn: c, l: l, seq: l.seq}
+		tc := &conn{Conn: c, l: l, seq: l.seq, since: now}
 		l.conns[tc] = struct{}{}
 		l.mu.Unlock()
 		if victim != nil {
@@ -340,7 +350,7 @@ func (c *conn) Close() error {
 func (c *conn) startRequest() {
 	c.l.mu.Lock()
 	c.l.seq++
-	c.seq, c.state = c.l.seq, connReading
+	c.seq, c.state, c.since = c.l.seq, connReading, time.Now()
 	c.l.mu.Unlock()
 }
 
