@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import sys
+import tempfile
 import threading
 import unittest
 import urllib.parse
@@ -161,8 +162,9 @@ class FakeService:
     answers 200 at once (the step already done); step 3's batch fails; step 4's
     batch is invalid; any other step is a 400 naming the field."""
 
-    def __init__(self):
+    def __init__(self, token=None):
         self.requests = []  # (method, path, body)
+        self.token = token
         self.polls = 0
         self.batch = make_batch()
         fake = self
@@ -179,7 +181,18 @@ class FakeService:
                 self.end_headers()
                 self.wfile.write(raw)
 
+            def refused(self):
+                """As `rl serve --token-file`: 401 without the token, but on /health."""
+                if fake.token is None or self.path == "/health":
+                    return False
+                if self.headers.get("Authorization") == "Bearer " + fake.token:
+                    return False
+                self.reply(401, {"error": "missing or wrong bearer token"})
+                return True
+
             def do_POST(self):
+                if self.refused():
+                    return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(("POST", self.path, body))
                 step = body.get("step")
@@ -191,6 +204,8 @@ class FakeService:
                     self.reply(400, {"error": "tasks: 0: ask for at least one task per step (the paper uses 8)"})
 
             def do_GET(self):
+                if self.refused():
+                    return
                 url = urllib.parse.urlsplit(self.path)
                 fake.requests.append(("GET", self.path, None))
                 if url.path == "/health":
@@ -299,6 +314,55 @@ class ClientTest(unittest.TestCase):
         code, out, err = self.run_cli("--step", "9", "--policy", "scripted:replay-ensemble")
         self.assertEqual(code, 2)
         self.assertIn("HTTP 400: tasks: 0", err)
+
+
+class TokenTest(unittest.TestCase):
+    """A service started with --token-file: the client sends the token it is given."""
+
+    def setUp(self):
+        self.fake = FakeService(token="s3cret")
+        self.addCleanup(self.fake.close)
+        for var in ("WILDAWM_TOKEN", "WILDAWM_TOKEN_FILE"):
+            self.addCleanup(os.environ.pop, var, None)
+            os.environ.pop(var, None)
+
+    def test_no_token_is_401(self):
+        with self.assertRaises(wildawm_rl.RequestError) as ctx:
+            wildawm_rl.Client(self.fake.url, timeout=10).request_batch(2, 3, 2, policy="scripted:replay-ensemble")
+        self.assertEqual(ctx.exception.status, 401)
+        self.assertIn("no token was given", str(ctx.exception))
+
+    def test_wrong_token_is_401(self):
+        with self.assertRaises(wildawm_rl.RequestError) as ctx:
+            wildawm_rl.Client(self.fake.url, timeout=10, token="nope").request_batch(2, 3, 2, policy="scripted:replay-ensemble")
+        self.assertEqual(ctx.exception.status, 401)
+        self.assertIn("the token given was refused", str(ctx.exception))
+
+    def test_token_given(self):
+        batch = wildawm_rl.Client(self.fake.url, timeout=10, token="s3cret").request_batch(2, 3, 2, policy="scripted:replay-ensemble")
+        self.assertEqual(batch["status"], "done")
+
+    def test_token_file_and_environment(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "token")
+            with open(path, "w") as f:
+                f.write("s3cret\n")
+            self.assertEqual(wildawm_rl.Client(self.fake.url, token_file=path).token, "s3cret")
+            os.environ["WILDAWM_TOKEN_FILE"] = path
+            self.assertEqual(wildawm_rl.Client(self.fake.url).token, "s3cret")
+            os.environ["WILDAWM_TOKEN"] = "from-env"
+            self.assertEqual(wildawm_rl.Client(self.fake.url).token, "from-env")
+            out, err = io.StringIO(), io.StringIO()
+            code = wildawm_rl.main(["--url", self.fake.url, "--tasks", "3", "--g", "2", "--step", "2",
+                                    "--policy", "scripted:replay-ensemble", "--token-file", path], stdout=out, stderr=err)
+            self.assertEqual(code, 0, err.getvalue())
+            with open(path, "w") as f:
+                f.write("")
+            with self.assertRaises(wildawm_rl.WildawmError):
+                wildawm_rl.Client(self.fake.url, token_file=path)
+
+    def test_health_needs_no_token(self):
+        self.assertEqual(wildawm_rl.Client(self.fake.url).health()["status"], "ok")
 
 
 if __name__ == "__main__":

@@ -21,11 +21,19 @@ As a command (the summary is one line of JSON on stdout):
 
 exits 0 on a valid batch, 1 on an invalid one (the problems on stderr) and 2
 when the service refused the request or the batch failed.
+
+A service started with `--token-file FILE` (required when it listens beyond
+loopback) wants "Authorization: Bearer TOKEN" on every request but /health,
+TOKEN the file's line. Give it as Client(url, token=...) or
+Client(url, token_file=FILE), or set $WILDAWM_TOKEN or $WILDAWM_TOKEN_FILE;
+the command takes --token-file. A missing or wrong token is a RequestError
+with status 401.
 """
 
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import urllib.error
@@ -77,20 +85,51 @@ class InvalidBatch(WildawmError):
         super().__init__(f"invalid batch: {len(self.problems)} problem(s): {shown}{more}")
 
 
-class Client:
-    """The rollout service at base_url; timeout bounds each HTTP exchange beyond the long poll."""
+def read_token(path):
+    """The bearer token in the file `wildawm rl serve --token-file` reads or writes: its one line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        raise WildawmError(f"token file {path}: {e.strerror or e} (give the file the service's --token-file names)") from None
+    if not token or any(c.isspace() for c in token):
+        raise WildawmError(f"token file {path}: not a token: the file holds one line, the token")
+    return token
 
-    def __init__(self, base_url, timeout=30.0):
+
+def resolve_token(token=None, token_file=None):
+    """The token a client sends: token, else token_file's, else $WILDAWM_TOKEN, else $WILDAWM_TOKEN_FILE's, else None."""
+    if token:
+        return token
+    if token_file:
+        return read_token(token_file)
+    if os.environ.get("WILDAWM_TOKEN"):
+        return os.environ["WILDAWM_TOKEN"].strip()
+    if os.environ.get("WILDAWM_TOKEN_FILE"):
+        return read_token(os.environ["WILDAWM_TOKEN_FILE"])
+    return None
+
+
+class Client:
+    """The rollout service at base_url; timeout bounds each HTTP exchange beyond the long poll.
+
+    token (or token_file, or $WILDAWM_TOKEN, or $WILDAWM_TOKEN_FILE) is the bearer
+    token of a service started with --token-file."""
+
+    def __init__(self, base_url, timeout=30.0, token=None, token_file=None):
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url {base_url!r}: give the service's http:// address, e.g. http://127.0.0.1:8020")
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
+        self.token = resolve_token(token, token_file)
 
     def _call(self, method, path, body=None, wait=0):
         """One exchange: (status, decoded JSON body). 4xx/5xx raise RequestError."""
         url = self.base_url + path
         data = None
         headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
@@ -100,7 +139,11 @@ class Client:
                 status, raw = resp.status, resp.read()
         except urllib.error.HTTPError as e:
             raw = e.read()
-            raise RequestError(method, url, e.code, _error_message(raw, e.reason)) from None
+            message = _error_message(raw, e.reason)
+            if e.code == 401:
+                given = "the token given was refused" if self.token else "no token was given"
+                message += f" ({given}: pass token= or token_file=, or set $WILDAWM_TOKEN or $WILDAWM_TOKEN_FILE)"
+            raise RequestError(method, url, e.code, message) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise WildawmError(f"{method} {url}: {reason} (is `wildawm rl serve` running there?)") from e
@@ -350,6 +393,8 @@ def main(argv=None, stdout=None, stderr=None):
     p.add_argument("--policy-version", help="the version of the weights the engine serves")
     p.add_argument("--seed", type=int, help="the step's seed (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds for each HTTP exchange beyond the long poll")
+    p.add_argument("--token-file", help="the service's --token-file: send its token as the bearer token "
+                                        "(default $WILDAWM_TOKEN, else $WILDAWM_TOKEN_FILE)")
     p.add_argument("--deadline", type=float, help="give up after this many seconds (default: wait)")
     args = p.parse_args(argv)
     if not args.engine and not args.policy:
@@ -361,7 +406,7 @@ def main(argv=None, stdout=None, stderr=None):
         except ValueError as e:
             p.error(f"--policy-params is not JSON: {e}")
     try:
-        client = Client(args.url, timeout=args.timeout)
+        client = Client(args.url, timeout=args.timeout, token_file=args.token_file)
         batch = client.request_batch(
             args.step, args.tasks, args.g, engine=args.engine, policy_version=args.policy_version,
             policy=args.policy, policy_params=params, seed=args.seed, deadline=args.deadline)

@@ -6,6 +6,7 @@ Run from the repository root: python3 -m unittest discover -s integrations/slime
 import json
 import os
 import sys
+import tempfile
 import threading
 import types
 import unittest
@@ -18,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
+import wildawm_rl  # noqa: E402
 import wildawm_slime  # noqa: E402
 from test_wildawm_rl import make_batch  # noqa: E402
 
@@ -189,7 +191,7 @@ class StandInSlime:
 
 
 class GenerateRolloutTest(unittest.TestCase):
-    def serve(self, batch):
+    def serve(self, batch, token=None):
         posts = []
 
         class Handler(BaseHTTPRequestHandler):
@@ -198,8 +200,11 @@ class GenerateRolloutTest(unittest.TestCase):
 
             def do_POST(self):
                 posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                raw = json.dumps(batch).encode()
-                self.send_response(200)
+                code, body = 200, batch
+                if token is not None and self.headers.get("Authorization") != "Bearer " + token:
+                    code, body = 401, {"error": "missing or wrong bearer token"}
+                raw = json.dumps(body).encode()
+                self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
@@ -231,6 +236,28 @@ class GenerateRolloutTest(unittest.TestCase):
         self.assertTrue(all(len(g) == 4 for g in out.samples))
         self.assertIsInstance(out.samples[0][0][0], StandInSample)
         self.assertEqual(out.metrics["rollout/wildawm/ready"], 2)
+
+    def test_passes_the_token(self):
+        batch = make_batch(g=4, segments=((2, 1), (1,)))
+        batch["request"] = {"step": 3, "tasks": 3, "g": 4}
+        url, _ = self.serve(batch, token="s3cret")
+        for var in ("WILDAWM_TOKEN", "WILDAWM_TOKEN_FILE"):
+            self.addCleanup(os.environ.pop, var, None)
+            os.environ.pop(var, None)
+        with StandInSlime(), self.assertRaises(wildawm_rl.RequestError) as ctx:
+            wildawm_slime.generate_rollout(slime_args(wildawm_url=url, rollout_batch_size=3), 2, None)
+        self.assertEqual(ctx.exception.status, 401)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "token")
+            with open(path, "w") as f:
+                f.write("s3cret\n")
+            with StandInSlime():
+                out = wildawm_slime.generate_rollout(slime_args(wildawm_url=url, wildawm_token_file=path, rollout_batch_size=3), 2, None)
+            self.assertEqual(len(out.samples), 2)
+            os.environ["WILDAWM_TOKEN_FILE"] = path
+            with StandInSlime():
+                out = wildawm_slime.generate_rollout(slime_args(wildawm_url=url, rollout_batch_size=3), 2, None)
+            self.assertEqual(len(out.samples), 2)
 
     def test_a_step_without_ready_tasks_fails_loudly(self):
         batch = make_batch(segments=(), dropped=3)

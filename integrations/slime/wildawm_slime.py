@@ -280,7 +280,10 @@ def generate_rollout(args, rollout_id, data_source=None, evaluation=False):
         raise ConfigError("no rollout service: set wildawm_url in --custom-config-path or $WILDAWM_URL "
                           "(the address `wildawm rl serve --addr` listens on)")
     timeout = float(setting(args, "wildawm_timeout", "WILDAWM_TIMEOUT", 60))
-    client = wildawm_rl.Client(url, timeout=timeout)
+    # The bearer token of a service started with --token-file: the file's
+    # line (wildawm_token_file or $WILDAWM_TOKEN_FILE), or $WILDAWM_TOKEN.
+    token_file = setting(args, "wildawm_token_file", "WILDAWM_TOKEN_FILE")
+    client = wildawm_rl.Client(url, timeout=timeout, token_file=token_file)
     request = batch_request(args, rollout_id)
     batch = client.request_batch(**request)
     samples = build_samples(batch, Sample, advantage_as_reward=(mode == "reward"))

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +32,8 @@ func (e *env) openenvCmd() *cobra.Command {
 
 // openenvFlags are openenv serve's flags.
 type openenvFlags struct {
-	dir, split, addr        string
+	dir, split              string
+	plane                   planeFlags
 	fakeBrowser             bool
 	maxSessions, maxSteps   int
 	idleTimeout, stepTimout time.Duration
@@ -52,25 +51,34 @@ and the WebSocket /ws, where each connection is a session of reset, step, state
 and close messages (docs/openenv.md). A reset starts a fresh instance of a
 task's initial world; the answer action or the step budget ends the episode,
 which is verified: the last observation carries the verifier's results and the
-reward. Prints the base URL as the first line, then serves until interrupted;
-every instance is torn down on exit.`,
+reward. Prints the base URL the listener bound as the first line, then serves
+until interrupted; every instance is torn down on exit. With --token-file every
+request but GET /health (the WebSocket upgrade too) needs "Authorization:
+Bearer TOKEN"; listening beyond loopback (--addr 0.0.0.0:8010) requires it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			pl, err := e.listenPlane(&f.plane)
+			if err != nil {
+				return err
+			}
 			opts, closeEnv, err := e.openenvOptions(cmd, &f)
 			if err != nil {
+				pl.close()
 				return err
 			}
 			defer closeEnv()
 			srv, err := openenv.New(opts)
 			if err != nil {
+				pl.close()
 				return err
 			}
-			return serveOpenEnv(cmd.Context(), f.addr, srv, e)
+			what := fmt.Sprintf("%d tasks as OpenEnv (WebSocket /ws)", srv.Metadata().Tasks)
+			return e.servePlane(cmd.Context(), pl, srv.Handler(), what, srv.Close)
 		},
 	}
 	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world run whose pool is served (DIR/"+pool.File+")")
 	c.Flags().StringVar(&f.split, "split", pool.SplitRL, "the pool split served: "+pool.SplitSFT+", "+pool.SplitRL+" or "+pool.SplitVal)
-	c.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8010", "the address to listen on (port 0: a free one, printed)")
+	f.plane.register(c, "127.0.0.1:8010")
 	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
 	c.Flags().IntVar(&f.maxSessions, "max-sessions", openenv.DefaultMaxSessions, "WebSocket sessions at once; more connections get CAPACITY_REACHED")
 	c.Flags().IntVar(&f.maxSteps, "max-steps", openenv.DefaultMaxSteps, "an episode's step budget: after so many actions it ends and is verified")
@@ -185,37 +193,4 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		return env, nil
 	}
 	return opts, func() { closeBrowser(); closeSrc() }, nil
-}
-
-// serveOpenEnv serves srv on addr until ctx ends, after printing the base
-// URL as the first line of stdout; then it tears every session down.
-func serveOpenEnv(ctx context.Context, addr string, srv *openenv.Server, e *env) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	host := ln.Addr().(*net.TCPAddr)
-	if host.IP.IsUnspecified() {
-		host = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: host.Port}
-	}
-	fmt.Fprintf(e.stdout, "http://%s\n", host)
-	e.progress("serving %d tasks as OpenEnv at http://%s (WebSocket ws://%s/ws); interrupt to stop", srv.Metadata().Tasks, host, host)
-	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	closeErr := srv.Close(cctx)
-	if err := hs.Shutdown(cctx); err != nil {
-		hs.Close()
-	}
-	if errors.Is(serveErr, http.ErrServerClosed) {
-		serveErr = nil
-	}
-	return errors.Join(serveErr, closeErr)
 }

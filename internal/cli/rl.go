@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -87,9 +85,9 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 
 func (e *env) rlServeCmd() *cobra.Command {
 	var f rlFlags
-	var addr string
+	var pf planeFlags
 	c := &cobra.Command{
-		Use:   "serve [--dir RUN] [--addr 127.0.0.1:8020]",
+		Use:   "serve [--dir RUN] [--addr 127.0.0.1:8020] [--token-file FILE]",
 		Short: "Serve a trainer the batches of its train steps (docs/segment.md)",
 		Long: `Serve the rollout service: a trainer POSTs /v1/batches with the train step, the
 number of tasks, G, its inference engine ([ENGINE+]URL#MODEL), sampling
@@ -99,43 +97,28 @@ fresh instances with the harness pointed at the engine, verifies every rollout,
 and returns G selected rollouts per ready task as segment samples with rewards
 and advantages. Batches and the scheduler state are kept by train step under
 --state, so a restarted service (and a resumed trainer) continues. Prints the
-base URL as the first line, then serves until interrupted.`,
+base URL the listener bound as the first line, then serves until interrupted.
+With --token-file every request but GET /health needs "Authorization: Bearer
+TOKEN"; listening beyond loopback (--addr 0.0.0.0:8020) requires it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			pl, err := e.listenPlane(&pf)
+			if err != nil {
+				return err
+			}
 			svc, closeSvc, err := e.rlService(cmd, &f, "rl")
 			if err != nil {
+				pl.close()
 				return err
 			}
 			defer closeSvc()
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("--addr %s: %w", addr, err)
-			}
 			// Long polls end with the command: their requests' context is
 			// cancelled on interrupt.
-			base, stop := context.WithCancel(context.WithoutCancel(cmd.Context()))
-			defer stop()
-			hs := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			fmt.Fprintf(e.stdout, "http://%s\n", ln.Addr())
-			e.progress("serving %d %s tasks at http://%s (POST /v1/batches); interrupt to stop", svc.Tasks(), f.split, ln.Addr())
-			select {
-			case err := <-errc:
-				return err
-			case <-cmd.Context().Done():
-			}
-			stop()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := hs.Shutdown(sctx); err != nil {
-				hs.Close()
-			}
-			return nil
+			return e.servePlane(cmd.Context(), pl, svc.Handler(), fmt.Sprintf("%d %s tasks (POST /v1/batches)", svc.Tasks(), f.split), nil)
 		},
 	}
 	f.register(c, "rl")
-	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8020", "the address to listen on (port 0: a free one, printed)")
+	pf.register(c, "127.0.0.1:8020")
 	return c
 }
 

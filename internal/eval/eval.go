@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,7 +121,34 @@ func Load(path string) (*Report, error) {
 	if r.Version != Version {
 		return nil, fmt.Errorf("eval: %s: field version: got %d, this build reads %d", path, r.Version, Version)
 	}
+	for i, rec := range r.Rollouts {
+		if err := rec.check(); err != nil {
+			return nil, fmt.Errorf("eval: %s: rollouts[%d] (task %s, rollout %d): %w: the file was edited or is damaged; move it away, or give another --out, to run the evaluation afresh", path, i, rec.Task, rec.Index, err)
+		}
+	}
 	return &r, nil
+}
+
+// check holds a read record to what a run writes: a resumed evaluation
+// keeps only rollouts it could have written itself.
+func (r *Record) check() error {
+	switch {
+	case r.Task == "":
+		return errors.New("field task: empty")
+	case r.Index < 1:
+		return fmt.Errorf("field index: %d, rollouts count from 1", r.Index)
+	case r.V != 0 && r.V != 1:
+		return fmt.Errorf("field v: %d, a verdict is 0 or 1", r.V)
+	case r.Total < 0 || r.Passed < 0 || r.Passed > r.Total:
+		return fmt.Errorf("fields passed, total: %d of %d, want 0 <= passed <= total", r.Passed, r.Total)
+	case r.Steps < 0 || r.Switches < 0 || r.GUISteps < 0 || r.ActTurns < 0 || r.LongTurns < 0 || r.LongTurns > r.ActTurns:
+		return fmt.Errorf("fields steps, switches, gui_steps, act_turns, long_turns: %d, %d, %d, %d, %d, want counts (long_turns <= act_turns)", r.Steps, r.Switches, r.GUISteps, r.ActTurns, r.LongTurns)
+	case !(r.WallMS >= 0) || math.IsInf(r.WallMS, 0):
+		return fmt.Errorf("field wall_ms: %v, want a duration >= 0", r.WallMS)
+	case !filepath.IsLocal(r.Trajectory):
+		return fmt.Errorf("field trajectory: %q, want a file under the output directory", r.Trajectory)
+	}
+	return nil
 }
 
 // save writes the report atomically.

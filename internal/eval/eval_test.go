@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -231,6 +232,41 @@ func TestRunResumesInfra(t *testing.T) {
 	} {
 		if _, err := Run(ctx, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %s", c.o, err, c.want)
+		}
+	}
+}
+
+// TestResumeRefusesTamperedRollouts: an eval.json whose rollout holds what
+// no run writes (a verdict of 5, more criteria passed than there are, a
+// trajectory outside the output directory) is refused on resume, naming
+// the rollout, the field and the fix, and left as it was; it used to be
+// kept and counted.
+func TestResumeRefusesTamperedRollouts(t *testing.T) {
+	ctx := context.Background()
+	b := &fake{ids: []string{"a"}, judge: func(string, int) (int, string) { return 0, agent.OutcomeDone }}
+	ag := Agent{Name: "scripted:x", Policy: func(Case, int) (rollout.Policy, error) { return named("scripted:x"), nil }}
+	for _, c := range []struct{ from, to, want string }{
+		{`"v": 0`, `"v": 5`, "rollouts[0] (task a, rollout 1): field v: 5"},
+		{`"passed": 0`, `"passed": 7`, "fields passed, total: 7 of 1"},
+		{`"trajectory": "trajectories/a/r1.json"`, `"trajectory": "../../etc/passwd"`, "field trajectory"},
+	} {
+		out := t.TempDir()
+		if _, err := Run(ctx, Options{Adapter: b, Agent: ag, K: 1, Out: out}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(out, File)
+		data, _ := os.ReadFile(path)
+		if !bytes.Contains(data, []byte(c.from)) {
+			t.Fatalf("eval.json has no %s:\n%s", c.from, data)
+		}
+		bad := bytes.Replace(data, []byte(c.from), []byte(c.to), 1)
+		os.WriteFile(path, bad, 0o644)
+		_, err := Run(ctx, Options{Adapter: b, Agent: ag, K: 1, Out: out})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "give another --out") {
+			t.Errorf("%s: %v, want a refusal naming %q and the fix", c.to, err, c.want)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, bad) {
+			t.Errorf("%s: the refused eval.json was rewritten", c.to)
 		}
 	}
 }

@@ -354,6 +354,10 @@ func TestBadInput(t *testing.T) {
 	c.error(map[string]any{"type": "step"}, openenv.CodeValidation, "data")
 	c.error(map[string]any{"type": "step", "data": map[string]any{"tool": "shell.run", "arguments": map[string]any{}}}, openenv.CodeValidation, "data.arguments")
 	c.error(map[string]any{"type": "state", "data": map[string]any{"x": 1}}, openenv.CodeValidation, "data")
+	// A key given twice is refused, not the last one kept: the write of
+	// "b" the model did not see itself ask for never happens.
+	c.error(`{"type": "step", "data": {"tool": "file.write", "args": {"path": "x.txt", "content": "a", "content": "b"}}}`, openenv.CodeValidation, "data.args.content")
+	c.error(`{"type": "state", "type": "close"}`, openenv.CodeValidation, "type")
 	if st := c.state(); st.StepCount != 0 || st.Done || st.TaskID != tk.ID {
 		t.Fatalf("bad steps changed the state: %+v", st)
 	}

@@ -2,10 +2,13 @@ package openenv
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/wildawm/wildawm/internal/controlplane"
 
 	"github.com/wildawm/wildawm/internal/task"
 )
@@ -178,6 +181,17 @@ type protoError struct {
 }
 
 func (e *protoError) Error() string { return e.msg }
+
+// duplicateKey refuses a message that names a key twice at any depth
+// (encoding/json would keep the last: a file.write whose content the
+// client's log shows differs from the one written).
+func duplicateKey(b []byte) *protoError {
+	var dup *controlplane.DuplicateKeyError
+	if errors.As(controlplane.DuplicateKey(b), &dup) {
+		return &protoError{code: CodeValidation, field: dup.Field(), msg: dup.Error()}
+	}
+	return nil
+}
 
 func invalid(field, format string, args ...any) *protoError {
 	return &protoError{code: CodeValidation, field: field, msg: field + ": " + fmt.Sprintf(format, args...)}

@@ -125,6 +125,9 @@ func (ss *session) handle(ctx context.Context, b []byte) (r reply, closing bool)
 	if !json.Valid(b) {
 		return errReply(&protoError{code: CodeInvalidJSON, msg: "the message is not valid JSON: send one object such as {\"type\": \"reset\", \"data\": {}}"}), false
 	}
+	if e := duplicateKey(b); e != nil {
+		return errReply(e), false
+	}
 	var m message
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

@@ -168,9 +168,33 @@ func idHash(id string) uint64 {
 	return h.Sum64()
 }
 
+// checkUnique is the one rule for duplicates every consumer of a pool
+// (rl serve, openenv serve, eval, sft) gets through LoadPool: a task is
+// listed once, and two entries never name one task directory.
+func (p *Pool) checkUnique() error {
+	ids := map[string]int{}
+	dirs := map[string]int{}
+	for i, e := range p.Tasks {
+		if j, dup := ids[e.ID]; dup {
+			return fmt.Errorf("tasks[%d] and tasks[%d]: task %s is listed twice: list each task once (wildawm pool split --dir RUN writes the index afresh)", j, i, e.ID)
+		}
+		ids[e.ID] = i
+		d := filepath.Clean(e.Dir)
+		if j, dup := dirs[d]; dup {
+			return fmt.Errorf("tasks[%d] and tasks[%d]: tasks %s and %s name one directory %s: list each task once (wildawm pool split --dir RUN writes the index afresh)", j, i, p.Tasks[j].ID, e.ID, e.Dir)
+		}
+		dirs[d] = i
+	}
+	return nil
+}
+
 // Save writes the pool's index atomically, its tasks directory relative to
-// the index's own directory when it can be, so the run can move.
+// the index's own directory when it can be, so the run can move. A pool
+// that lists a task twice is refused, as LoadPool refuses it.
 func (p *Pool) Save(path string) error {
+	if err := p.checkUnique(); err != nil {
+		return fmt.Errorf("pool: save %s: %w", path, err)
+	}
 	q := *p
 	if abs, err := filepath.Abs(p.TasksDir); err == nil {
 		if base, err := filepath.Abs(filepath.Dir(path)); err == nil {
@@ -197,6 +221,9 @@ func LoadPool(path string) (*Pool, error) {
 	}
 	if p.Version != Version {
 		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", path, p.Version, Version)
+	}
+	if err := p.checkUnique(); err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", path, err)
 	}
 	// A relative tasks directory is relative to the index's directory (as
 	// Save writes it); an index written before that named it from the

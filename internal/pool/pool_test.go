@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -203,5 +204,41 @@ func TestSkillFileRoundTrip(t *testing.T) {
 	}
 	if s, err := LoadSkills(filepath.Join(t.TempDir(), "none.md")); err != nil || len(s.Lessons) != 0 {
 		t.Fatalf("a missing skill file: %v %v", s, err)
+	}
+}
+
+// TestLoadPoolRefusesDuplicates: an index that lists a task twice (or two
+// entries naming one directory) is refused naming the task, by LoadPool
+// and by Save alike: rl serve served such a pool while openenv serve
+// refused it.
+func TestLoadPoolRefusesDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	fakeOutcomes(t, filepath.Join(dir, "tasks"), 2, 0)
+	good := &Pool{Version: Version, TasksDir: filepath.Join(dir, "tasks"), Tasks: []Entry{
+		{ID: "task-000", Dir: "task-000", Split: SplitRL}, {ID: "task-001", Dir: "task-001", Split: SplitRL}}}
+	path := filepath.Join(dir, "pool", "pool.json")
+	if err := good.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPool(path); err != nil {
+		t.Fatalf("a pool without duplicates: %v", err)
+	}
+	for _, c := range []struct {
+		entries []Entry
+		want    string
+	}{
+		{[]Entry{{ID: "task-000", Dir: "task-000"}, {ID: "task-001", Dir: "task-001"}, {ID: "task-000", Dir: "task-000"}}, "tasks[0] and tasks[2]: task task-000 is listed twice"},
+		{[]Entry{{ID: "task-000", Dir: "task-000"}, {ID: "task-001", Dir: "./task-000"}}, "tasks task-000 and task-001 name one directory"},
+	} {
+		bad := *good
+		bad.Tasks = c.entries
+		if err := bad.Save(path + ".new"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Save: %v, want %q", err, c.want)
+		}
+		b, _ := json.Marshal(bad)
+		os.WriteFile(path, b, 0o644)
+		if _, err := LoadPool(path); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("LoadPool: %v, want %q and the path", err, c.want)
+		}
 	}
 }

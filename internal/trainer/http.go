@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wildawm/wildawm/internal/controlplane"
 )
 
 // MaxRequestBytes bounds a request body.
@@ -42,6 +45,25 @@ func (s *Service) Handler() http.Handler {
 	return mux
 }
 
+// DecodeRequest decodes a POST /v1/batches body strictly: one JSON
+// object, no unknown field, no key given twice (encoding/json would keep
+// the last), each error naming the field. Validate checks the values.
+func DecodeRequest(body []byte) (Request, error) {
+	var req Request
+	if err := controlplane.DuplicateKey(body); err != nil {
+		return req, fmt.Errorf("request body: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("request body: %v: send a JSON object with step, tasks, g, engine (docs/segment.md)", err)
+	}
+	if dec.More() {
+		return req, errors.New("request body: more than one JSON value: send one request object")
+	}
+	return req, nil
+}
+
 type apiError struct {
 	Error string `json:"error"`
 }
@@ -59,16 +81,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
-	body := http.MaxBytesReader(w, r.Body, MaxRequestBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	var req Request
-	if err := dec.Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("request body: %v: send a JSON object with step, tasks, g, engine (docs/segment.md)", err)})
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		if controlplane.TooLarge(err) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, apiError{"request body: " + controlplane.BodyTooLarge(err)})
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("request body: %v", err)})
 		return
 	}
-	if dec.More() {
-		writeJSON(w, http.StatusBadRequest, apiError{"request body: more than one JSON value: send one request object"})
+	req, err := DecodeRequest(body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
 		return
 	}
 	b, done, err := s.Submit(req)

@@ -59,11 +59,17 @@ func TestHTTPAPI(t *testing.T) {
 		{`{"step": 1, "tasks": 0, "policy": "scripted:replay-ensemble"}`, "tasks"},
 		{`{"step": 1, "tasks": 1}`, "engine"},
 		{`{"step": 1, "tasks": 1, "policy": "scripted:replay-ensemble"} {}`, "more than one"},
+		{`{"step": 1, "tasks": 1, "tasks": 3, "policy": "scripted:replay-ensemble"}`, `tasks: key "tasks" appears twice`},
+		{`{"step": 9223372036854775807, "tasks": 1, "policy": "scripted:replay-ensemble"}`, "step: 9223372036854775807"},
 	} {
 		code, v := call(t, "POST", srv.URL+"/v1/batches", c.body)
 		if code != http.StatusBadRequest || !strings.Contains(v["error"].(string), c.want) {
 			t.Errorf("POST %s: %d %v, want 400 naming %q", c.body, code, v, c.want)
 		}
+	}
+	big := `{"step": 1, "tasks": 1, "policy": "scripted:replay-ensemble", "policy_version": "` + strings.Repeat("v", MaxRequestBytes) + `"}`
+	if code, v := call(t, "POST", srv.URL+"/v1/batches", big); code != http.StatusRequestEntityTooLarge || !strings.Contains(v["error"].(string), "over") {
+		t.Errorf("a body over MaxRequestBytes: %d %v, want 413 saying so", code, v)
 	}
 	if code, _ := call(t, "GET", srv.URL+"/v1/batches/step-000001?wait=0", ""); code != http.StatusNotFound {
 		t.Errorf("an unrequested batch: %d", code)

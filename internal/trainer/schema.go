@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/model"
@@ -64,14 +63,25 @@ type Sampling struct {
 // MaxG bounds G: kappa_max*G rollouts of one task is the most a step runs.
 const MaxG = 64
 
+// The bounds of a request's other numbers (docs/segment.md): a train step
+// keeps the six digits of its batch id; the sampling parameters stay
+// within what any engine serves.
+const (
+	MaxStep           = 999_999
+	MaxTemperature    = 100
+	MaxSamplingTokens = 1 << 22 // max_tokens and context_tokens
+	MaxTurns          = 100_000
+	MaxPolicyVersion  = 256 // bytes
+)
+
 // Validate checks a request; the error names the field and the fix.
 func (r *Request) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if r.Step < 1 {
-		bad("step", "%d: train steps count from 1", r.Step)
+	if r.Step < 1 || r.Step > MaxStep {
+		bad("step", "%d: give a train step 1..%d (steps count from 1)", r.Step, MaxStep)
 	}
 	if r.Tasks < 1 {
 		bad("tasks", "%d: ask for at least one task per step (the paper uses 8)", r.Tasks)
@@ -99,20 +109,26 @@ func (r *Request) Validate() error {
 		bad("policy_params", "not valid JSON")
 	}
 	s := r.Sampling
-	if t := s.Temperature; t != nil && (*t < 0 || math.IsNaN(*t)) {
-		bad("sampling.temperature", "%v: give a temperature >= 0", *t)
+	if t := s.Temperature; t != nil && !(*t >= 0 && *t <= MaxTemperature) {
+		bad("sampling.temperature", "%v: give a temperature 0..%d", *t, MaxTemperature)
 	}
 	if p := s.TopP; p != nil && (!(*p > 0) || *p > 1) {
 		bad("sampling.top_p", "%v: give 0 < top_p <= 1", *p)
 	}
-	if s.MaxTokens < 0 || s.ContextTokens < 0 || s.MaxTurns < 0 {
-		bad("sampling", "max_tokens, context_tokens and max_turns cannot be negative")
+	if s.MaxTokens < 0 || s.MaxTokens > MaxSamplingTokens {
+		bad("sampling.max_tokens", "%d: give 1..%d, or leave it out for the harness's default", s.MaxTokens, MaxSamplingTokens)
+	}
+	if s.ContextTokens < 0 || s.ContextTokens > MaxSamplingTokens {
+		bad("sampling.context_tokens", "%d: give 1..%d, or leave it out for the harness's default", s.ContextTokens, MaxSamplingTokens)
+	}
+	if s.MaxTurns < 0 || s.MaxTurns > MaxTurns {
+		bad("sampling.max_turns", "%d: give 1..%d, or leave it out for the harness's default", s.MaxTurns, MaxTurns)
 	}
 	if s.ContextTokens > 0 && s.MaxTokens >= s.ContextTokens {
 		bad("sampling.max_tokens", "%d is not below context_tokens %d: a completion must fit in the context", s.MaxTokens, s.ContextTokens)
 	}
-	if strings.ContainsAny(r.PolicyVersion, "\n\x00") {
-		bad("policy_version", "must be one line")
+	if strings.ContainsAny(r.PolicyVersion, "\n\x00") || len(r.PolicyVersion) > MaxPolicyVersion {
+		bad("policy_version", "must be one line of at most %d bytes", MaxPolicyVersion)
 	}
 	return errors.Join(errs...)
 }
