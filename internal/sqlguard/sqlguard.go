@@ -74,6 +74,9 @@ func (p *Policy) who() string {
 // schema reads) pass. A connection is used by one goroutine at a time, and
 // so is its Guard.
 type Guard struct {
+	// interrupt stops the statement running on the connection (Watch).
+	interrupt func()
+
 	p     *Policy // nil: off
 	table bool    // the statement creates a table
 	view  string  // the view the statement creates, if any
@@ -92,6 +95,11 @@ func (g *Guard) InstallDriver(dc any) error {
 	if !ok {
 		return errors.New("the SQLite driver has no authorizer: refusing to run SQL without the guard")
 	}
+	interrupt, err := interrupter(dc)
+	if err != nil {
+		return err
+	}
+	g.interrupt = interrupt
 	return r.RegisterAuthorizer(g.authorize)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,54 @@ func TestBound(t *testing.T) {
 	err = Bound(cctx, time.Second, func(ctx context.Context) error { return c.PingContext(ctx) })
 	if errors.Is(err, ErrTimeout) {
 		t.Errorf("a cancelled caller's context: %v, want its own error", err)
+	}
+}
+
+// slowRows has a first row at once and the next after a scan of 8e9 rows.
+const slowRows = "SELECT a.x FROM t a, t b, t c WHERE (a.x = 1 AND b.x = 1 AND c.x = 1) OR a.x + b.x = c.x * 7 + 100000"
+
+// TestWatch reads the rows of a query whose second row takes hours: the
+// driver stops a statement on its context only while it computes its
+// first row, Watch stops it at the bound while later rows are read too.
+func TestWatch(t *testing.T) {
+	c, g := guarded(t, t.TempDir(), 2000)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	stop := g.Watch(ctx)
+	done := make(chan error, 1)
+	go func() {
+		rows, err := c.QueryContext(ctx, slowRows)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if n != 1 {
+			done <- fmt.Errorf("%d rows", n)
+			return
+		}
+		done <- rows.Err()
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the rows ended without an error")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Watch did not stop the statement in 20s")
+	}
+	stop()
+	// The connection goes on, and a stop before the end interrupts nothing.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
+	stop2 := g.Watch(ctx2)
+	stop2()
+	var n int64
+	if err := c.QueryRowContext(context.Background(), "SELECT count(*) FROM t").Scan(&n); err != nil || n != 2000 {
+		t.Errorf("after Watch: %d %v", n, err)
 	}
 }

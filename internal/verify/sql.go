@@ -101,6 +101,7 @@ func runQuery(ctx context.Context, path, q string) ([]string, [][]any, error) {
 	if err := guard.Install(conn); err != nil {
 		return nil, nil, err
 	}
+	defer guard.Watch(ctx)() // the bound between rows too
 	policy := queryPolicy()
 	var cols []string
 	if err := guard.Run(policy, func() error {

@@ -63,6 +63,18 @@ func Guarded(q Querier, p *sqlguard.Policy) (Querier, error) {
 	return &g, nil
 }
 
+// Watch interrupts the statement running on q's connection when ctx ends,
+// until stop is called (sqlguard.Guard.Watch): the statement bound of a
+// step whose rows are read one by one. For a Querier not from Read or
+// Write it does nothing.
+func Watch(ctx context.Context, q Querier) (stop func()) {
+	sq, ok := q.(*stmtQuerier)
+	if !ok || sq.h.guard == nil {
+		return func() {}
+	}
+	return sq.h.guard.Watch(ctx)
+}
+
 // Prepare compiles query through q (Guarded) and keeps it prepared for the
 // call's next use, returning the guard's refusal (an error wrapping
 // sqlguard.ErrRefused) with its reason. Run before a statement, it gives

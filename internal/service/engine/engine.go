@@ -575,7 +575,9 @@ func (s *Service) boundedStep(c *Call, i int, st *Step) (v any, skip bool, err e
 	outer := c.Ctx
 	ctx, cancel := context.WithTimeout(outer, limit)
 	c.Ctx = ctx
+	stop := dbtool.Watch(ctx, c.Q) // the driver stops only a first row
 	defer func() {
+		stop()
 		cancel()
 		c.Ctx = outer
 	}()
@@ -623,6 +625,7 @@ func (s *Service) guardedStep(c *Call, i int, st *Step) (v any, skip bool, err e
 run:
 	if st.DB != "" {
 		err = c.Read(st.DB, func(rq dbtool.Querier) error {
+			defer dbtool.Watch(c.Ctx, rq)()
 			sub := *c
 			sub.Q = rq
 			v, err = s.step(&sub, st)

@@ -257,3 +257,17 @@ func TestCallRunsUnderTheGuard(t *testing.T) {
 		t.Errorf("the call created %s: %v", host, err)
 	}
 }
+
+// TestCallStopsBetweenRows calls a tool whose rows step finds its first
+// row at once and its second after hours: the bound stops it there too.
+func TestCallStopsBetweenRows(t *testing.T) {
+	step := `{rows: "SELECT json_object('n', a.n) FROM nums a, nums b, nums c WHERE (a.n = 1 AND b.n = 1 AND c.n = 1) OR a.n + b.n = c.n - 100000", as: found}`
+	_, cs := serveProbe(t, probeDef(step, "{readOnlyHint: true}", 3000, "", false), 300*time.Millisecond)
+	res := callWithin(t, cs, "probe", 30*time.Second)
+	if msg := resultText(res); !res.IsError || !strings.Contains(msg, engine.TimeoutMessage) {
+		t.Errorf("the call: error %v %q, want a tool error naming the bound", res.IsError, msg)
+	}
+	if res := callWithin(t, cs, "count", 10*time.Second); res.IsError {
+		t.Errorf("count after the call: %s", resultText(res))
+	}
+}
