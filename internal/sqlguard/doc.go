@@ -18,7 +18,9 @@
 //   - Bound: the statement deadline, a wall-clock bound on one statement
 //     enforced by cancelling its context (modernc.org/sqlite then
 //     interrupts the connection); a statement it stops fails with an error
-//     matching ErrTimeout that names the bound.
+//     matching ErrTimeout that names the bound. Guard.Watch interrupts the
+//     connection when the bound passes while later rows are read, which
+//     the driver does not.
 //
 // It imports no package of the project.
 package sqlguard
