@@ -13,7 +13,7 @@ import (
 // httpPeer posts JSON-RPC messages to a streamable-HTTP endpoint as a raw
 // client, keeping the session id the server gave.
 type httpPeer struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	session string
 }
