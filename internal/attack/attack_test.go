@@ -283,6 +283,7 @@ func TestAttacks(t *testing.T) {
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), namesAttacks(f))
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), rewardAttacks(f))
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), controlPlaneAttacks(f))
+	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sqlAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}

@@ -55,7 +55,7 @@ func Apply(ctx context.Context, dir string, d *Delta, opts *Options) error {
 }
 
 // applyLinted is Apply after lint. It enforces on its own every rule that
-// protects the host (the sqlGuard, checkHomePath), so a rule lint missed is
+// protects the host (the SQL guard, checkHomePath), so a rule lint missed is
 // still refused here.
 func applyLinted(ctx context.Context, dir string, pm *world.Manifest, d *Delta, opts *Options) error {
 	for _, sub := range []string{world.DBDir, world.HomeDir} {
@@ -193,7 +193,7 @@ func (a *applier) op(o *Op) error {
 			return &ApplyError{Field: "db", Err: err}
 		}
 		for j, s := range o.SQL {
-			err := a.bounded(func(ctx context.Context) error { return db.guard.execDDL(ctx, db.tx, s) })
+			err := a.bounded(func(ctx context.Context) error { return db.execDDL(ctx, db.tx, s) })
 			if err != nil {
 				return &ApplyError{Field: fmt.Sprintf("sql[%d]", j), Err: err}
 			}
@@ -336,7 +336,7 @@ func (a *applier) bounded(f func(ctx context.Context) error) error {
 func (a *applier) exec(db *openDB, q string, args []any) (sql.Result, error) {
 	var res sql.Result
 	err := a.bounded(func(ctx context.Context) error {
-		return db.guard.run(func() error {
+		return db.run(q, func() error {
 			var err error
 			res, err = db.tx.ExecContext(ctx, q, args...)
 			return err
@@ -397,7 +397,7 @@ func (a *applier) lookup(db *openDB, field string, ref *Ref) (any, error) {
 	var got any
 	q := fmt.Sprintf("SELECT +%s FROM %s WHERE %s", state.QuoteIdent(ref.Column), state.QuoteIdent(ref.Table), where)
 	err = a.bounded(func(ctx context.Context) error {
-		return db.guard.run(func() error { return db.tx.QueryRowContext(ctx, q, args...).Scan(&got) })
+		return db.run(q, func() error { return db.tx.QueryRowContext(ctx, q, args...).Scan(&got) })
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &ApplyError{Field: field + ".ref", Err: fmt.Errorf("no row in %s with key %s", ref.Table, keyText(ref.Key))}

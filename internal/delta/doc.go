@@ -13,15 +13,17 @@
 //     names the operation index and the field.
 //   - replay: apply twice to two fresh copies of the parent and compare hashes.
 //   - produces check: every declared write exists and changed.
-//   - sqlGuard: the SQLite authorizer lint and apply both install on the
-//     connections that compile a delta's SQL (no recursion, no host tables,
-//     no PRAGMA or ATTACH, no CREATE TABLE AS SELECT).
+//   - the SQL guard: internal/sqlguard's authorizer, with the delta's
+//     policy (deltaPolicy), that lint and apply both install on the
+//     connections that compile a delta's SQL (one statement, no recursion,
+//     no host tables, no PRAGMA, ATTACH or VACUUM, no CREATE TABLE AS
+//     SELECT).
 //   - checkHomePath: the one rule for a file operation's home path, called
 //     by lint on its model of home and by apply on the disk.
 //
 // Apply is a pure function of (parent state, delta): no wall clock, no random
 // source, no network; the only clock it reads is the deadline that bounds one
 // SQL statement (Options.SQLTimeout), a resource limit that can fail an
-// apply but never changes its result. It imports internal/world and
-// internal/state.
+// apply but never changes its result. It imports internal/world,
+// internal/state and internal/sqlguard.
 package delta

@@ -111,7 +111,7 @@ func forbiddenSQL(s string) string {
 
 // schema is lint's model of the databases as the delta goes: the parent's
 // schema loaded into in-memory SQLite, with the delta's DDL applied in order
-// under the same sqlGuard apply uses.
+// under the same SQL guard apply uses.
 type schema struct {
 	ctx    context.Context
 	dbs    map[string]*guardedDB
@@ -493,7 +493,7 @@ func (l *linter) dbCreate(i int, o *Op) {
 			l.add(i, field, "%s", why)
 			continue
 		}
-		if err := mem.guard.execDDL(l.sc.ctx, mem.conn, s); err != nil {
+		if err := mem.execDDL(l.sc.ctx, mem.conn, s); err != nil {
 			l.add(i, field, "%v", err)
 		}
 	}

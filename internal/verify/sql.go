@@ -9,12 +9,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-
+	"github.com/wildawm/wildawm/internal/sqlguard"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/world"
@@ -26,15 +24,14 @@ const (
 	MaxSQLRows = 1000
 )
 
-// readPragmas are the side-effect-free pragmas a query may read through
-// their table-valued functions (pragma_table_info(...) and so on).
-var readPragmas = []string{
-	"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-	"foreign_key_list", "database_list", "collation_list", "function_list", "pragma_list", "user_version",
+// queryPolicy is what a verifier query may do under the one guard of user
+// SQL (internal/sqlguard): read, recurse (within SQLTimeout) and read the
+// world's schema through the schema pragmas (pragma_table_info(...)); never
+// write, attach, vacuum, read the host (pragma_database_list gives a host
+// path) or load code.
+func queryPolicy() *sqlguard.Policy {
+	return &sqlguard.Policy{Who: "a verifier query", Recursive: true, Pragmas: sqlguard.SchemaPragmas()}
 }
-
-// deniedFunctions are functions a verifier query may not call.
-var deniedFunctions = []string{"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
 // checkSQL runs an sql criterion on the world at root.
 func checkSQL(ctx context.Context, root string, c *task.Criterion) CriterionResult {
@@ -64,7 +61,8 @@ func checkSQL(ctx context.Context, root string, c *task.Criterion) CriterionResu
 // column names and rows with values normalised to int64, float64, string
 // (TEXT and BLOB) or nil. It refuses anything but a single SELECT (or WITH
 // ... SELECT) statement: the connection is opened read-only with
-// query_only set, and an authorizer denies every action but reading.
+// query_only set, and the SQL guard (sqlguard) with queryPolicy judges
+// it; the query runs within SQLTimeout (sqlguard.Bound).
 // A missing database is an error wrapping fs.ErrNotExist.
 func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
 	q, err := singleSelect(query)
@@ -74,8 +72,18 @@ func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, SQLTimeout)
-	defer cancel()
+	var cols []string
+	var out [][]any
+	err = sqlguard.Bound(ctx, SQLTimeout, func(ctx context.Context) error {
+		var err error
+		cols, out, err = runQuery(ctx, path, q)
+		return err
+	})
+	return cols, out, err
+}
+
+// runQuery runs the one SELECT q on the database at path under the guard.
+func runQuery(ctx context.Context, path, q string) ([]string, [][]any, error) {
 	db, err := state.OpenDB(path, true)
 	if err != nil {
 		return nil, nil, err
@@ -89,18 +97,18 @@ func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 		return nil, nil, err
 	}
-	err = conn.Raw(func(dc any) error {
-		r, ok := dc.(sqlite.AuthorizerRegisterer)
-		if !ok {
-			return errors.New("the SQLite driver has no authorizer: refusing to run a verifier query")
-		}
-		return r.RegisterAuthorizer(readOnlyAuthorizer)
-	})
-	if err != nil {
+	guard := &sqlguard.Guard{}
+	if err := guard.Install(conn); err != nil {
 		return nil, nil, err
 	}
-	cols, err := columns(ctx, conn, q)
-	if err != nil {
+	defer guard.Watch(ctx)() // the bound between rows too
+	policy := queryPolicy()
+	var cols []string
+	if err := guard.Run(policy, func() error {
+		var err error
+		cols, err = columns(ctx, conn, q)
+		return err
+	}); err != nil {
 		return nil, nil, err
 	}
 	// Re-select every column as an expression (+cN) so the driver sees no
@@ -113,13 +121,20 @@ func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
 	}
 	wrapped := fmt.Sprintf("WITH wildawm_verify_q(%s) AS (\n%s\n) SELECT %s FROM wildawm_verify_q",
 		strings.Join(names, ", "), q, strings.Join(exprs, ", "))
-	rows, err := conn.QueryContext(ctx, wrapped)
-	if err != nil {
+	var rows *sql.Rows
+	if err := guard.Run(policy, func() error {
+		var err error
+		rows, err = conn.QueryContext(ctx, wrapped)
+		return err
+	}); err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
 	var out [][]any
 	for rows.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if len(out) == MaxSQLRows {
 			return nil, nil, fmt.Errorf("the query returned more than %d rows: aggregate or add LIMIT", MaxSQLRows)
 		}
@@ -158,23 +173,6 @@ func columns(ctx context.Context, conn *sql.Conn, q string) ([]string, error) {
 		err = errors.New("the statement returns no columns: want a SELECT")
 	}
 	return cols, err
-}
-
-func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
-	switch action {
-	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
-		return sqlite.AuthorizerOK
-	case sqlite.AuthFunction:
-		if slices.Contains(deniedFunctions, strings.ToLower(arg2)) {
-			return sqlite.AuthorizerDeny
-		}
-		return sqlite.AuthorizerOK
-	case sqlite.AuthPragma:
-		if slices.Contains(readPragmas, strings.ToLower(arg1)) {
-			return sqlite.AuthorizerOK
-		}
-	}
-	return sqlite.AuthorizerDeny
 }
 
 func normValue(v any) (any, error) {
@@ -262,75 +260,20 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// singleSelect checks that q is one SELECT or WITH statement and returns it
-// without a trailing ';'. Quotes and comments are honoured.
+// singleSelect checks that q is exactly one SELECT, WITH or VALUES
+// statement (sqlguard.One: quotes and comments are honoured) and returns
+// it without a trailing ';'.
 func singleSelect(q string) (string, error) {
-	start := skipSpace(q, 0)
-	if start < 0 {
-		return "", errors.New("unterminated comment")
-	}
-	word := start
-	for word < len(q) && (q[word]|0x20 >= 'a' && q[word]|0x20 <= 'z') {
-		word++
-	}
-	switch strings.ToUpper(q[start:word]) {
-	case "SELECT", "WITH":
-	case "":
+	st, err := sqlguard.One(q)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "empty"):
 		return "", errors.New("the query is empty: want a single SELECT statement")
-	default:
-		return "", fmt.Errorf("only a single SELECT statement may run, not %s", strings.ToUpper(q[start:word]))
+	case err != nil:
+		return "", fmt.Errorf("only a single SELECT statement may run: %w", err)
 	}
-	for i := start; i < len(q); i++ {
-		switch ch := q[i]; {
-		case ch == '\'' || ch == '"' || ch == '`' || ch == '[':
-			end := byte(ch)
-			if ch == '[' {
-				end = ']'
-			}
-			j := strings.IndexByte(q[i+1:], end)
-			if j < 0 {
-				return "", fmt.Errorf("unterminated quote %c", ch)
-			}
-			i += j + 1
-		case ch == '-' && strings.HasPrefix(q[i:], "--"), ch == '/' && strings.HasPrefix(q[i:], "/*"):
-			j := skipSpace(q, i)
-			if j < 0 {
-				return "", errors.New("unterminated comment")
-			}
-			i = j - 1
-		case ch == ';':
-			if j := skipSpace(q, i+1); j != len(q) {
-				return "", errors.New("only a single SELECT statement may run: remove the ';' and what follows")
-			}
-			return q[:i], nil
-		}
+	switch st.Verb {
+	case "SELECT", "WITH", "VALUES":
+		return st.Text, nil
 	}
-	return q, nil
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// whitespace or inside a comment; -1 for an unterminated block comment. A
-// line comment runs to the end of its line.
-func skipSpace(q string, i int) int {
-	for i < len(q) {
-		switch {
-		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r' || q[i] == '\f' || q[i] == '\v':
-			i++
-		case strings.HasPrefix(q[i:], "--"):
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				return len(q)
-			}
-			i += j + 1
-		case strings.HasPrefix(q[i:], "/*"):
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				return -1
-			}
-			i += j + 4
-		default:
-			return i
-		}
-	}
-	return i
+	return "", fmt.Errorf("only a single SELECT statement may run, not %s", st.Verb)
 }

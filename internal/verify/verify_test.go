@@ -165,6 +165,9 @@ func TestSQLRejectsWrites(t *testing.T) {
 		"create temp":        "CREATE TEMP TABLE t AS SELECT 1",
 		"vacuum into":        "VACUUM INTO '" + attach + "'",
 		"load extension":     "SELECT load_extension('/tmp/x')",
+		"host path":          "SELECT file FROM pragma_database_list",
+		"host build":         "SELECT group_concat(compile_options) FROM PRAGMA_COMPILE_OPTIONS",
+		"host path in a cte": "WITH p AS (SELECT * FROM pragma_database_list) SELECT count(*) FROM p",
 		"empty":              "  -- nothing\n",
 		"unterminated":       "SELECT 'a",
 	}

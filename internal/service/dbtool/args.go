@@ -63,6 +63,9 @@ func (a *Args) Check(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return nil, BadCall("%s takes a JSON object of named arguments (%s); got %s", a.tool, a.names, jsonKind(raw))
 	}
+	if dup := duplicateKey(raw); dup != "" {
+		return nil, duplicateKeyError(a.tool, dup)
+	}
 	// In name order: the same bad call always gets the same message.
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		v := fields[name]

@@ -10,7 +10,9 @@
 // resource handlers (resource.go); page cursors (page.go); tool results
 // encoded in one pass (result.go); and the stdio and streamable-HTTP
 // transports (stdio.go, server.go), which answer a request of id null with
-// an invalid-request error (nullid.go). It imports internal/state only.
+// an invalid-request error (nullid.go). Every connection carries the SQL guard (internal/sqlguard),
+// which judges the statements of a Guarded querier. It imports
+// internal/state and internal/sqlguard.
 package dbtool
 
 import (
@@ -24,6 +26,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/wildawm/wildawm/internal/sqlguard"
 	"github.com/wildawm/wildawm/internal/state"
 	"modernc.org/sqlite"
 )
@@ -84,7 +87,10 @@ type handle struct {
 	db    *sql.DB
 	conn  *sql.Conn
 	file  fileID // the file conn holds
-	stmts map[string]*sql.Stmt
+	stmts map[stmtKey]*sql.Stmt
+	// guard is the SQL guard installed on conn (sqlguard): off but for the
+	// statements of a Guarded querier.
+	guard *sqlguard.Guard
 	// changes counts the rows the connection's statements inserted,
 	// updated or deleted (triggers' included), from SQLite's pre-update
 	// hook: what Read compares before and after a call without asking
@@ -150,7 +156,13 @@ func (d *DB) open(ctx context.Context) error {
 		db.Close()
 		return fmt.Errorf("%s database: %w", d.Service, err)
 	}
-	*h = handle{db: db, conn: conn, file: id, stmts: map[string]*sql.Stmt{}, changes: countChanges(conn)}
+	guard := &sqlguard.Guard{}
+	if err := guard.Install(conn); err != nil {
+		conn.Close()
+		db.Close()
+		return fmt.Errorf("%s database: %w", d.Service, err)
+	}
+	*h = handle{db: db, conn: conn, file: id, stmts: map[stmtKey]*sql.Stmt{}, guard: guard, changes: countChanges(conn)}
 	return nil
 }
 

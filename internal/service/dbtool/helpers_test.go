@@ -24,7 +24,7 @@ type testServer interface {
 type serverOf func() *mcp.Server
 
 func (f serverOf) Server() *mcp.Server       { return f() }
-func (f serverOf) HTTPHandler() http.Handler { return NewHTTPHandler(f(), nil, 0) }
+func (f serverOf) HTTPHandler() http.Handler { return NewHTTPHandler(f(), nil, 0, 0) }
 
 func connectMemory(t testing.TB, s testServer) *mcp.ClientSession {
 	t.Helper()

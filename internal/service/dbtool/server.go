@@ -27,10 +27,14 @@ func NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) *mcp.Server {
 // framing and flushing cost about 50 µs a call (docs/BENCHMARKS.md).
 // Clients must accept either (the transport's spec, 2025-03-26 on); a GET
 // still opens the session's event stream. A POST of a request of id null
-// gets HTTP 400 with an invalid-request error of id null (nullid.go).
-func NewHTTPHandler(srv *mcp.Server, log *slog.Logger, sessionTimeout time.Duration) http.Handler {
-	return refuseNullIDs(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: sessionTimeout, JSONResponse: true}))
+// gets HTTP 400 with an invalid-request error of id null (nullid.go). At
+// most maxSessions sessions (DefaultMaxSessions when 0) are open at once:
+// past it the session idle the longest makes room when it has been idle
+// ReapIdle, else the new session is refused with HTTP 503 and a JSON-RPC
+// error (sessions.go).
+func NewHTTPHandler(srv *mcp.Server, log *slog.Logger, sessionTimeout time.Duration, maxSessions int) http.Handler {
+	return capSessions(srv, maxSessions, refuseNullIDs(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: sessionTimeout, JSONResponse: true})))
 }
 
 // Transports serves a service's MCP server over streamable HTTP and stdio.
@@ -44,6 +48,9 @@ type Transports struct {
 	// SessionTimeout closes streamable-HTTP sessions idle this long; zero
 	// keeps them until the client ends them.
 	SessionTimeout time.Duration
+	// MaxSessions caps the streamable-HTTP sessions open at once; zero
+	// means DefaultMaxSessions.
+	MaxSessions int
 
 	once sync.Once
 	srv  *mcp.Server
@@ -55,7 +62,7 @@ type Transports struct {
 // loopback address must name a loopback Host.
 func (t *Transports) HTTPHandler() http.Handler {
 	t.once.Do(func() { t.srv = t.Build() })
-	return NewHTTPHandler(t.srv, t.Log, t.SessionTimeout)
+	return NewHTTPHandler(t.srv, t.Log, t.SessionTimeout, t.MaxSessions)
 }
 
 // RunStdio serves one session over stdin and stdout (ServeStdio) until the

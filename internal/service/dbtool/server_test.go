@@ -13,7 +13,7 @@ import (
 // httpPeer posts JSON-RPC messages to a streamable-HTTP endpoint as a raw
 // client, keeping the session id the server gave.
 type httpPeer struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	session string
 }
@@ -46,7 +46,7 @@ func (p *httpPeer) post(body string) (status int, contentType, answer string) {
 // JSON-RPC invalid-request error of id null (HTTP 400), whatever its
 // method, in a session or before one; it is not run.
 func TestHTTPAnswersNullID(t *testing.T) {
-	ts := httptest.NewServer(NewHTTPHandler(greetServer(t), nil, 0))
+	ts := httptest.NewServer(NewHTTPHandler(greetServer(t), nil, 0, 0))
 	defer ts.Close()
 	p := &httpPeer{t: t, url: ts.URL}
 

@@ -71,12 +71,12 @@ func (p *stdioPeer) initialize() {
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
-func greetServer(t *testing.T) *mcp.Server {
+func greetServer(t testing.TB) *mcp.Server {
 	return greetServerOf(t, NewServer)
 }
 
 // greetServerOf makes a server with one tool, greet, with newServer.
-func greetServerOf(t *testing.T, newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server) *mcp.Server {
+func greetServerOf(t testing.TB, newServer func(*mcp.Implementation, *mcp.ServerOptions) *mcp.Server) *mcp.Server {
 	srv := newServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	addGreet(t, srv)
 	return srv

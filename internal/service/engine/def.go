@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wildawm/wildawm/internal/sqlguard"
 )
 
 // Format is the version of the definition format this engine reads
@@ -516,6 +518,16 @@ func (d *Definition) validateSteps(field string, steps []Step, known []string, r
 	use := func(f, sql string, extra map[string]bool) {
 		if strings.TrimSpace(sql) == "" {
 			return
+		}
+		// Exactly one statement, as it runs (an expression inside the
+		// statement the engine wraps it in), and no VACUUM: the rule of
+		// the SQL guard (sqlguard.One), which the call applies again.
+		whole := sql
+		if strings.HasSuffix(f, ".if") || strings.HasSuffix(f, ".next") {
+			whole = "SELECT (" + sql + ")"
+		}
+		if _, err := sqlguard.One(whole); err != nil {
+			bad(f, "%v", err)
 		}
 		for _, name := range sqlParams(sql) {
 			if !bound[name] && !extra[name] {

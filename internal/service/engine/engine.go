@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/service/dbtool"
+	"github.com/wildawm/wildawm/internal/sqlguard"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -53,6 +54,9 @@ type Call struct {
 	// and ends the call.
 	Result json.RawMessage
 	svc    *Service
+	// policy is what the definition's SQL of the call may do: the read
+	// or the write policy of the SQL guard (sqlguard).
+	policy *sqlguard.Policy
 }
 
 // BadCall returns a tool error with the message.
@@ -83,6 +87,11 @@ type Compiled struct {
 	tools []*tool
 	// resources are the resources' steps as run (optimize), by index.
 	resources [][]Step
+	// read and write are the SQL guard's policies of the definition's
+	// SQL (sqlguard): read-only tools and resources only read; the other
+	// tools write rows too. Neither changes the schema, attaches, vacuums
+	// or reads the host.
+	read, write *sqlguard.Policy
 }
 
 type tool struct {
@@ -117,7 +126,10 @@ func Compile(d *Definition, h Hooks) (*Compiled, error) {
 	if err := register(d.Name, h.Funcs); err != nil {
 		return nil, err
 	}
-	c := &Compiled{Def: d, hooks: h}
+	c := &Compiled{Def: d, hooks: h,
+		read:  &sqlguard.Policy{Who: "a read-only tool or resource of " + d.Name, Recursive: true},
+		write: &sqlguard.Policy{Who: "a tool of " + d.Name, Write: true, Recursive: true},
+	}
 	var missing []string
 	check := func(where string, steps []Step) {
 		for i, s := range steps {
@@ -199,6 +211,16 @@ type Options struct {
 	Logger            *slog.Logger
 	// SessionTimeout closes streamable-HTTP sessions idle this long.
 	SessionTimeout time.Duration
+	// MaxSessions caps the streamable-HTTP sessions open at once
+	// (dbtool.Transports.MaxSessions); zero means
+	// dbtool.DefaultMaxSessions.
+	MaxSessions int
+	// SQLTimeout bounds each step of a call, which runs one SQL statement
+	// of the definition (and its condition); zero means
+	// sqlguard.DefaultTimeout. A call that exceeds it is stopped and
+	// answered with a tool error naming the tool and the bound; a write
+	// is rolled back.
+	SQLTimeout time.Duration
 	// Ephemeral marks the world as a throwaway copy (dbtool.DB.Ephemeral).
 	Ephemeral bool
 	// DBPath, when set, is the service's database instead of WorldDir's
@@ -237,7 +259,7 @@ func New(c *Compiled, opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout}
+	s.Transports = dbtool.Transports{Build: s.Server, Log: s.log, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
 	path := opts.DBPath
 	if path == "" {
 		path = world.DBPath(opts.WorldDir, name)
@@ -374,7 +396,7 @@ func (s *Service) fixedResource(r *Resource, steps []Step) mcp.ResourceHandler {
 }
 
 func (s *Service) resourceText(ctx context.Context, q dbtool.Querier, name string, steps []Step, params map[string]any) (string, error) {
-	c := &Call{Ctx: ctx, Q: q, Name: name, Params: params, Env: &s.opts, svc: s}
+	c := &Call{Ctx: ctx, Q: q, Name: name, Params: params, Env: &s.opts, svc: s, policy: s.c.read}
 	v, err := s.run(c, steps)
 	if err != nil {
 		return "", err
@@ -416,19 +438,23 @@ func (s *Service) callTool(ctx context.Context, t *tool, raw json.RawMessage) (j
 	for k, v := range fields {
 		params[k] = sqlValue(v)
 	}
+	policy := s.c.write
+	if t.def.Annotations.ReadOnly {
+		policy = s.c.read
+	}
 	// The leading steps that read no table run before the transaction,
 	// on the same connection: a call they refuse never opens one.
 	var pre func(q dbtool.Querier) error
 	if t.pre > 0 {
 		pre = func(q dbtool.Querier) error {
-			c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
+			c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s, policy: policy}
 			_, err := s.run(c, t.steps[:t.pre])
 			return err
 		}
 	}
 	var out json.RawMessage
 	run := func(q dbtool.Querier) error {
-		c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s}
+		c := &Call{Ctx: ctx, Q: q, Name: t.def.Name, Params: params, Env: &s.opts, svc: s, policy: policy}
 		v, err := s.run(c, t.steps[t.pre:])
 		if err != nil {
 			return err
@@ -508,7 +534,9 @@ func sqlValue(raw json.RawMessage) any {
 }
 
 // run runs steps and returns the result step's value (nil if a hook set
-// c.Result).
+// c.Result). Each step runs within the statement bound (Options.SQLTimeout)
+// and its SQL under the guard of c's policy; a hook's own SQL is the
+// service's, and runs unguarded.
 func (s *Service) run(c *Call, steps []Step) (any, error) {
 	for i := range steps {
 		st := &steps[i]
@@ -518,47 +546,7 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 		if err := c.Ctx.Err(); err != nil {
 			return nil, err // a cancelled call stops at its next step
 		}
-		if st.If != "" {
-			if pred := predicateOf(st.If); pred != nil {
-				if yes, ok := pred(c.Params); ok {
-					if !yes {
-						continue
-					}
-					goto run
-				}
-			}
-			if x := condOf(st.If); x != nil {
-				if v, ok := x.eval(c.Params); ok {
-					if yes, ok := truth(v); ok {
-						if !yes {
-							continue
-						}
-						goto run
-					}
-				}
-			}
-			var yes bool
-			text, a := bind(condition(st.If), c.Params)
-			if err := c.Q.QueryRowContext(c.Ctx, text, a...).Scan(&yes); err != nil {
-				return nil, fmt.Errorf("%s step %d if: %w", c.Name, i, err)
-			}
-			if !yes {
-				continue
-			}
-		}
-	run:
-		var v any
-		var err error
-		if st.DB != "" {
-			err = c.Read(st.DB, func(rq dbtool.Querier) error {
-				sub := *c
-				sub.Q = rq
-				v, err = s.step(&sub, st)
-				return err
-			})
-		} else {
-			v, err = s.step(c, st)
-		}
+		v, skip, err := s.boundedStep(c, i, st)
 		if err != nil {
 			var te *dbtool.ToolError
 			if errors.As(err, &te) {
@@ -566,16 +554,117 @@ func (s *Service) run(c *Call, steps []Step) (any, error) {
 			}
 			return nil, fmt.Errorf("%s step %d: %w", c.Name, i, err)
 		}
-		if st.Result != "" {
+		if !skip && st.Result != "" {
 			return v, nil
 		}
 	}
 	return nil, nil
 }
 
+// TimeoutMessage is in the tool error of a call stopped by the statement
+// bound (Options.SQLTimeout); lint reports such an example call.
+const TimeoutMessage = "ran longer than the bound of one SQL statement"
+
+// boundedStep runs step i within the statement bound; skip is true when
+// its condition was false.
+func (s *Service) boundedStep(c *Call, i int, st *Step) (v any, skip bool, err error) {
+	limit := s.opts.SQLTimeout
+	if limit <= 0 {
+		limit = sqlguard.DefaultTimeout
+	}
+	outer := c.Ctx
+	ctx, cancel := context.WithTimeout(outer, limit)
+	c.Ctx = ctx
+	stop := dbtool.Watch(ctx, c.Q) // the driver stops only a first row
+	defer func() {
+		stop()
+		cancel()
+		c.Ctx = outer
+	}()
+	v, skip, err = s.guardedStep(c, i, st)
+	if err != nil && outer.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, false, dbtool.BadCall("%s: step %d %s (%s) and was stopped; the call changed nothing. Narrow it (a tighter filter, fewer rows) or try again", c.Name, i, TimeoutMessage, limit)
+	}
+	return v, skip, err
+}
+
+// guardedStep evaluates step i's condition and runs it.
+func (s *Service) guardedStep(c *Call, i int, st *Step) (v any, skip bool, err error) {
+	if st.If != "" {
+		if pred := predicateOf(st.If); pred != nil {
+			if yes, ok := pred(c.Params); ok {
+				if !yes {
+					return nil, true, nil
+				}
+				goto run
+			}
+		}
+		if x := condOf(st.If); x != nil {
+			if v, ok := x.eval(c.Params); ok {
+				if yes, ok := truth(v); ok {
+					if !yes {
+						return nil, true, nil
+					}
+					goto run
+				}
+			}
+		}
+		var yes bool
+		q, err := c.guarded(c.Q)
+		if err != nil {
+			return nil, false, err
+		}
+		text, a := bind(condition(st.If), c.Params)
+		if err := queryRow(c.Ctx, q, text, a, &yes); err != nil {
+			return nil, false, fmt.Errorf("if: %w", err)
+		}
+		if !yes {
+			return nil, true, nil
+		}
+	}
+run:
+	if st.DB != "" {
+		err = c.Read(st.DB, func(rq dbtool.Querier) error {
+			defer dbtool.Watch(c.Ctx, rq)()
+			sub := *c
+			sub.Q = rq
+			v, err = s.step(&sub, st)
+			return err
+		})
+	} else {
+		v, err = s.step(c, st)
+	}
+	return v, false, err
+}
+
+// guarded returns q judged by the SQL guard under the call's policy.
+func (c *Call) guarded(q dbtool.Querier) (dbtool.Querier, error) {
+	p := c.policy
+	if p == nil {
+		p = c.svc.c.read
+	}
+	return dbtool.Guarded(q, p)
+}
+
+// queryRow scans the one value of query's first row, which the guard
+// judges first so that a refusal gives its reason.
+func queryRow(ctx context.Context, q dbtool.Querier, text string, args []any, dst any) error {
+	if err := dbtool.Prepare(ctx, q, text); err != nil {
+		return err
+	}
+	return q.QueryRowContext(ctx, text, args...).Scan(dst)
+}
+
 // step runs one step.
 func (s *Service) step(c *Call, st *Step) (any, error) {
-	ctx, q, p := c.Ctx, c.Q, c.Params
+	if st.Hook != "" {
+		return nil, s.c.hooks.Steps[st.Hook](c)
+	}
+	ctx, p := c.Ctx, c.Params
+	q, err := c.guarded(c.Q)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case st.Check != "":
 		if plan := selectPlanOf(st.Check); plan != nil && len(plan.cols) == 1 {
@@ -588,7 +677,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		var msg sql.NullString
 		text, a := bind(st.Check, p)
-		err := q.QueryRowContext(ctx, text, a...).Scan(&msg)
+		err := queryRow(ctx, q, text, a, &msg)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return nil, nil
@@ -606,7 +695,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		if !ok && st.Missing != "" {
 			var msg sql.NullString
 			text, a := bind(st.Missing, p)
-			if err := q.QueryRowContext(ctx, text, a...).Scan(&msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if err := queryRow(ctx, q, text, a, &msg); err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return nil, fmt.Errorf("missing: %w", err)
 			}
 			if !msg.Valid {
@@ -654,7 +743,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 				}
 				var next sql.NullString
 				text, a := bind("SELECT ("+st.Next+")", lp)
-				if err := q.QueryRowContext(ctx, text, a...).Scan(&next); err != nil {
+				if err := queryRow(ctx, q, text, a, &next); err != nil {
 					return nil, fmt.Errorf("page next: %w", err)
 				}
 				if next.Valid {
@@ -675,8 +764,6 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		p["changes"] = n
 		return nil, nil
-	case st.Hook != "":
-		return nil, s.c.hooks.Steps[st.Hook](c)
 	case st.Result != "":
 		if t := resultTermOf(st.Result); t != nil {
 			if out, ok := t.build(p); ok {
@@ -685,8 +772,7 @@ func (s *Service) step(c *Call, st *Step) (any, error) {
 		}
 		var v any
 		text, a := bind(st.Result, p)
-		err := q.QueryRowContext(ctx, text, a...).Scan(&v)
-		if err != nil {
+		if err := queryRow(ctx, q, text, a, &v); err != nil {
 			return nil, fmt.Errorf("result: %w", err)
 		}
 		return v, nil
@@ -876,6 +962,9 @@ func jsonRows(ctx context.Context, q dbtool.Querier, query string, p map[string]
 			more = true
 			break
 		}
+		if err := ctx.Err(); err != nil {
+			return "", nil, false, err // the statement bound
+		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", nil, false, err
 		}
@@ -969,6 +1058,9 @@ func (plan *objectRows) run(ctx context.Context, q dbtool.Querier, query string,
 		if limit >= 0 && n == limit {
 			more = true
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return "", nil, false, false, err // the statement bound
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", nil, false, false, err

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wildawm/wildawm/internal/sqlguard"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -23,13 +25,31 @@ type LintReport struct {
 	Problems []string
 }
 
+// LintOptions tune Lint; the zero value means the defaults.
+type LintOptions struct {
+	// SQLTimeout bounds each statement lint runs (the test world's SQL)
+	// and each step of an example call; zero means sqlguard.DefaultTimeout.
+	SQLTimeout time.Duration
+}
+
 // Lint checks what Validate cannot without a database: it builds the
 // definition's test world in a temporary directory, prepares every SQL
 // text of every step against its schema (an unknown table, column or
 // function, a syntax error), and runs the example calls through an MCP
 // client. A definition without a test world gets only the prepare check,
 // over an empty database.
+//
+// Every statement runs under the SQL guard (sqlguard) of the definition's
+// policies, as at call time, and within the statement bound: a definition
+// cannot attach, vacuum into or otherwise create or touch a file outside
+// the temporary world, read the host through a pragma, run two statements
+// in one step, or hang lint.
 func Lint(ctx context.Context, c *Compiled) (*LintReport, error) {
+	return LintWith(ctx, c, LintOptions{})
+}
+
+// LintWith is Lint with options.
+func LintWith(ctx context.Context, c *Compiled, o LintOptions) (*LintReport, error) {
 	d := c.Def
 	r := &LintReport{Tools: len(d.Tools), Resources: len(d.Resources), Ops: len(d.Ops)}
 	tmp, err := os.MkdirTemp("", "wildawm-lint-")
@@ -41,12 +61,12 @@ func Lint(ctx context.Context, c *Compiled) (*LintReport, error) {
 	if test == nil {
 		test = &Test{Self: "Alex", Now: "2026-01-01T00:00:00Z"}
 	}
-	if err := writeWorld(ctx, tmp, d, test); err != nil {
+	if err := writeGuardedWorld(ctx, tmp, d, test, o.SQLTimeout); err != nil {
 		return nil, fmt.Errorf("building the test world: %w", err)
 	}
-	r.Problems = append(r.Problems, prepareAll(ctx, tmp, d)...)
+	r.Problems = append(r.Problems, prepareAll(ctx, tmp, c)...)
 	now, _ := parseNow(test.Now)
-	svc, err := New(c, Options{WorldDir: tmp, Clock: world.FixedClock(now), Self: test.Self, SelfAddress: test.SelfAddress})
+	svc, err := New(c, Options{WorldDir: tmp, Clock: world.FixedClock(now), Self: test.Self, SelfAddress: test.SelfAddress, SQLTimeout: o.SQLTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +99,7 @@ func Lint(ctx context.Context, c *Compiled) (*LintReport, error) {
 		switch {
 		case err != nil:
 			failed = append(failed, fmt.Sprintf("%s (%s): %v", where, call.Tool, err))
-		case res.IsError && strings.Contains(contentText(res), "internal error"):
+		case res.IsError && (strings.Contains(contentText(res), "internal error") || strings.Contains(contentText(res), TimeoutMessage)):
 			failed = append(failed, fmt.Sprintf("%s (%s): %s", where, call.Tool, contentText(res)))
 		}
 	}
@@ -117,8 +137,21 @@ func WriteTestWorld(ctx context.Context, dir string, d *Definition) error {
 	return world.WriteAccounts(dir, nil)
 }
 
+// schemaPolicy is what the SQL that builds a test world (the schema, the
+// test rows, the other databases) may do under the SQL guard.
+func schemaPolicy(d *Definition) *sqlguard.Policy {
+	return &sqlguard.Policy{Who: "the schema or test world of " + d.Name, Write: true, Schema: true, Recursive: true}
+}
+
 // writeWorld writes the test world of d into dir.
 func writeWorld(ctx context.Context, dir string, d *Definition, test *Test) error {
+	return writeGuardedWorld(ctx, dir, d, test, 0)
+}
+
+// writeGuardedWorld writes the test world of d into dir, every statement
+// one statement, under the SQL guard and within the bound limit.
+func writeGuardedWorld(ctx context.Context, dir string, d *Definition, test *Test, limit time.Duration) error {
+	policy := schemaPolicy(d)
 	if err := os.MkdirAll(filepath.Join(dir, world.DBDir), 0o755); err != nil {
 		return err
 	}
@@ -127,17 +160,24 @@ func writeWorld(ctx context.Context, dir string, d *Definition, test *Test) erro
 		dbs[name] = stmts
 	}
 	for name, stmts := range dbs {
-		db, err := state.OpenDB(world.DBPath(dir, name), false)
+		if err := world.ValidDBName(name); err != nil {
+			return fmt.Errorf("test.other: %w", err)
+		}
+		conn, closeDB, err := guardedConn(ctx, world.DBPath(dir, name), false)
 		if err != nil {
 			return err
 		}
 		for i, s := range stmts {
-			if _, err := db.ExecContext(ctx, s); err != nil {
-				db.Close()
+			err := runGuarded(ctx, conn, policy, s, limit, func(ctx context.Context) error {
+				_, err := conn.db.ExecContext(ctx, s)
+				return err
+			})
+			if err != nil {
+				closeDB()
 				return fmt.Errorf("%s statement %d: %w", name, i, err)
 			}
 		}
-		if err := db.Close(); err != nil {
+		if err := closeDB(); err != nil {
 			return err
 		}
 	}
@@ -156,35 +196,101 @@ func writeWorld(ctx context.Context, dir string, d *Definition, test *Test) erro
 	return nil
 }
 
-// prepareAll prepares every SQL text of d's steps on the database it runs
-// on, and lists those SQLite refuses.
-func prepareAll(ctx context.Context, dir string, d *Definition) []string {
-	dbs := map[string]*sql.DB{}
+// conn is one pinned connection with the SQL guard installed.
+type conn struct {
+	db    *sql.Conn
+	guard *sqlguard.Guard
+}
+
+// guardedConn opens the database at path on one connection with the SQL
+// guard installed; closeDB closes both.
+func guardedConn(ctx context.Context, path string, readOnly bool) (*conn, func() error, error) {
+	db, err := state.OpenDB(path, readOnly)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	g := &sqlguard.Guard{}
+	if err := g.Install(c); err != nil {
+		c.Close()
+		db.Close()
+		return nil, nil, err
+	}
+	return &conn{db: c, guard: g}, func() error {
+		err := c.Close()
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
+}
+
+// runGuarded runs f, which compiles and runs the one statement q, under
+// the guard with policy p and within the bound limit.
+func runGuarded(ctx context.Context, c *conn, p *sqlguard.Policy, q string, limit time.Duration, f func(ctx context.Context) error) error {
+	if _, err := sqlguard.One(q); err != nil {
+		return err
+	}
+	return sqlguard.Bound(ctx, limit, func(ctx context.Context) error {
+		return c.guard.Run(p, func() error { return f(ctx) })
+	})
+}
+
+// prepareAll prepares every SQL text of c's steps on the database it runs
+// on, under the SQL guard with the policy it runs under, and lists those
+// SQLite or the guard refuses. Preparing runs nothing.
+func prepareAll(ctx context.Context, dir string, c *Compiled) []string {
+	d := c.Def
+	type open struct {
+		c     *conn
+		close func() error
+	}
+	dbs := map[string]*open{}
 	defer func() {
 		for _, db := range dbs {
-			db.Close()
+			if db != nil {
+				db.close()
+			}
 		}
 	}()
-	open := func(name string) *sql.DB {
+	get := func(name string) *conn {
 		if db, ok := dbs[name]; ok {
-			return db
+			if db == nil {
+				return nil
+			}
+			return db.c
 		}
-		db, err := state.OpenDB(world.DBPath(dir, name), true)
+		cn, closeDB, err := guardedConn(ctx, world.DBPath(dir, name), true)
 		if err != nil {
-			db = nil
+			dbs[name] = nil
+			return nil
 		}
-		dbs[name] = db
-		return db
+		dbs[name] = &open{cn, closeDB}
+		return cn
+	}
+	prepare := func(cn *conn, p *sqlguard.Policy, q string) error {
+		return runGuarded(ctx, cn, p, q, 0, func(ctx context.Context) error {
+			st, err := cn.db.PrepareContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			return st.Close()
+		})
 	}
 	var p []string
-	check := func(where string, steps []Step) {
+	check := func(where string, steps []Step, policy *sqlguard.Policy) {
 		for i, st := range steps {
 			name := d.Name
+			pol := policy
 			if st.DB != "" {
-				name = st.DB
+				name, pol = st.DB, c.read
 			}
-			db := open(name)
-			if db == nil {
+			cn := get(name)
+			if cn == nil {
 				continue // a database only the real world has
 			}
 			for _, q := range []struct{ field, sql string }{
@@ -194,45 +300,41 @@ func prepareAll(ctx context.Context, dir string, d *Definition) []string {
 				if strings.TrimSpace(q.sql) == "" {
 					continue
 				}
-				// An exec step is prepared inside a transaction that is
-				// rolled back: preparing never runs it, but say so.
-				stmt, err := db.PrepareContext(ctx, q.sql)
-				if err != nil {
+				// Preparing never runs an exec step.
+				if err := prepare(cn, pol, q.sql); err != nil {
 					p = append(p, fmt.Sprintf("%s.steps[%d].%s: %v", where, i, q.field, err))
-					continue
 				}
-				stmt.Close()
 			}
 		}
 	}
 	for i, t := range d.Tools {
-		check(fmt.Sprintf("tools[%d] (%s)", i, t.Name), t.Steps)
+		pol := c.write
+		if t.Annotations.ReadOnly {
+			pol = c.read
+		}
+		check(fmt.Sprintf("tools[%d] (%s)", i, t.Name), t.Steps, pol)
 	}
 	for i, r := range d.Resources {
-		check(fmt.Sprintf("resources[%d] (%s)", i, r.Name), r.Steps)
+		check(fmt.Sprintf("resources[%d] (%s)", i, r.Name), r.Steps, c.read)
 	}
 	// Operations' checks and conditions run on the parameters alone.
-	mem, err := sql.Open("sqlite", ":memory:")
+	mem, closeMem, err := guardedConn(ctx, ":memory:", false)
 	if err != nil {
 		return append(p, err.Error())
 	}
-	defer mem.Close()
+	defer closeMem()
 	for i, o := range d.Ops {
 		for j, st := range o.Checks {
-			if stmt, err := mem.PrepareContext(ctx, st.Check); err != nil {
+			if err := prepare(mem, c.read, st.Check); err != nil {
 				p = append(p, fmt.Sprintf("ops[%d] (%s).checks[%d]: %v", i, o.Name, j, err))
-			} else {
-				stmt.Close()
 			}
 		}
 		for j, e := range o.Emit {
 			if e.If == "" {
 				continue
 			}
-			if stmt, err := mem.PrepareContext(ctx, condition(e.If)); err != nil {
+			if err := prepare(mem, c.read, condition(e.If)); err != nil {
 				p = append(p, fmt.Sprintf("ops[%d] (%s).emit[%d].if: %v", i, o.Name, j, err))
-			} else {
-				stmt.Close()
 			}
 		}
 	}
