@@ -54,6 +54,20 @@
 // with it the sandbox's pid namespace. Exit codes: a command killed by
 // signal N inside reports 128+N; ExitCode is -1 only when Run killed it.
 //
+// Seccomp: every command runs under a classic BPF filter (seccomp.go,
+// passed to bwrap on a pipe with --seccomp) that refuses what an agent's
+// shell never needs: io_uring, keyrings (keyctl, add_key, request_key),
+// bpf, perf_event_open, every mount and namespace call (mount, umount2,
+// the new mount API, pivot_root, chroot, unshare, setns, clone with a
+// namespace flag; clone3 gets ENOSYS so glibc falls back to clone),
+// ptrace (whole: of its own children too), process_vm_readv/writev,
+// pidfd_getfd, kcmp, kexec, modules, swap, reboot, userfaultfd,
+// open_by_handle_at, name_to_handle_at, acct, quotactl, lookup_dcookie,
+// fanotify_init, iopl/ioperm, syslog, the clock setters and dangerous
+// personality flags, each with EPERM. A syscall of another architecture
+// (i386's int 0x80) kills the process; x32 numbers get ENOSYS. The filter
+// is written for x86_64: on another architecture Run refuses to run.
+//
 // Limits: RLIMIT_NPROC is counted per real uid across the whole host, so
 // concurrent sandboxes sharing a UID share MaxProcs; give parallel worlds
 // distinct UIDs. When the caller is not root the sandbox runs as the caller,
