@@ -279,6 +279,10 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	}
 
 	if res.ExitCode == -1 { // killed: by Cancel, or from outside
+		// Return once every process of the run is gone, not only the
+		// chain: a caller that kills a command to change its world (a
+		// reset) must not have it run on there.
+		cg.waitEmpty(cmd.WaitDelay)
 		switch {
 		case ctx.Err() != nil:
 			return res, fmt.Errorf("sandbox: run: %w", ctx.Err())
