@@ -108,10 +108,21 @@
 //
 // # Frozen time
 //
-// When Options.Clock is set, libfaketime (Debian package libfaketime) is
-// preloaded: LD_PRELOAD=.../faketime/libfaketime.so.1,
-// FAKETIME="@YYYY-MM-DD hh:mm:ss" (the clock in UTC; TZ=UTC inside) and
-// FAKETIME_DONT_RESET=1, so `date`, python's time and every dynamically
-// linked program start at the world's instant and tick from there.
-// Statically linked programs (Go binaries) still see the real time.
+// When Options.Clock is set, libfaketime (Debian package libfaketime) runs
+// in every program: bwrap binds (--ro-bind-data) an /etc/ld.so.preload
+// naming .../faketime/libfaketime.so.1 and an /etc/faketimerc holding
+// "@YYYY-MM-DD hh:mm:ss" (the clock in UTC; TZ=UTC inside), and the
+// environment carries the same FAKETIME and FAKETIME_DONT_RESET=1, so
+// `date`, python's time and every dynamically linked program start at the
+// world's instant and tick from there. The clock does not hang on the
+// environment the command controls: `LD_PRELOAD= date`, `env -i date` and
+// `unset FAKETIME; date` still show the world's time (without
+// FAKETIME_DONT_RESET a new process starts again at the world's instant).
+//
+// What still reads the real time, by design of a preloaded library: a
+// statically linked program (Go binaries), a raw system call
+// (python3 ctypes syscall(SYS_clock_gettime) or the vDSO reached without
+// libc), and libfaketime's own opt-outs in the environment
+// (FAKETIME_SKIP_CMDS, FAKETIME_ONLY_CMDS, FAKETIME_START_AFTER_*). The
+// frozen clock makes a world reproducible; it is not a boundary.
 package sandbox

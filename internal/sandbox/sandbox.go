@@ -135,22 +135,15 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		defer b.release()
 		o.Home, o.ReadOnly = b.home, b.ro
 	}
-	// The seccomp filter reaches bwrap on the fd after the ready pipe's
-	// and the gate's (see below).
+	// bwrap's inputs (the seccomp filter, the clock's files) follow the
+	// ready pipe (fd 3) and, as root, the gate (fd 4).
 	_, _, switchUser := o.ids()
-	seccompFD := -1
-	var seccomp *os.File
-	if !o.noSeccomp {
-		if seccomp, err = seccompFile(); err != nil {
-			return nil, err
-		}
-		defer seccomp.Close()
-		seccompFD = 4
-		if switchUser {
-			seccompFD = 5
-		}
+	inputs := &inputs{first: 4}
+	if switchUser {
+		inputs.first = 5
 	}
-	argv, err := o.argv(command, seccompFD)
+	defer inputs.close()
+	argv, err := o.argv(command, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +186,7 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	if gate != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, gate) // fd 4: see gateScript
 	}
-	if seccomp != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, seccomp) // fd seccompFD: bwrap reads and closes it
-	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, inputs.files...) // bwrap reads and closes them
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// unshare, its child and bwrap's monitor share this process
@@ -420,9 +411,9 @@ func (o Options) ids() (uid, gid int, switchUser bool) {
 	return os.Getuid(), os.Getgid(), false
 }
 
-// argv builds prlimit [setpriv] bwrap ... -- /bin/bash -c command; bwrap
-// loads the seccomp filter from fd seccompFD (none when it is -1).
-func (o Options) argv(command string, seccompFD int) ([]string, error) {
+// argv builds prlimit [setpriv] bwrap ... -- /bin/bash -c command; the
+// files bwrap reads (the seccomp filter, the clock's) are added to in.
+func (o Options) argv(command string, in *inputs) ([]string, error) {
 	tools, err := lookTools()
 	if err != nil {
 		return nil, err
@@ -477,8 +468,16 @@ func (o Options) argv(command string, seccompFD int) ([]string, error) {
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--hostname", "sandbox",
 	)
-	if seccompFD >= 0 {
-		a = append(a, "--seccomp", strconv.Itoa(seccompFD))
+	if !o.noSeccomp {
+		filter, err := seccompFilter()
+		if err != nil {
+			return nil, err
+		}
+		fd, err := in.add(filter)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--seccomp", strconv.Itoa(fd))
 	}
 	etc := ""
 	if o.Host != nil {
@@ -496,15 +495,71 @@ func (o Options) argv(command string, seccompFD int) ([]string, error) {
 	for _, m := range o.ReadOnly {
 		a = append(a, "--ro-bind", m.Host, m.Path)
 	}
-	a = append(a, "--remount-ro", "/", "--chdir", HomePath, "--clearenv")
 	env, err := o.env()
 	if err != nil {
 		return nil, err
 	}
+	if o.Clock != nil {
+		// The clock does not hang on the environment, which the command
+		// controls (LD_PRELOAD= date, env -i date): the loader preloads
+		// libfaketime for every program from /etc/ld.so.preload, and
+		// libfaketime falls back on /etc/faketimerc without FAKETIME.
+		for _, name := range clockFiles {
+			content := faketimeLib()
+			if name == "faketimerc" {
+				content = env["FAKETIME"]
+			}
+			fd, err := in.add([]byte(content + "\n"))
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, "--ro-bind-data", strconv.Itoa(fd), "/etc/"+name)
+		}
+	}
+	a = append(a, "--remount-ro", "/", "--chdir", HomePath, "--clearenv")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		a = append(a, "--setenv", k, env[k])
 	}
 	return append(a, "--", "/bin/sh", "-c", readyScript, tools.shell, command), nil
+}
+
+// clockFiles are the /etc files of Options.Clock: ld.so.preload naming
+// libfaketime, faketimerc holding its FAKETIME.
+var clockFiles = []string{"ld.so.preload", "faketimerc"}
+
+// inputs are the files Run hands bwrap beyond the ready pipe and the gate,
+// each a pipe holding its whole content, on fds first, first+1, ...
+type inputs struct {
+	first int
+	files []*os.File
+}
+
+// add makes a pipe holding b and returns the fd bwrap reads it on. A pipe
+// holds 64 KiB before a writer blocks; nothing added is near that.
+func (in *inputs) add(b []byte) (int, error) {
+	if len(b) > 64<<10 {
+		return 0, fmt.Errorf("sandbox: an input of %d bytes is over a pipe's 64 KiB", len(b))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: input pipe: %w", err)
+	}
+	_, err = w.Write(b)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.Close()
+		return 0, fmt.Errorf("sandbox: input pipe: %w", err)
+	}
+	in.files = append(in.files, r)
+	return in.first + len(in.files) - 1, nil
+}
+
+func (in *inputs) close() {
+	for _, f := range in.files {
+		f.Close()
+	}
 }
 
 // env is the sandbox's whole environment.
@@ -516,11 +571,9 @@ func (o Options) env() (map[string]string, error) {
 		"LANG": "C.UTF-8",
 	}
 	if o.Clock != nil {
-		lib := faketimeLib()
-		if lib == "" {
+		if faketimeLib() == "" {
 			return nil, ErrNoFaketime
 		}
-		env["LD_PRELOAD"] = lib
 		env["FAKETIME"] = "@" + o.Clock.Now().UTC().Format("2006-01-02 15:04:05")
 		env["FAKETIME_DONT_RESET"] = "1"
 	}

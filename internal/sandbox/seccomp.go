@@ -3,7 +3,6 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 
@@ -179,26 +178,10 @@ var seccompBytes = sync.OnceValue(func() []byte {
 	return b
 })
 
-// seccompFile returns a pipe's read end holding the filter, for bwrap's
-// --seccomp; the caller closes it.
-func seccompFile() (*os.File, error) {
+// seccompFilter returns the filter, or errSeccompArch off x86_64.
+func seccompFilter() ([]byte, error) {
 	if runtime.GOARCH != "amd64" {
 		return nil, errSeccompArch
 	}
-	b := seccompBytes()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: seccomp pipe: %w", err)
-	}
-	// A pipe holds 64 KiB; the filter is a few hundred bytes.
-	if _, err := w.Write(b); err != nil {
-		r.Close()
-		w.Close()
-		return nil, fmt.Errorf("sandbox: seccomp pipe: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("sandbox: seccomp pipe: %w", err)
-	}
-	return r, nil
+	return seccompBytes(), nil
 }
