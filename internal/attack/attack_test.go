@@ -279,7 +279,7 @@ func TestAttacks(t *testing.T) {
 	f := setup(ctx, t)
 	haveBrowser := browser.Available() == nil
 
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f))
+	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sandboxAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}
