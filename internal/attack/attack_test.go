@@ -284,6 +284,7 @@ func TestAttacks(t *testing.T) {
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), rewardAttacks(f))
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), controlPlaneAttacks(f))
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sqlAttacks(f))
+	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sandboxAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}

@@ -95,11 +95,8 @@ func (s *Overlay) New(ctx context.Context, lower, dir string) (Instance, error) 
 		return nil, fmt.Errorf("overlay: %w", err)
 	}
 	rw := dir + ".rw"
-	for _, p := range []string{lower, rw} {
-		if strings.ContainsAny(p, ",:\\") {
-			return nil, fmt.Errorf("overlay: path %q contains ',', ':' or '\\', which overlay mount options cannot carry", p)
-		}
-	}
+	// Paths with ',' or ':' are fine: the layers reach the mount options
+	// as descriptors (layerOpts).
 	fi, err := os.Stat(lower)
 	if err != nil {
 		return nil, fmt.Errorf("overlay: %w", err)
@@ -121,7 +118,7 @@ func (s *Overlay) New(ctx context.Context, lower, dir string) (Instance, error) 
 		tmpfsOpts: "size=" + size + ",nr_inodes=" + strconv.Itoa(inodes) + ",mode=0700",
 		mode:      s.Reset,
 	}
-	in.ovlOpts = "lowerdir=" + lower + ",upperdir=" + in.upper + ",workdir=" + in.work
+	in.lower = lower
 	for _, d := range []string{dir, rw} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			in.cleanup()
@@ -142,8 +139,9 @@ func (s *Overlay) New(ctx context.Context, lower, dir string) (Instance, error) 
 
 type overlayInstance struct {
 	dir, rw, upper, work string
+	lower                string
 	rootMode             os.FileMode
-	tmpfsOpts, ovlOpts   string
+	tmpfsOpts            string
 	mode                 OverlayReset
 	noMetacopy           bool // the kernel refused metacopy=on
 
@@ -182,9 +180,20 @@ const mountFlags = unix.MS_NOSUID | unix.MS_NODEV
 // mountOverlay mounts the overlay, with metacopy=on where the kernel has
 // it: a chown or chmod then copies up only metadata, not file content (the
 // runtime chowns every home for its sandbox uid after each reset).
+//
+// Its layers are given as /proc/self/fd/N of O_PATH descriptors, not by
+// path: overlayfs prints them in /proc/PID/mountinfo as given, and every
+// process that can see the mount, a sandboxed shell over the instance
+// included, would read the run directory, the instance's path and the
+// snapshot's id there.
 func (in *overlayInstance) mountOverlay() error {
+	opts, closeLayers, err := in.layerOpts()
+	if err != nil {
+		return err
+	}
+	defer closeLayers()
 	if !in.noMetacopy {
-		err := unix.Mount("overlay", in.dir, "overlay", mountFlags, in.ovlOpts+",metacopy=on")
+		err := unix.Mount("overlay", in.dir, "overlay", mountFlags, opts+",metacopy=on")
 		if err == nil {
 			return nil
 		}
@@ -193,10 +202,36 @@ func (in *overlayInstance) mountOverlay() error {
 		}
 		in.noMetacopy = true
 	}
-	if err := unix.Mount("overlay", in.dir, "overlay", mountFlags, in.ovlOpts); err != nil {
+	if err := unix.Mount("overlay", in.dir, "overlay", mountFlags, opts); err != nil {
 		return fmt.Errorf("overlay: mount overlay at %s: %w", in.dir, mountErr(err))
 	}
 	return nil
+}
+
+// layerOpts opens the overlay's layers (O_PATH, close-on-exec) and returns
+// the mount options naming them by descriptor, and what closes them once
+// mounted.
+func (in *overlayInstance) layerOpts() (opts string, closeLayers func(), err error) {
+	var fds []int
+	closeLayers = func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	var b strings.Builder
+	for i, l := range []struct{ key, path string }{{"lowerdir", in.lower}, {"upperdir", in.upper}, {"workdir", in.work}} {
+		fd, err := unix.Open(l.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			closeLayers()
+			return "", nil, fmt.Errorf("overlay: open %s %s: %w", l.key, l.path, err)
+		}
+		fds = append(fds, fd)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=/proc/self/fd/%d", l.key, fd)
+	}
+	return b.String(), closeLayers, nil
 }
 
 func mountErr(err error) error {

@@ -99,3 +99,38 @@ func TestOverlayInodeCap(t *testing.T) {
 		t.Fatalf("a negative Inodes: %v", err)
 	}
 }
+
+// TestOverlayOptionsNameNoPath: the overlay's file-system options, which
+// every process that sees the mount reads in mountinfo (a sandboxed shell
+// over the instance among them), name its layers by descriptor, never by
+// the lower's or the instance's path, after New and after every kind of
+// Reset; the content is still lower's.
+func TestOverlayOptionsNameNoPath(t *testing.T) {
+	for _, s := range []*Overlay{{}, {Reset: ResetRemount}} {
+		t.Run(s.Name(), func(t *testing.T) {
+			lower := newLower(t, small)
+			dir := filepath.Join(t.TempDir(), "i")
+			in := newInstance(t, s, lower, dir)
+			for round := range 2 {
+				_, super := mountOptions(t, dir)
+				opts := strings.Join(super, ",")
+				for _, p := range []string{lower, dir, filepath.Dir(lower), filepath.Dir(dir)} {
+					if strings.Contains(opts, p) {
+						t.Errorf("round %d: the overlay's options %q show the host path %s", round, opts, p)
+					}
+				}
+				for _, key := range []string{"lowerdir=/proc/self/fd/", "upperdir=/proc/self/fd/", "workdir=/proc/self/fd/"} {
+					if !strings.Contains(opts, key) {
+						t.Errorf("round %d: the overlay's options %q lack %s", round, opts, key)
+					}
+				}
+				if err := Diff(lower, dir); err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+				if err := in.Reset(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

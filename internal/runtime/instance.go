@@ -83,6 +83,11 @@ type Instance struct {
 	// new ones until it has read the world (FIFO, so they cannot starve it).
 	shells     *semaphore.Weighted
 	shellsOnce sync.Once
+	// episode is cancelled (with ErrShellReset) when Reset ends the
+	// episode: the shell commands still running in it are killed.
+	epMu     sync.Mutex
+	episode  context.Context
+	endEpoch context.CancelCauseFunc
 
 	// sites and svcs are opened by the first prepare and never change.
 	sites   map[string]site.Site       // every site of the registry
@@ -365,6 +370,11 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		return nil, err
 	}
 	defer in.shellGate().Release(1)
+	// A reset kills the command: it must not run on into the new world.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(in.currentEpisode(), func() { cancel(ErrShellReset) })
+	defer stop()
 	home := filepath.Join(in.inst.Dir(), world.HomeDir)
 	// Whether the sandbox runs here is checked (with a trial sandbox, as
 	// long as a command) until it first does, not before every command.
@@ -377,11 +387,15 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 			if !in.opts.UnsafeShell {
 				return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
 			}
-			return unsafeShell(ctx, home, command, in.opts.ShellTimeout, in.opts.SandboxUID)
+			res, err := unsafeShell(ctx, home, command, in.opts.ShellTimeout, in.opts.SandboxUID)
+			if err != nil && context.Cause(ctx) == ErrShellReset {
+				return res, fmt.Errorf("shell: %w", ErrShellReset)
+			}
+			return res, err
 		}
 		in.sandboxOK.Store(true)
 	}
-	return sandbox.Run(ctx, sandbox.Options{
+	res, err := sandbox.Run(ctx, sandbox.Options{
 		Home:    home,
 		UID:     in.opts.SandboxUID,
 		GID:     in.opts.SandboxGID,
@@ -391,6 +405,39 @@ func (in *Instance) Shell(ctx context.Context, command string) (*sandbox.Result,
 		Nice:    in.opts.ShellNice,
 		Setups:  in.opts.ShellSetups,
 	}, command)
+	if err != nil && context.Cause(ctx) == ErrShellReset {
+		return res, fmt.Errorf("shell: %w", ErrShellReset)
+	}
+	return res, err
+}
+
+// ErrShellReset is Shell's error for a command killed because the instance
+// was reset while it ran.
+var ErrShellReset = errors.New("the instance was reset while the command ran: it was killed, and its writes went with the old world")
+
+// currentEpisode returns the context Reset cancels.
+func (in *Instance) currentEpisode() context.Context {
+	in.epMu.Lock()
+	defer in.epMu.Unlock()
+	if in.episode == nil {
+		in.episode, in.endEpoch = context.WithCancelCause(context.Background())
+	}
+	return in.episode
+}
+
+// endEpisode kills the episode's shell commands (and those admitted until
+// newEpisode); newEpisode starts the next.
+func (in *Instance) endEpisode() {
+	in.currentEpisode()
+	in.epMu.Lock()
+	defer in.epMu.Unlock()
+	in.endEpoch(ErrShellReset)
+}
+
+func (in *Instance) newEpisode() {
+	in.epMu.Lock()
+	defer in.epMu.Unlock()
+	in.episode, in.endEpoch = context.WithCancelCause(context.Background())
 }
 
 // maxShells is the weight of Instance.shells: more commands than can ever
@@ -446,8 +493,19 @@ func unsafeShell(ctx context.Context, home, command string, timeout time.Duratio
 	return res, nil
 }
 
-// Reset returns the instance to its snapshot and drops every session.
+// Reset returns the instance to its snapshot and drops every session. It
+// first kills the shell commands in flight and waits for them (a command of
+// the old episode never runs on in the new world); commands that arrive
+// meanwhile wait for the new world.
 func (in *Instance) Reset(ctx context.Context) error {
+	in.endEpisode()
+	quiet, err := in.quiesce(ctx)
+	if err != nil {
+		in.newEpisode()
+		return fmt.Errorf("reset instance: %w", err)
+	}
+	defer quiet()
+	defer in.newEpisode() // before quiet: the commands it admits run in the new world
 	resume := in.suspendServices()
 	defer resume()
 	if err := in.inst.Reset(ctx); err != nil {
@@ -485,8 +543,10 @@ func (in *Instance) bracketServices(begin func(service.Service) func()) (end fun
 	}
 }
 
-// Close stops the servers and removes the instance.
+// Close stops the servers, kills the shell commands in flight and removes
+// the instance.
 func (in *Instance) Close(ctx context.Context) error {
+	in.endEpisode()
 	var errs []error
 	for _, s := range in.servers {
 		errs = append(errs, s.Close())

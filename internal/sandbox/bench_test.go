@@ -77,3 +77,43 @@ func BenchmarkEchoInstances(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEchoSeccomp is `echo hi` in the sandbox with the seccomp filter
+// and without it, interleaved (the order alternating) so that both see the
+// same load; it reports each p50 and their ratio:
+// go test -run '^$' -bench EchoSeccomp -benchtime 200x ./internal/sandbox/
+func BenchmarkEchoSeccomp(b *testing.B) {
+	requireSandbox(b)
+	home := newHome(b, 0, 0)
+	var on, off []time.Duration
+	once := func(noSeccomp bool) time.Duration {
+		start := time.Now()
+		res, err := Run(context.Background(), Options{Home: home, noSeccomp: noSeccomp}, "echo hi")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if string(res.Stdout) != "hi\n" {
+			b.Fatalf("stdout %q", res.Stdout)
+		}
+		return time.Since(start)
+	}
+	i := 0
+	for b.Loop() {
+		if i%2 == 0 {
+			on = append(on, once(false))
+			off = append(off, once(true))
+		} else {
+			off = append(off, once(true))
+			on = append(on, once(false))
+		}
+		i++
+	}
+	p50 := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2]) / float64(time.Millisecond)
+	}
+	a, c := p50(on), p50(off)
+	b.ReportMetric(a, "p50-ms-seccomp")
+	b.ReportMetric(c, "p50-ms-without")
+	b.ReportMetric(a/c, "ratio")
+}

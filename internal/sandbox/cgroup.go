@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -99,6 +100,26 @@ func (c *runCgroup) remove() {
 				break
 			}
 			time.Sleep(10 * time.Millisecond) // the last processes are still being reaped
+		}
+	}
+}
+
+// waitEmpty waits, up to d, until the run's cgroups hold no process: after
+// a kill, the sandbox's processes (in a session and pid namespace of their
+// own) die as the namespace's init does, a moment after the chain Run waits
+// for.
+func (c *runCgroup) waitEmpty(d time.Duration) {
+	if c == nil {
+		return
+	}
+	deadline := time.Now().Add(d)
+	for _, dir := range c.dirs {
+		for {
+			b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			if err != nil || len(bytes.TrimSpace(b)) == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 }

@@ -54,6 +54,20 @@
 // with it the sandbox's pid namespace. Exit codes: a command killed by
 // signal N inside reports 128+N; ExitCode is -1 only when Run killed it.
 //
+// Seccomp: every command runs under a classic BPF filter (seccomp.go,
+// passed to bwrap on a pipe with --seccomp) that refuses what an agent's
+// shell never needs: io_uring, keyrings (keyctl, add_key, request_key),
+// bpf, perf_event_open, every mount and namespace call (mount, umount2,
+// the new mount API, pivot_root, chroot, unshare, setns, clone with a
+// namespace flag; clone3 gets ENOSYS so glibc falls back to clone),
+// ptrace (whole: of its own children too), process_vm_readv/writev,
+// pidfd_getfd, kcmp, kexec, modules, swap, reboot, userfaultfd,
+// open_by_handle_at, name_to_handle_at, acct, quotactl, lookup_dcookie,
+// fanotify_init, iopl/ioperm, syslog, the clock setters and dangerous
+// personality flags, each with EPERM. A syscall of another architecture
+// (i386's int 0x80) kills the process; x32 numbers get ENOSYS. The filter
+// is written for x86_64: on another architecture Run refuses to run.
+//
 // Limits: RLIMIT_NPROC is counted per real uid across the whole host, so
 // concurrent sandboxes sharing a UID share MaxProcs; give parallel worlds
 // distinct UIDs. When the caller is not root the sandbox runs as the caller,
@@ -94,10 +108,21 @@
 //
 // # Frozen time
 //
-// When Options.Clock is set, libfaketime (Debian package libfaketime) is
-// preloaded: LD_PRELOAD=.../faketime/libfaketime.so.1,
-// FAKETIME="@YYYY-MM-DD hh:mm:ss" (the clock in UTC; TZ=UTC inside) and
-// FAKETIME_DONT_RESET=1, so `date`, python's time and every dynamically
-// linked program start at the world's instant and tick from there.
-// Statically linked programs (Go binaries) still see the real time.
+// When Options.Clock is set, libfaketime (Debian package libfaketime) runs
+// in every program: bwrap binds (--ro-bind-data) an /etc/ld.so.preload
+// naming .../faketime/libfaketime.so.1 and an /etc/faketimerc holding
+// "@YYYY-MM-DD hh:mm:ss" (the clock in UTC; TZ=UTC inside), and the
+// environment carries the same FAKETIME and FAKETIME_DONT_RESET=1, so
+// `date`, python's time and every dynamically linked program start at the
+// world's instant and tick from there. The clock does not hang on the
+// environment the command controls: `LD_PRELOAD= date`, `env -i date` and
+// `unset FAKETIME; date` still show the world's time (without
+// FAKETIME_DONT_RESET a new process starts again at the world's instant).
+//
+// What still reads the real time, by design of a preloaded library: a
+// statically linked program (Go binaries), a raw system call
+// (python3 ctypes syscall(SYS_clock_gettime) or the vDSO reached without
+// libc), and libfaketime's own opt-outs in the environment
+// (FAKETIME_SKIP_CMDS, FAKETIME_ONLY_CMDS, FAKETIME_START_AFTER_*). The
+// frozen clock makes a world reproducible; it is not a boundary.
 package sandbox

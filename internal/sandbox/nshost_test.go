@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // requireRoot skips unless the tests run as root, as the README's test
@@ -91,8 +94,10 @@ func TestHost(t *testing.T) {
 	if err != nil || len(entries) != 1 || entries[0].Name() != ".etc" {
 		t.Errorf("the host's directory after the commands (want only its /etc): %v %v", entries, err)
 	}
-	// The sandbox's /etc and what programs read there are the same.
-	const probe = "ls -lR /etc 2>&1 | grep -v '^total' | sed 's/ [0-9]* [A-Z][a-z][a-z] .* / /' | md5sum; cat /etc/ssl/private/* 2>&1 | head -c 100; python3 -c 'import json, sqlite3, csv, ssl; print(ssl.get_default_verify_paths().cafile)'; getent passwd root | cut -d: -f1; date -u +%Z"
+	// The sandbox's /etc and what programs read there are the same (but
+	// for the Host's empty ld.so.preload and faketimerc, which
+	// Options.Clock's are bound over).
+	const probe = "ls -lR /etc 2>&1 | grep -v -e '^total' -e ' ld.so.preload$' -e ' faketimerc$' | tr -s ' ' | sed 's/ [0-9]* [A-Z][a-z][a-z] .* / /' | md5sum; cat /etc/ssl/private/* 2>&1 | head -c 100; python3 -c 'import json, sqlite3, csv, ssl; print(ssl.get_default_verify_paths().cafile)'; getent passwd root | cut -d: -f1; date -u +%Z"
 	if a, b := mustSucceed(t, plain, probe), mustSucceed(t, with, probe); a != b {
 		t.Errorf("the sandbox differs through the host:\nplain: %s\nhost:  %s", a, b)
 	}
@@ -161,5 +166,27 @@ func TestHostSweepsStale(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(home, "keep.txt")); err != nil || string(b) != "keep" {
 		t.Errorf("the home bound in it: %q %v", b, err)
+	}
+}
+
+// TestMountinfoHidesHostDir: a sandbox through a Host does not read the
+// Host's directory in its mountinfo (its /etc is a tmpfs of its own, its
+// clock files bwrap's), with and without a clock. A bind's root is its
+// path within its file system: a home on the host's root file system shows
+// that path, which is why instances' homes are overlays (reset.Overlay).
+func TestMountinfoHidesHostDir(t *testing.T) {
+	h := newHost(t)
+	home := newHome(t, 0, 0)
+	for _, clock := range []world.Clock{nil, world.FixedClock(time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))} {
+		if clock != nil && ClockAvailable() != nil {
+			continue
+		}
+		out := mustSucceed(t, Options{Home: home, Host: h, Clock: clock}, "cat /proc/self/mountinfo")
+		if strings.Contains(out, h.Dir()) || strings.Contains(out, tempPrefix) {
+			t.Errorf("clock %v: the sandbox's mountinfo shows the Host's directory %s:\n%s", clock != nil, h.Dir(), out)
+		}
+		if !strings.Contains(out, " / /etc ") {
+			t.Errorf("clock %v: /etc is not a bind of a file system's root:\n%s", clock != nil, out)
+		}
 	}
 }

@@ -71,6 +71,10 @@ type Options struct {
 	// CPU, and never caps a command that runs long. Waiting for a unit
 	// counts against ctx, not Timeout.
 	Setups *semaphore.Weighted
+
+	// noSeccomp runs without the seccomp filter: for the benchmark that
+	// measures what the filter costs, never for an agent's command.
+	noSeccomp bool
 }
 
 // Mount is an extra read-only bind: host path Host appears at Path.
@@ -131,7 +135,15 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 		defer b.release()
 		o.Home, o.ReadOnly = b.home, b.ro
 	}
-	argv, err := o.argv(command)
+	// bwrap's inputs (the seccomp filter, the clock's files) follow the
+	// ready pipe (fd 3) and, as root, the gate (fd 4).
+	_, _, switchUser := o.ids()
+	inputs := &inputs{first: 4}
+	if switchUser {
+		inputs.first = 5
+	}
+	defer inputs.close()
+	argv, err := o.argv(command, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +161,7 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	// machine has them: the chain waits at a gate (fd 4) until it has been
 	// moved in, so nothing it starts escapes.
 	var gate, gateW *os.File
-	if _, _, switchUser := o.ids(); switchUser {
+	if switchUser {
 		if gate, gateW, err = os.Pipe(); err != nil {
 			readyW.Close()
 			return nil, fmt.Errorf("sandbox: gate pipe: %w", err)
@@ -174,6 +186,7 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	if gate != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, gate) // fd 4: see gateScript
 	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, inputs.files...) // bwrap reads and closes them
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// unshare, its child and bwrap's monitor share this process
@@ -257,6 +270,10 @@ func Run(ctx context.Context, opts Options, command string) (*Result, error) {
 	}
 
 	if res.ExitCode == -1 { // killed: by Cancel, or from outside
+		// Return once every process of the run is gone, not only the
+		// chain: a caller that kills a command to change its world (a
+		// reset) must not have it run on there.
+		cg.waitEmpty(cmd.WaitDelay)
 		switch {
 		case ctx.Err() != nil:
 			return res, fmt.Errorf("sandbox: run: %w", ctx.Err())
@@ -394,8 +411,9 @@ func (o Options) ids() (uid, gid int, switchUser bool) {
 	return os.Getuid(), os.Getgid(), false
 }
 
-// argv builds prlimit [setpriv] bwrap ... -- /bin/bash -c command.
-func (o Options) argv(command string) ([]string, error) {
+// argv builds prlimit [setpriv] bwrap ... -- /bin/bash -c command; the
+// files bwrap reads (the seccomp filter, the clock's) are added to in.
+func (o Options) argv(command string, in *inputs) ([]string, error) {
 	tools, err := lookTools()
 	if err != nil {
 		return nil, err
@@ -450,6 +468,17 @@ func (o Options) argv(command string) ([]string, error) {
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--hostname", "sandbox",
 	)
+	if !o.noSeccomp {
+		filter, err := seccompFilter()
+		if err != nil {
+			return nil, err
+		}
+		fd, err := in.add(filter)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--seccomp", strconv.Itoa(fd))
+	}
 	etc := ""
 	if o.Host != nil {
 		etc = o.Host.etc
@@ -466,15 +495,71 @@ func (o Options) argv(command string) ([]string, error) {
 	for _, m := range o.ReadOnly {
 		a = append(a, "--ro-bind", m.Host, m.Path)
 	}
-	a = append(a, "--remount-ro", "/", "--chdir", HomePath, "--clearenv")
 	env, err := o.env()
 	if err != nil {
 		return nil, err
 	}
+	if o.Clock != nil {
+		// The clock does not hang on the environment, which the command
+		// controls (LD_PRELOAD= date, env -i date): the loader preloads
+		// libfaketime for every program from /etc/ld.so.preload, and
+		// libfaketime falls back on /etc/faketimerc without FAKETIME.
+		for _, name := range clockFiles {
+			content := faketimeLib()
+			if name == "faketimerc" {
+				content = env["FAKETIME"]
+			}
+			fd, err := in.add([]byte(content + "\n"))
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, "--ro-bind-data", strconv.Itoa(fd), "/etc/"+name)
+		}
+	}
+	a = append(a, "--remount-ro", "/", "--chdir", HomePath, "--clearenv")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		a = append(a, "--setenv", k, env[k])
 	}
 	return append(a, "--", "/bin/sh", "-c", readyScript, tools.shell, command), nil
+}
+
+// clockFiles are the /etc files of Options.Clock: ld.so.preload naming
+// libfaketime, faketimerc holding its FAKETIME.
+var clockFiles = []string{"ld.so.preload", "faketimerc"}
+
+// inputs are the files Run hands bwrap beyond the ready pipe and the gate,
+// each a pipe holding its whole content, on fds first, first+1, ...
+type inputs struct {
+	first int
+	files []*os.File
+}
+
+// add makes a pipe holding b and returns the fd bwrap reads it on. A pipe
+// holds 64 KiB before a writer blocks; nothing added is near that.
+func (in *inputs) add(b []byte) (int, error) {
+	if len(b) > 64<<10 {
+		return 0, fmt.Errorf("sandbox: an input of %d bytes is over a pipe's 64 KiB", len(b))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: input pipe: %w", err)
+	}
+	_, err = w.Write(b)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.Close()
+		return 0, fmt.Errorf("sandbox: input pipe: %w", err)
+	}
+	in.files = append(in.files, r)
+	return in.first + len(in.files) - 1, nil
+}
+
+func (in *inputs) close() {
+	for _, f := range in.files {
+		f.Close()
+	}
 }
 
 // env is the sandbox's whole environment.
@@ -486,11 +571,9 @@ func (o Options) env() (map[string]string, error) {
 		"LANG": "C.UTF-8",
 	}
 	if o.Clock != nil {
-		lib := faketimeLib()
-		if lib == "" {
+		if faketimeLib() == "" {
 			return nil, ErrNoFaketime
 		}
-		env["LD_PRELOAD"] = lib
 		env["FAKETIME"] = "@" + o.Clock.Now().UTC().Format("2006-01-02 15:04:05")
 		env["FAKETIME_DONT_RESET"] = "1"
 	}

@@ -614,6 +614,38 @@ func TestFrozenClock(t *testing.T) {
 	}
 }
 
+// TestFrozenClockIgnoresEnvironment: the frozen clock does not hang on the
+// command's environment: with LD_PRELOAD emptied, the environment cleared
+// or FAKETIME unset, date still shows the world's day (libfaketime comes
+// from /etc/ld.so.preload, its setting from /etc/faketimerc), with and
+// without a Host. What still reads the real clock is documented (doc.go):
+// a raw clock_gettime syscall, a static binary, libfaketime's own opt-outs.
+func TestFrozenClockIgnoresEnvironment(t *testing.T) {
+	requireSandbox(t)
+	t.Parallel()
+	if err := ClockAvailable(); err != nil {
+		t.Skipf("libfaketime absent (CI installs it: apt-get install -y libfaketime): %v", err)
+	}
+	clock := world.FixedClock(time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))
+	hosts := []*Host{nil}
+	if os.Geteuid() == 0 {
+		hosts = append(hosts, newHost(t))
+	}
+	for _, h := range hosts {
+		got := mustSucceed(t, Options{Home: newHome(t, 0, 0), Clock: clock, Host: h},
+			`date -u +%F; LD_PRELOAD= date -u +%F; env -i /bin/date -u +%F; (unset FAKETIME; date -u +%F)
+env -u FAKETIME -u FAKETIME_DONT_RESET -u LD_PRELOAD python3 -c 'import datetime; print(datetime.date.today())'`)
+		if want := strings.Repeat("2026-03-04\n", 5); got != want {
+			t.Errorf("host %v: got %q, want the world's day five times", h != nil, got)
+		}
+	}
+	// Without a clock, no libfaketime: the real day.
+	got := mustSucceed(t, Options{Home: newHome(t, 0, 0)}, `date -u +%F; cat /etc/ld.so.preload 2>/dev/null; true`)
+	if got == "2026-03-04\n" || strings.Contains(got, "faketime") {
+		t.Errorf("without a clock: %q", got)
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	requireSandbox(t)
 	t.Parallel()
