@@ -279,12 +279,8 @@ func TestAttacks(t *testing.T) {
 	f := setup(ctx, t)
 	haveBrowser := browser.Available() == nil
 
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), filesAttacks(f))
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), namesAttacks(f))
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), rewardAttacks(f))
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), controlPlaneAttacks(f))
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sqlAttacks(f))
-	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f), sandboxAttacks(f))
+	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f),
+		filesAttacks(f), namesAttacks(f), rewardAttacks(f), controlPlaneAttacks(f), sqlAttacks(f), sandboxAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}

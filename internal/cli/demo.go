@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/sandbox"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 func (e *env) demoCmd() *cobra.Command {
@@ -41,7 +43,19 @@ Everything is written under --dir; rerunning after an interruption works.`,
 				return err
 			}
 			start := time.Now()
-			s, err := pipeline.Run(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
+			// The live instances go below a root of this process's own,
+			// under the run directory the pipeline would pick; the roots
+			// of killed predecessors are swept first.
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			runDir, release, err := e.ownScratch(filepath.Join(os.TempDir(), "wildawm-run-"+world.Hash([]byte(abs)).Short()))
+			if err != nil {
+				return err
+			}
+			defer release()
+			s, err := pipeline.Run(ctx, pipeline.Options{Dir: dir, RunDir: runDir, Progress: e.progress})
 			if err != nil {
 				return err
 			}

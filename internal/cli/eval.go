@@ -238,24 +238,30 @@ func (e *env) evalEnv(ctx context.Context, src *taskgen.Source, work string, fak
 			break
 		}
 	}
+	work, release, err := e.ownScratch(work)
+	if err != nil {
+		return nil, nil, err
+	}
 	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
-	closeBrowser := func() {}
+	closeBrowser := release
 	if fake {
 		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
 			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
 		}
 	} else {
 		if err := e.ensureDeps(ctx, true); err != nil {
+			release()
 			return nil, nil, err
 		}
 		b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
 		if err != nil {
+			release()
 			return nil, nil, fmt.Errorf("eval: %w (or --fake-browser)", err)
 		}
 		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
 			return b.Tab(ctx, browser.AllowOrigins(origins...))
 		}
-		closeBrowser = func() { b.Close(context.Background()) }
+		closeBrowser = func() { b.Close(context.Background()); release() }
 	}
 	shells, err := newRolloutShells(ctx)
 	if err != nil {

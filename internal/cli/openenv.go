@@ -129,16 +129,14 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		}
 		opts.Tasks = append(opts.Tasks, openenv.Task{Task: t, Dir: p.TaskDir(en)})
 	}
-	work := filepath.Join(f.dir, "openenv-work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	// The sandbox uid reads the instances there (a root is mode 0755).
+	work, release, err := e.ownScratch(filepath.Join(f.dir, "openenv-work"))
+	if err != nil {
 		closeSrc()
 		return openenv.Options{}, nil, err
 	}
-	// The sandbox uid reads the instances there.
-	if err := os.Chmod(work, 0o755); err != nil {
-		closeSrc()
-		return openenv.Options{}, nil, err
-	}
+	inner := closeSrc
+	closeSrc = func() { inner(); release() }
 	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
 	closeBrowser := func() {}
 	if f.fakeBrowser {

@@ -82,7 +82,14 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 				return err
 			}
 			mat := &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache"), Overlay: &reset.Overlay{Size: tmpfsSize, Inodes: inodes}}
-			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, Services: library(servicesDir), WorkDir: filepath.Join(runDir, "instances"),
+			// The instances go below a root of this process's own; the
+			// roots of killed predecessors are swept first.
+			work, release, err := e.ownScratch(filepath.Join(runDir, "instances"))
+			if err != nil {
+				return err
+			}
+			defer release()
+			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, Services: library(servicesDir), WorkDir: work,
 				Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell, MaxInstances: maxInstances})
 			defer m.Close(context.WithoutCancel(ctx))
 

@@ -81,7 +81,20 @@ func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
-	return synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Backend: backend, Progress: e.progress})
+	release := func() {}
+	if runDir != "" {
+		// Live health's instances go below a root of this process's own:
+		// the next start sweeps it if this one is killed.
+		if runDir, release, err = e.ownScratch(runDir); err != nil {
+			return nil, nil, err
+		}
+	}
+	r, closeRun, err := synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Backend: backend, Progress: e.progress})
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return r, func() { closeRun(); release() }, nil
 }
 
 func (e *env) synCmd() *cobra.Command {

@@ -148,13 +148,16 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 // instances of the run's store, a shared Chromium (a tab each) or the HTTP
 // browser.
 func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (func(*persona.Persona) *rollout.Env, func(), error) {
-	work := filepath.Join(f.dir, "check-work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	work, release, err := e.ownScratch(filepath.Join(f.dir, "check-work"))
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := os.Chmod(work, 0o755); err != nil {
-		return nil, nil, err
-	}
+	ok := false
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
 	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
 	closeBrowser := func() {}
 	if f.fakeBrowser {
@@ -180,7 +183,8 @@ func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (f
 		return nil, nil, err
 	}
 	prev := closeBrowser
-	closeBrowser = func() { prev(); shells.close() }
+	closeBrowser = func() { prev(); shells.close(); release() }
+	ok = true
 	var mu sync.Mutex
 	envs := map[string]*rollout.Env{}
 	get := func(p *persona.Persona) *rollout.Env {

@@ -222,6 +222,15 @@ func LoadPool(path string) (*Pool, error) {
 	if p.Version != Version {
 		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", path, p.Version, Version)
 	}
+	// Every entry's id and directory become paths (the task's directory,
+	// its trajectories, an export's copy): each must be a name.
+	for i, e := range p.Tasks {
+		for _, f := range []struct{ field, v string }{{"id", e.ID}, {"dir", e.Dir}} {
+			if err := world.CheckName(path, fmt.Sprintf("tasks[%d].%s", i, f.field), f.v); err != nil {
+				return nil, fmt.Errorf("pool: %w", err)
+			}
+		}
+	}
 	if err := p.checkUnique(); err != nil {
 		return nil, fmt.Errorf("pool: %s: %w", path, err)
 	}

@@ -9,13 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wildawm/wildawm/internal/scratch"
 )
 
 // Host is a small mount namespace the sandboxes are cloned from. Creating
@@ -38,8 +39,8 @@ type Host struct {
 	dir    string
 	ns     string // the namespace: /proc/PID/ns/mnt of the holder (its pid is not reused before Close reaps it)
 	holder *exec.Cmd
-	temp   bool   // dir was made by NewHost and is removed by Close
-	etc    string // a copy of the /etc entries sandboxes see, bound at /etc in one mount
+	temp   *scratch.Root // dir, when NewHost made it: locked while the Host lives, removed by Close
+	etc    string        // a copy of the /etc entries sandboxes see, bound at /etc in one mount
 	next   atomic.Int64
 	mu     sync.Mutex
 	closed bool
@@ -48,7 +49,9 @@ type Host struct {
 // NewHost makes a Host whose shared directory is dir (created; it must not
 // be in use by another Host, and every sandbox uid must be able to search
 // its parents); "" is a fresh directory in the system's temporary
-// directory, removed by Close. A directory left mounted by a process that
+// directory, removed by Close: a scratch root (internal/scratch) locked
+// for the Host's life, and the roots of Hosts whose process died are
+// unmounted and removed first. A directory left mounted by a process that
 // was killed is unmounted first.
 func NewHost(ctx context.Context, dir string) (*Host, error) {
 	if os.Geteuid() != 0 {
@@ -58,12 +61,14 @@ func NewHost(ctx context.Context, dir string) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	temp := dir == ""
-	if temp {
-		sweepHosts()
-		if dir, err = os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
+	var temp *scratch.Root
+	if dir == "" {
+		// The roots of Hosts whose process died go first (the rule every
+		// long-lived command's scratch follows: internal/scratch).
+		if temp, _, err = scratch.Claim(os.TempDir(), tempPrefix); err != nil {
 			return nil, fmt.Errorf("sandbox: host: %w", err)
 		}
+		dir = temp.Dir()
 	}
 	dir, err = filepath.Abs(dir)
 	if err != nil {
@@ -89,36 +94,22 @@ func NewHost(ctx context.Context, dir string) (*Host, error) {
 	h := &Host{dir: dir, temp: temp, etc: filepath.Join(dir, ".etc")}
 	fail := func(err error) (*Host, error) {
 		unix.Unmount(dir, unix.MNT_DETACH)
-		if temp {
-			os.Remove(dir)
+		if temp != nil {
+			temp.Release()
 		}
 		return nil, err
+	}
+	// The /etc entries, copied once (symlinks as symlinks): one bind in
+	// each sandbox instead of one per entry.
+	os.RemoveAll(h.etc)
+	if err := copyEtc(h.etc); err != nil {
+		return fail(fmt.Errorf("sandbox: host: copy /etc: %w", err))
 	}
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
 		return fail(fmt.Errorf("sandbox: host: make %s private: %w", dir, err))
 	}
 	if err := unix.Mount("", dir, "", unix.MS_SHARED, ""); err != nil {
 		return fail(fmt.Errorf("sandbox: host: make %s shared: %w", dir, err))
-	}
-	// The /etc entries, copied once (symlinks as symlinks): one bind in
-	// each sandbox instead of one per entry. They live in a tmpfs of
-	// their own, so that the sandbox's mountinfo shows that bind's root as
-	// /, not as the Host's path; with empty ld.so.preload and faketimerc
-	// for Options.Clock's files to be bound over.
-	os.RemoveAll(h.etc)
-	if err := os.Mkdir(h.etc, 0o755); err != nil {
-		return fail(fmt.Errorf("sandbox: host: %w", err))
-	}
-	if err := unix.Mount("tmpfs", h.etc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m,mode=0755"); err != nil {
-		return fail(fmt.Errorf("sandbox: host: mount a tmpfs at %s: %w", h.etc, err))
-	}
-	if err := copyEtc(h.etc); err != nil {
-		return fail(fmt.Errorf("sandbox: host: copy /etc: %w", err))
-	}
-	for _, name := range clockFiles {
-		if err := os.WriteFile(filepath.Join(h.etc, name), nil, 0o644); err != nil {
-			return fail(fmt.Errorf("sandbox: host: %w", err))
-		}
 	}
 	// The holder: a copy of this namespace in which every mount but dir is
 	// made private (no propagation from here), then a sleep holding it.
@@ -181,8 +172,10 @@ func (h *Host) Close() error {
 	if err := unix.Unmount(h.dir, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("sandbox: host: unmount %s: %w", h.dir, err)
 	}
-	if h.temp && !mountedUnder(h.dir) { // never recurse into a home still bound there
-		return os.RemoveAll(h.dir)
+	if h.temp != nil {
+		// Release detaches whatever is still bound below (never recursing
+		// into a home) before it removes the directory.
+		return h.temp.Release()
 	}
 	return nil
 }
@@ -254,51 +247,18 @@ func (b *binds) release() {
 	os.Remove(b.dir)
 }
 
-// tempPrefix names the temporary directories of Hosts: PREFIX PID - random.
+// tempPrefix names the temporary directories of Hosts (scratch roots):
+// PREFIX PID - random.
 const tempPrefix = "wildawm-sandbox-host-"
 
-// sweepHosts unmounts and removes the temporary directories of Hosts whose
-// process is gone (killed before Close).
-func sweepHosts() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
-	for _, d := range dirs {
-		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), tempPrefix), "-")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(pid); err != nil || n == os.Getpid() {
-			continue
-		} else if _, err := os.Stat("/proc/" + pid); err == nil {
-			continue // its process lives
-		}
-		unix.Unmount(d, unix.MNT_DETACH)
-		if !mountedUnder(d) { // never recurse into a home still bound there
-			os.RemoveAll(d)
-		}
-	}
-}
-
-// mountedUnder reports whether a mount point is dir or below it in this
-// namespace (or whether that cannot be read).
-func mountedUnder(dir string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return true
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// copyEtc copies the /etc entries sandboxes see into dst (a directory) as bwrap's
+// copyEtc copies the /etc entries sandboxes see into dst as bwrap's
 // per-entry binds show them: an entry that is a symlink as what it points
 // to, below it symlinks as they are, every mode and owner kept (a
 // directory the sandbox uid may not read stays so).
 func copyEtc(dst string) error {
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
 	for _, name := range etcEntries() {
 		top := filepath.Join("/etc", name)
 		src, err := filepath.EvalSymlinks(top)

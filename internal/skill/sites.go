@@ -11,6 +11,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/site/calc"
+	"github.com/wildawm/wildawm/internal/site/kit"
 	"github.com/wildawm/wildawm/internal/site/search"
 )
 
@@ -196,7 +197,7 @@ func webLog(b *Builder, site, table string, key, values map[string]any) error {
 		return fmt.Errorf("%s.%s has the row %s already", site, table, webKey(key))
 	}
 	b.Op(delta.Op{Op: delta.OpDBCreate, DB: site, SQL: []string{
-		fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS %s_nk ON %s (%s)", table, table, strings.Join(sortedKeys(key), ", "))}})
+		kit.NaturalKeyIndex(table, sortedKeys(key)...)}})
 	if err := EmitWebRow(b, &WebRow{Site: site, Table: table, Key: key, Values: values}); err != nil {
 		return err
 	}

@@ -258,6 +258,43 @@ func TestSiteSkillsWriteWhatTheFormsWrite(t *testing.T) {
 	if compared < 20 {
 		t.Errorf("compared %d tables with rows, want at least 20", compared)
 	}
+
+	// And the same schema, indexes included: a natural key synthesis adds
+	// that the site's Schema lacks would let the kit suite pass over a
+	// world the site then answers 500 on (the calc site's saved_nk).
+	for _, sp := range specs {
+		if !tables[sp.Name] {
+			continue
+		}
+		if got, want := schemaOf(t, world.DBPath(parent, sp.Name)), schemaOf(t, world.DBPath(formWorld, sp.Name)); got != want {
+			t.Errorf("%s: synthesis gives the schema\n%s\nthe site's Schema is\n%s\ndeclare the natural key in the spec's Schema (kit.NaturalKeyIndex)", sp.Name, got, want)
+		}
+	}
+}
+
+// schemaOf lists the tables and indexes of the database at path, with
+// their SQL.
+func schemaOf(t *testing.T, path string) string {
+	t.Helper()
+	db, err := state.OpenDB(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rs, err := db.Query(`SELECT type, name, coalesce(sql, '') FROM sqlite_schema WHERE type IN ('table', 'index') ORDER BY type, name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var b strings.Builder
+	for rs.Next() {
+		var typ, name, sql string
+		if err := rs.Scan(&typ, &name, &sql); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", typ, name, sql)
+	}
+	return b.String()
 }
 
 // dump returns every table of the database at path: its rows in id

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,8 +28,8 @@ func (r *Run) LoadPersonas() ([]*persona.Persona, error) {
 	}
 	var out []*persona.Persona
 	for _, f := range dirs {
-		p := &persona.Persona{}
-		if err := readJSON(f, p); err != nil {
+		p, err := readBible(f, filepath.Base(filepath.Dir(f)))
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, p)
@@ -36,14 +37,38 @@ func (r *Run) LoadPersonas() ([]*persona.Persona, error) {
 	return out, nil
 }
 
-// LoadPersona reads persona id's bible.
+// LoadPersona reads persona id's bible. id must be a name (world.NameRule).
 func (r *Run) LoadPersona(id string) (*persona.Persona, error) {
-	p := &persona.Persona{}
-	if err := readJSON(filepath.Join(r.Dir, "personas", id, "bible.json"), p); err != nil {
+	if err := world.CheckName("", "persona", id); err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	p, err := readBible(filepath.Join(r.Dir, "personas", id, "bible.json"), id)
+	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("no persona %q in %s: create one with wildawm syn persona, or list %s", id, r.Dir, filepath.Join(r.Dir, "personas"))
 		}
 		return nil, err
+	}
+	return p, nil
+}
+
+// ErrMisplacedBible is a bible whose id is not the name of its directory.
+var ErrMisplacedBible = errors.New("the id is not the name of the bible's directory")
+
+// readBible reads the bible at path, whose directory is named dir. Its id
+// becomes the path of every artifact of the persona's world, so it must be
+// a name (world.NameRule) and the directory's own: a bible edited to say
+// "../../etc" is refused before anything is written.
+func readBible(path, dir string) (*persona.Persona, error) {
+	p := &persona.Persona{}
+	if err := readJSON(path, p); err != nil {
+		return nil, err
+	}
+	if err := world.CheckName(path, "id", p.ID); err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	if p.ID != dir {
+		return nil, fmt.Errorf("synth: %s: field id: %w: %q is not %q: a bible lives at personas/ID/bible.json; put it back or fix the id", path, ErrMisplacedBible, p.ID, dir)
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -142,7 +143,9 @@ type PersonaVerdict struct {
 // persona's number of days. A draft that fails every revision is skipped
 // and the next index tried. The bibles go to DIR/personas/ID/bible.json.
 func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name string) ([]*persona.Persona, []PersonaVerdict, error) {
-	if ps, verdicts, ok := r.donePersonas(n, r.Backend.Name()); ok {
+	if ps, verdicts, ok, err := r.donePersonas(n, r.Backend.Name()); err != nil {
+		return nil, nil, err
+	} else if ok {
 		return ps, verdicts, nil // an earlier run's: resume with them
 	}
 	var gate persona.Gate
@@ -206,23 +209,34 @@ type personaStage struct {
 
 // donePersonas returns the personas an earlier persona stage of this run
 // accepted (same backend, seed and count), in the order it accepted them.
-func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []PersonaVerdict, bool) {
+// An id in personas.json or a bible that is not a name (world.NameRule),
+// or a bible not in its id's directory, is an error: resuming must not
+// write a world where such an id points.
+func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []PersonaVerdict, bool, error) {
 	var st personaStage
-	if readJSON(filepath.Join(r.Dir, "personas.json"), &st) != nil || st.Backend != backend || st.Seed != r.Seed || st.N != n {
-		return nil, nil, false
+	file := filepath.Join(r.Dir, "personas.json")
+	if readJSON(file, &st) != nil || st.Backend != backend || st.Seed != r.Seed || st.N != n {
+		return nil, nil, false, nil
 	}
 	var out []*persona.Persona
-	for _, v := range st.Verdicts {
+	for i, v := range st.Verdicts {
 		if !v.OK {
 			continue
 		}
+		if err := world.CheckName(file, fmt.Sprintf("verdicts[%d].id", i), v.ID); err != nil {
+			return nil, nil, false, fmt.Errorf("synth: %w", err)
+		}
 		p, err := r.LoadPersona(v.ID)
+		var ne *world.NameError
+		if errors.As(err, &ne) || errors.Is(err, ErrMisplacedBible) {
+			return nil, nil, false, err
+		}
 		if err != nil {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		out = append(out, p)
 	}
-	return out, st.Verdicts, len(out) == n
+	return out, st.Verdicts, len(out) == n, nil
 }
 
 // Worlds grows every persona's world to its last day, parallel personas

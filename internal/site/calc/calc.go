@@ -22,10 +22,12 @@ const Name = "calc"
 func Spec() *kit.Spec {
 	return &kit.Spec{
 		Name: Name, Title: "Reckoner", Tagline: "Arithmetic, units and dates, one line at a time.",
-		Schema: []string{`CREATE TABLE saved (id INTEGER PRIMARY KEY, username TEXT NOT NULL, query TEXT NOT NULL, saved_at TEXT NOT NULL)`},
+		Schema: []string{`CREATE TABLE saved (id INTEGER PRIMARY KEY, username TEXT NOT NULL, query TEXT NOT NULL, saved_at TEXT NOT NULL)`,
+			kit.NaturalKeyIndex("saved", "username", "query", "saved_at")},
 		Actions: []kit.Action{
 			{Name: "keep", Label: "Keep a calculation", Inputs: []kit.Input{{Name: "query", Label: "Calculation to keep", Kind: "text", MaxLen: kit.MaxQueryBytes}},
-				Exec: []string{`INSERT INTO saved (username, query, saved_at) VALUES (:user, :query, :now)`}, Done: "Calculation kept.", Then: "/kept"},
+				Check: `SELECT 'you kept this calculation already: it is on your kept calculations' FROM saved WHERE username = :user AND query = :query`,
+				Exec:  []string{`INSERT INTO saved (username, query, saved_at) VALUES (:user, :query, :now)`}, Done: "Calculation kept.", Then: "/kept"},
 		},
 		Histories: []kit.History{{Name: "kept", Title: "Kept calculations", Path: "/kept", Link: "/?q=",
 			SQL:     `SELECT id AS key, query AS link, query, saved_at FROM saved WHERE username = :user ORDER BY id DESC`,

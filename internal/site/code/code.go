@@ -17,6 +17,7 @@ func Spec() *kit.Spec {
 		Schema: []string{
 			`CREATE TABLE stars (id INTEGER PRIMARY KEY, username TEXT NOT NULL, repo_id INTEGER NOT NULL, starred_at TEXT NOT NULL, UNIQUE (username, repo_id))`,
 			`CREATE TABLE issues (id INTEGER PRIMARY KEY, username TEXT NOT NULL, repo_id INTEGER NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL, state TEXT NOT NULL, opened_at TEXT NOT NULL)`,
+			kit.NaturalKeyIndex("issues", "username", "repo_id", "title", "body", "opened_at"),
 			`CREATE TABLE repositories (id INTEGER PRIMARY KEY, username TEXT NOT NULL, name TEXT NOT NULL, description TEXT, language TEXT NOT NULL, visibility TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (username, name))`,
 		},
 		Lists: []kit.List{{

@@ -17,6 +17,7 @@ func Spec() *kit.Spec {
 		Schema: []string{
 			`CREATE TABLE enrollments (id INTEGER PRIMARY KEY, username TEXT NOT NULL, course TEXT NOT NULL, status TEXT NOT NULL, enrolled_at TEXT NOT NULL, UNIQUE (username, course))`,
 			`CREATE TABLE submissions (id INTEGER PRIMARY KEY, username TEXT NOT NULL, course TEXT NOT NULL, assignment_id INTEGER NOT NULL, answer TEXT NOT NULL, submitted_at TEXT NOT NULL)`,
+			kit.NaturalKeyIndex("submissions", "username", "course", "assignment_id", "answer", "submitted_at"),
 		},
 		Lists: []kit.List{{
 			Name: "courses", Title: "Courses", Path: "/courses",

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/site/web"
 )
@@ -634,6 +637,11 @@ func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Val
 		}
 		for _, q := range a.Exec {
 			if _, err := c.ExecContext(ctx, q, named(q, p)...); err != nil {
+				if duplicate(err) {
+					// The row exists already (a natural key, a UNIQUE
+					// constraint): the visitor's doing, not the site's.
+					return web.Errorf(http.StatusConflict, "%s: that is done already; nothing changed", a.Label)
+				}
 				return web.Internal(fmt.Errorf("%s: %w", a.Name, err))
 			}
 		}
@@ -650,6 +658,13 @@ func (s *Site) do(ctx context.Context, a *Action, user, key string, form url.Val
 		return web.Internal(err)
 	}
 	return nil
+}
+
+// duplicate reports whether err is SQLite refusing a row that a UNIQUE
+// constraint or index (a natural key) holds already.
+func duplicate(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
 // Do is the synthesis API: it writes the persona's web history, the rows

@@ -21,6 +21,12 @@
 // internal/generator and internal/site/web.
 package kit
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Spec is one website.
 type Spec struct {
 	// Name is the site's name: its world database db/NAME.sqlite, its
@@ -29,7 +35,11 @@ type Spec struct {
 	Name    string
 	Title   string // shown in every page's header, e.g. "Larder"
 	Tagline string // one line under it on the home page
-	// Schema is the DDL of db/NAME.sqlite (the persona's state), in order.
+	// Schema is the DDL of db/NAME.sqlite (the persona's state), in order:
+	// the whole schema synthesis gives the site, natural keys included (a
+	// table synthesis writes rows to by natural key declares it with a
+	// UNIQUE constraint or NaturalKeyIndex), so that the site and its
+	// Suite meet the constraints a synthesized world has.
 	Schema    []string
 	Lists     []List
 	Actions   []Action
@@ -156,4 +166,14 @@ type History struct {
 type Route struct {
 	Pattern string // "GET /distance"
 	Handler func(s *Site, r *Request) error
+}
+
+// NaturalKeyIndex is the DDL of table's natural key over cols: the unique
+// index TABLE_nk (docs/world.md) that a delta writes rows by, its columns
+// sorted. A spec's Schema declares it for a table without a UNIQUE
+// constraint, and synthesis creates the same (IF NOT EXISTS) before it
+// writes such a row.
+func NaturalKeyIndex(table string, cols ...string) string {
+	cols = slices.Sorted(slices.Values(cols))
+	return fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS %s_nk ON %s (%s)", table, table, strings.Join(cols, ", "))
 }

@@ -165,10 +165,28 @@ func (s *Site) validForm(ctx context.Context, a *Action, key string) url.Values 
 	return f
 }
 
+// twice posts an action's form a second time, as a double click or a
+// retry does: it is done again (a redirect) or refused with a 4xx that
+// changes nothing, never a 5xx (the same row under a natural key of the
+// schema, a UNIQUE constraint).
+func twice(t *testing.T, c *client, hash func() world.ID, action string, form url.Values) {
+	t.Helper()
+	before := hash()
+	code, body := c.post("/do/"+action, form)
+	switch {
+	case code >= 500:
+		t.Errorf("%s twice: %d, want a redirect or a 4xx that says why\n%.400s", action, code, body)
+	case code >= 400 && hash() != before:
+		t.Errorf("%s twice: refused with %d, yet the world changed", action, code)
+	}
+}
+
 // Suite checks one kit site end to end over its catalog (a Build catalog
 // at catDir): every list, page, filter, detail, image, login, action and
 // history; bad input gets a 4xx and changes nothing (the world's hash);
-// one persona never sees another's rows.
+// an action done twice is done again or refused with a 4xx, never a 5xx;
+// one persona never sees another's rows. The world has the spec's Schema,
+// natural keys included: the schema synthesis gives the site.
 func Suite(t *testing.T, spec *Spec, catDir string) {
 	dir := MakeTestWorld(t, filepath.Join(t.TempDir(), "world"), spec)
 	s, err := New(spec, Options{WorldDir: dir, CatalogDir: catDir, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError})), Clock: world.FixedClock(time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC))})
@@ -372,6 +390,7 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 		if hash() == before {
 			t.Errorf("%s: the world did not change", a.Name)
 		}
+		twice(t, c, hash, a.Name, form)
 		acted++
 	}
 	if len(spec.Actions) > 0 && acted == 0 {
@@ -417,6 +436,7 @@ func Suite(t *testing.T, spec *Spec, catDir string) {
 			} else if hash() == before {
 				t.Errorf("%s on %s: the world did not change", a.Name, keys[0])
 			}
+			twice(t, c, hash, a.Name, form)
 		}
 	}
 

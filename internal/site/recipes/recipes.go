@@ -17,6 +17,7 @@ func Spec() *kit.Spec {
 		Schema: []string{
 			`CREATE TABLE saved_recipes (id INTEGER PRIMARY KEY, username TEXT NOT NULL, slug TEXT NOT NULL, note TEXT, saved_at TEXT NOT NULL, UNIQUE (username, slug))`,
 			`CREATE TABLE reviews (id INTEGER PRIMARY KEY, username TEXT NOT NULL, slug TEXT NOT NULL, rating INTEGER NOT NULL, body TEXT NOT NULL, posted_at TEXT NOT NULL)`,
+			kit.NaturalKeyIndex("reviews", "username", "slug", "rating", "body", "posted_at"),
 		},
 		Lists: []kit.List{{
 			Name: "recipes", Title: "Recipes", Path: "/recipes",

@@ -28,7 +28,8 @@ const PerPage = 10
 func Spec() *kit.Spec {
 	return &kit.Spec{
 		Name: Name, Title: "Seekr", Tagline: "Search every site at once.",
-		Schema: []string{`CREATE TABLE saved_searches (id INTEGER PRIMARY KEY, username TEXT NOT NULL, query TEXT NOT NULL, saved_at TEXT NOT NULL)`},
+		Schema: []string{`CREATE TABLE saved_searches (id INTEGER PRIMARY KEY, username TEXT NOT NULL, query TEXT NOT NULL, saved_at TEXT NOT NULL)`,
+			kit.NaturalKeyIndex("saved_searches", "username", "query", "saved_at")},
 		Actions: []kit.Action{
 			{Name: "save-search", Label: "Save a search", Inputs: []kit.Input{{Name: "query", Label: "Search to save", Kind: "text", MaxLen: kit.MaxQueryBytes}},
 				Exec: []string{`INSERT INTO saved_searches (username, query, saved_at) VALUES (:user, :query, :now)`},
