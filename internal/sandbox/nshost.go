@@ -99,17 +99,31 @@ func NewHost(ctx context.Context, dir string) (*Host, error) {
 		}
 		return nil, err
 	}
-	// The /etc entries, copied once (symlinks as symlinks): one bind in
-	// each sandbox instead of one per entry.
-	os.RemoveAll(h.etc)
-	if err := copyEtc(h.etc); err != nil {
-		return fail(fmt.Errorf("sandbox: host: copy /etc: %w", err))
-	}
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
 		return fail(fmt.Errorf("sandbox: host: make %s private: %w", dir, err))
 	}
 	if err := unix.Mount("", dir, "", unix.MS_SHARED, ""); err != nil {
 		return fail(fmt.Errorf("sandbox: host: make %s shared: %w", dir, err))
+	}
+	// The /etc entries, copied once (symlinks as symlinks): one bind in
+	// each sandbox instead of one per entry. They live in a tmpfs of
+	// their own, so that the sandbox's mountinfo shows that bind's root as
+	// /, not as the Host's path; with empty ld.so.preload and faketimerc
+	// for Options.Clock's files to be bound over.
+	os.RemoveAll(h.etc)
+	if err := os.Mkdir(h.etc, 0o755); err != nil {
+		return fail(fmt.Errorf("sandbox: host: %w", err))
+	}
+	if err := unix.Mount("tmpfs", h.etc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m,mode=0755"); err != nil {
+		return fail(fmt.Errorf("sandbox: host: mount a tmpfs at %s: %w", h.etc, err))
+	}
+	if err := copyEtc(h.etc); err != nil {
+		return fail(fmt.Errorf("sandbox: host: copy /etc: %w", err))
+	}
+	for _, name := range clockFiles {
+		if err := os.WriteFile(filepath.Join(h.etc, name), nil, 0o644); err != nil {
+			return fail(fmt.Errorf("sandbox: host: %w", err))
+		}
 	}
 	// The holder: a copy of this namespace in which every mount but dir is
 	// made private (no propagation from here), then a sleep holding it.
@@ -251,14 +265,11 @@ func (b *binds) release() {
 // PREFIX PID - random.
 const tempPrefix = "wildawm-sandbox-host-"
 
-// copyEtc copies the /etc entries sandboxes see into dst as bwrap's
+// copyEtc copies the /etc entries sandboxes see into dst (a directory) as bwrap's
 // per-entry binds show them: an entry that is a symlink as what it points
 // to, below it symlinks as they are, every mode and owner kept (a
 // directory the sandbox uid may not read stays so).
 func copyEtc(dst string) error {
-	if err := os.Mkdir(dst, 0o755); err != nil {
-		return err
-	}
 	for _, name := range etcEntries() {
 		top := filepath.Join("/etc", name)
 		src, err := filepath.EvalSymlinks(top)
