@@ -36,7 +36,7 @@ func TestHostileEpisodesScored(t *testing.T) {
 	}{
 		{"long-answer", nil, strings.Repeat("x", 200<<10), "MaxAnswerBytes"},
 		{"nul-answer", nil, "done\x00and more", ""},
-		{"names", []map[string]any{step("shell.run", map[string]any{"command": `printf a > "$HOME/x$(printf '\377')" && printf b > "$HOME/x$(printf '\376')"`})}, "done", "snapshot the final world"},
+		{"names", []map[string]any{step("shell.run", map[string]any{"command": `printf a > "$HOME/x$(printf '\377')" && printf b > "$HOME/x$(printf '\376')"`})}, "done", ""}, // stored exactly (docs/world.md, "Names"): verified, V 0
 		{"unreadable", sabotage("-exec chmod 000 {} +"), tk.Answer, ""},
 		{"dir-for-file", sabotage(`| while IFS= read -r f; do rm -f "$f" && mkdir "$f"; done`), tk.Answer, ""},
 	} {
