@@ -72,9 +72,9 @@ func TestOpenEnvServe(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil || r.Type != openenv.TypeObservation || r.Data.Observation.Task == nil || r.Data.Observation.Task.ID != f.Tasks["wishlist-balance"].ID {
 		t.Fatalf("reset: %.400s", b)
 	}
-	instances, _ := filepath.Glob(filepath.Join(f.Dir, "openenv-work", "*", "instances", "openenv-*"))
+	instances, _ := filepath.Glob(filepath.Join(f.Dir, "openenv-work", "*", "*", "instances", "openenv-*"))
 	if len(instances) == 0 {
-		t.Fatal("no instance under DIR/openenv-work after a reset")
+		t.Fatal("no instance under DIR/openenv-work/ROOT/PERSONA/instances after a reset")
 	}
 	cancel()
 	select {
