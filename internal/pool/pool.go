@@ -222,6 +222,9 @@ func LoadPool(path string) (*Pool, error) {
 	if p.Version != Version {
 		return nil, fmt.Errorf("pool: %s: version %d, this build reads %d", path, p.Version, Version)
 	}
+	if err := p.checkUnique(); err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", path, err)
+	}
 	// Every entry's id and directory become paths (the task's directory,
 	// its trajectories, an export's copy): each must be a name.
 	for i, e := range p.Tasks {
@@ -230,9 +233,6 @@ func LoadPool(path string) (*Pool, error) {
 				return nil, fmt.Errorf("pool: %w", err)
 			}
 		}
-	}
-	if err := p.checkUnique(); err != nil {
-		return nil, fmt.Errorf("pool: %s: %w", path, err)
 	}
 	// A relative tasks directory is relative to the index's directory (as
 	// Save writes it); an index written before that named it from the
