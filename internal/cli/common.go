@@ -14,6 +14,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/generator"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
@@ -24,6 +25,10 @@ type env struct {
 	storeDir string
 	stdout   io.Writer
 	stderr   io.Writer
+	// uids is the command's one sandbox uid allocator: every sandbox it
+	// starts (instances' shells, verifiers' and mutation checks' scripts)
+	// has a uid of its own.
+	uids *sandbox.UIDs
 }
 
 // defaultStoreDir is $WILDAWM_STORE, else $XDG_DATA_HOME/wildawm/store, else

@@ -1,21 +1,17 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/agent/external"
-	"github.com/wildawm/wildawm/internal/browser"
-	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/eval"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
@@ -99,11 +95,12 @@ infrastructure).`,
 				return fmt.Errorf("--dir %s: %w", dir, err)
 			}
 			defer closeSrc()
-			envOf, closeEnv, err := e.evalEnv(ctx, src, filepath.Join(out, "work"), fake, dir)
+			envs, closeEnv, err := e.rolloutEnvs(ctx, src, dir, filepath.Join(out, "work"), fake)
 			if err != nil {
-				return err
+				return fmt.Errorf("--out: %w", err)
 			}
 			defer closeEnv()
+			envOf := envs.forTask("evaluate")
 			if visionSpec != "" {
 				_, vc, err := modelClient("--vision-model", visionSpec)
 				if err != nil {
@@ -212,90 +209,6 @@ func evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWor
 		}}, nil
 	}
 	return eval.Agent{}, fmt.Errorf("--harness %q: choose %s (the wildawm tool loop) or %s (the opencode CLI, docs/external-harness.md)", harness, agent.HarnessName, external.HarnessName)
-}
-
-// evalEnv is the rollout environment of a task: live instances of the
-// run's store for the task's persona (one Env per persona, under work),
-// with a shared Chromium (a tab each) or the HTTP browser.
-func (e *env) evalEnv(ctx context.Context, src *taskgen.Source, work string, fake bool, dir string) (func(*task.Task) (*rollout.Env, error), func(), error) {
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, nil, err
-	}
-	if err := os.Chmod(work, 0o755); err != nil {
-		return nil, nil, err
-	}
-	// The instances' shells run as unprivileged uids, which must reach
-	// their homes under work: say so now, not in every rollout's failure.
-	abs, err := filepath.Abs(work)
-	if err != nil {
-		return nil, nil, err
-	}
-	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
-			return nil, nil, fmt.Errorf("--out: directory %s (mode %#o) lacks the search bit the sandbox's unprivileged uids need to reach the instances under %s: chmod o+x it, or give an --out elsewhere", d, fi.Mode().Perm(), work)
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	work, release, err := e.ownScratch(work)
-	if err != nil {
-		return nil, nil, err
-	}
-	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
-	closeBrowser := release
-	if fake {
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
-		}
-	} else {
-		if err := e.ensureDeps(ctx, true); err != nil {
-			release()
-			return nil, nil, err
-		}
-		b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
-		if err != nil {
-			release()
-			return nil, nil, fmt.Errorf("eval: %w (or --fake-browser)", err)
-		}
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return b.Tab(ctx, browser.AllowOrigins(origins...))
-		}
-		closeBrowser = func() { b.Close(context.Background()); release() }
-	}
-	shells, err := newRolloutShells(ctx)
-	if err != nil {
-		closeBrowser()
-		return nil, nil, err
-	}
-	prev := closeBrowser
-	closeBrowser = func() { prev(); shells.close() }
-	personas := map[string]string{}
-	for _, st := range src.States {
-		personas[st.Persona.ID] = st.Persona.Name
-	}
-	var mu sync.Mutex
-	envs := map[string]*rollout.Env{}
-	return func(t *task.Task) (*rollout.Env, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		id := t.Provenance.Persona
-		if env := envs[id]; env != nil {
-			return env, nil
-		}
-		name, ok := personas[id]
-		if !ok {
-			return nil, fmt.Errorf("task %s: persona %q is not in %s: evaluate a pool with the world run it was synthesized from (--dir)", t.ID, id, dir)
-		}
-		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, id),
-			Self: name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 230000 + 1000*len(envs)}
-		shells.apply(env)
-		if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
-			return nil, err
-		}
-		envs[id] = env
-		return env, nil
-	}, closeBrowser, nil
 }
 
 // printReport prints the per-task table and the overall figures.

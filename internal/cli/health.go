@@ -69,6 +69,7 @@ to the store directory (the demo lays out DIR/store and DIR/catalog).`,
 				CatalogDir:   catalogDir,
 				WorkDir:      runDir,
 				Services:     library(servicesDir),
+				UIDs:         e.uids,
 			}
 			if renv.Self, err = selfName(ctx, renv.Materializer, id); err != nil {
 				return err

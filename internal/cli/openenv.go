@@ -1,25 +1,18 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wildawm/wildawm/internal/browser"
-	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/openenv"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
@@ -129,66 +122,11 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		}
 		opts.Tasks = append(opts.Tasks, openenv.Task{Task: t, Dir: p.TaskDir(en)})
 	}
-	// The sandbox uid reads the instances there (a root is mode 0755).
-	work, release, err := e.ownScratch(filepath.Join(f.dir, "openenv-work"))
+	envs, closeEnvs, err := e.rolloutEnvs(ctx, src, f.dir, filepath.Join(f.dir, "openenv-work"), f.fakeBrowser)
 	if err != nil {
 		closeSrc()
 		return openenv.Options{}, nil, err
 	}
-	inner := closeSrc
-	closeSrc = func() { inner(); release() }
-	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
-	closeBrowser := func() {}
-	if f.fakeBrowser {
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
-		}
-	} else {
-		if err := e.ensureDeps(ctx, true); err != nil {
-			closeSrc()
-			return openenv.Options{}, nil, err
-		}
-		b, err := browser.New(context.WithoutCancel(ctx), browser.Options{})
-		if err != nil {
-			closeSrc()
-			return openenv.Options{}, nil, fmt.Errorf("start Chromium: %w (or --fake-browser)", err)
-		}
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return b.Tab(ctx, browser.AllowOrigins(origins...))
-		}
-		closeBrowser = func() { b.Close(context.Background()) }
-	}
-	shells, err := newRolloutShells(ctx)
-	if err != nil {
-		closeBrowser()
-		closeSrc()
-		return openenv.Options{}, nil, err
-	}
-	prev := closeBrowser
-	closeBrowser = func() { prev(); shells.close() }
-	// One rollout environment per persona, each with uids of its own
-	// (apart from the self-check's, which starts at 210000).
-	var mu sync.Mutex
-	envs := map[string]*rollout.Env{}
-	ids := slices.Sorted(maps.Keys(personas))
-	opts.Env = func(t *task.Task) (*rollout.Env, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		p := personas[t.Provenance.Persona]
-		if p == nil {
-			return nil, fmt.Errorf("persona %q is not in %s", t.Provenance.Persona, f.dir)
-		}
-		if env := envs[p.ID]; env != nil {
-			return env, nil
-		}
-		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 400000 + 10000*slices.Index(ids, p.ID)}
-		shells.apply(env)
-		if err := os.MkdirAll(env.WorkDir, 0o755); err != nil {
-			return nil, err
-		}
-		envs[p.ID] = env
-		return env, nil
-	}
-	return opts, func() { closeBrowser(); closeSrc() }, nil
+	opts.Env = envs.forTask("serve")
+	return opts, func() { closeEnvs(); closeSrc() }, nil
 }

@@ -16,11 +16,9 @@ import (
 	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/judge"
-	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
@@ -65,60 +63,41 @@ func (g *gateFlags) config() (gate.Config, error) {
 	return cfg, nil
 }
 
-// gater builds the gate stage over a source's states.
-func (e *env) gater(cmd *cobra.Command, src *taskgen.Source, f *taskFlags, g *gateFlags) (*pool.Gater, func(), error) {
+// gater builds the gate stage over a run's rollout environments.
+func (e *env) gater(envs *rolloutEnvs, f *taskFlags, g *gateFlags) (*pool.Gater, error) {
 	cfg, err := g.config()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	envOf, closeEnv, err := e.checkEnv(cmd, src, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	personas := map[string]*persona.Persona{}
-	for _, st := range src.States {
-		personas[st.Persona.ID] = st.Persona
-	}
-	gt := &pool.Gater{Gates: cfg, MaxRevisions: g.maxRevisions, Progress: e.progress,
-		Env: func(t *task.Task) (*rollout.Env, error) {
-			p := personas[t.Provenance.Persona]
-			if p == nil {
-				return nil, fmt.Errorf("task %s: persona %q is not in %s: gate tasks with the world run they were synthesized from (--dir)", t.ID, t.Provenance.Persona, f.dir)
-			}
-			return envOf(p), nil
-		}}
+	gt := &pool.Gater{Gates: cfg, MaxRevisions: g.maxRevisions, Progress: e.progress, Env: envs.forTask("gate")}
 	if g.maxRevisions == 0 {
 		gt.MaxRevisions = -1
 	}
 	if g.judgeModel != "" {
 		_, client, err := modelClient("--judge-model", g.judgeModel)
 		if err != nil {
-			closeEnv()
-			return nil, nil, err
+			return nil, err
 		}
 		gt.Models = &pool.ModelJudges{LLM: &judge.LLMJudge{Model: client}, Agent: &judge.AgentJudge{Model: client}}
 	}
 	if len(g.models) > 0 {
 		combos, err := ensembleCombos(g.models, g.harnesses, filepath.Join(f.dir, "ensemble-work"))
 		if err != nil {
-			closeEnv()
-			return nil, nil, err
+			return nil, err
 		}
 		if gt.Ensemble, err = pool.ModelEnsemble(combos); err != nil {
-			closeEnv()
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	pool.Defaults(gt)
 	if !g.noLessons {
 		s, err := pool.LoadSkills(filepath.Join(f.dir, pool.SkillFile))
 		if err != nil {
-			closeEnv()
-			return nil, nil, err
+			return nil, err
 		}
 		gt.Lessons = s
 	}
-	return gt, closeEnv, nil
+	return gt, nil
 }
 
 func (e *env) gateCmd() *cobra.Command {
@@ -149,11 +128,15 @@ Exits non-zero when the task is rejected.`,
 				return err
 			}
 			defer closeSrc()
-			gt, closeG, err := e.gater(cmd, src, &f, &g)
+			envs, closeEnvs, err := e.rolloutEnvs(cmd.Context(), src, f.dir, filepath.Join(f.dir, "check-work"), f.fakeBrowser)
 			if err != nil {
 				return err
 			}
-			defer closeG()
+			defer closeEnvs()
+			gt, err := e.gater(envs, &f, &g)
+			if err != nil {
+				return err
+			}
 			o, err := gt.Do(cmd.Context(), pool.Job{TaskDir: taskDir, Seed: g.seed})
 			if err != nil {
 				return err
@@ -212,16 +195,15 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			if err != nil {
 				return err
 			}
-			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			s, envs, closeSrc, err := e.openTaskSynth(cmd, &f)
 			if err != nil {
 				return err
 			}
 			defer closeSrc()
-			gt, closeG, err := e.gater(cmd, s.Source, &f, &g)
+			gt, err := e.gater(envs, &f, &g)
 			if err != nil {
 				return err
 			}
-			defer closeG()
 			if s.AuthorBackend != nil {
 				// A failure the verifier's reviser cannot fix goes back to
 				// the llm author, with the gates' feedback.

@@ -11,10 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
 	"github.com/wildawm/wildawm/internal/trainer"
 	"github.com/wildawm/wildawm/internal/world"
@@ -54,27 +51,17 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	envOf, closeEnv, err := e.checkEnv(cmd, src, &taskFlags{dir: f.dir, fakeBrowser: f.fakeBrowser, check: true})
+	envs, closeEnv, err := e.rolloutEnvs(cmd.Context(), src, f.dir, filepath.Join(f.dir, "check-work"), f.fakeBrowser)
 	if err != nil {
 		closeSrc()
 		return nil, nil, err
-	}
-	personas := map[string]*persona.Persona{}
-	for _, st := range src.States {
-		personas[st.Persona.ID] = st.Persona
 	}
 	state := f.stateDir
 	if state == "" {
 		state = filepath.Join(f.dir, stateDefault)
 	}
 	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress,
-		Env: func(t *task.Task) (*rollout.Env, error) {
-			p := personas[t.Provenance.Persona]
-			if p == nil {
-				return nil, fmt.Errorf("task %s: persona %q is not in %s: train on a pool with the world run it was built from (--dir)", t.ID, t.Provenance.Persona, f.dir)
-			}
-			return envOf(p), nil
-		}})
+		Env: envs.forTask("train on")})
 	if err != nil {
 		closeEnv()
 		closeSrc()

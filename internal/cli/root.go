@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/sandbox"
 )
 
 // Run executes the wildawm command line with args (without the program name).
@@ -25,7 +27,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdout: stdout, stderr: stderr, uids: &sandbox.UIDs{}}
 	root.PersistentFlags().StringVar(&e.storeDir, "store", defaultStoreDir(), "the snapshot store directory (env WILDAWM_STORE)")
 	root.AddCommand(e.worldCmd(), e.storeCmd(), e.deltaCmd(), e.benchCmd(), e.demoCmd(), e.setupCmd(), e.serveCmd(), e.mcpCmd(), e.serviceCmd(), e.catalogCmd(), e.synCmd(), e.statsCmd(), e.rolloutCmd(), e.verifyCmd(), e.gateCmd(), e.poolCmd(), e.evalCmd(), e.sftCmd(), e.rlCmd())
 	root.AddCommand(e.openenvCmd())

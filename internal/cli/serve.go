@@ -90,7 +90,7 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 			}
 			defer release()
 			m := runtime.NewManager(runtime.ManagerOptions{Store: st, Materializer: mat, CatalogDir: catalogDir, Services: library(servicesDir), WorkDir: work,
-				Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell, MaxInstances: maxInstances})
+				Self: self, IdleTimeout: idle, UnsafeShell: unsafeShell, MaxInstances: maxInstances, UIDs: e.uids})
 			defer m.Close(context.WithoutCancel(ctx))
 
 			agentLn, err := net.Listen("tcp", listen)

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/agent"
-	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
@@ -121,22 +120,12 @@ dropped for length, tasks without a success.`,
 					return err
 				}
 				defer closeSrc()
-				envOf, closeEnv, err := e.checkEnv(cmd, src, &taskFlags{dir: dir, fakeBrowser: fakeBrowser})
+				envs, closeEnv, err := e.rolloutEnvs(ctx, src, dir, filepath.Join(dir, "check-work"), fakeBrowser)
 				if err != nil {
 					return err
 				}
 				defer closeEnv()
-				personas := map[string]*persona.Persona{}
-				for _, st := range src.States {
-					personas[st.Persona.ID] = st.Persona
-				}
-				x.Env = func(t *task.Task) (*rollout.Env, error) {
-					ps := personas[t.Provenance.Persona]
-					if ps == nil {
-						return nil, fmt.Errorf("task %s: persona %q is not in %s: export with the world run the task was synthesized from (--dir)", t.ID, t.Provenance.Persona, dir)
-					}
-					return envOf(ps), nil
-				}
+				x.Env = envs.forTask("export")
 				x.TrajectoryDir = filepath.Join(dir, "sft", "rollouts")
 			}
 			start := time.Now()

@@ -89,7 +89,7 @@ func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), er
 			return nil, nil, err
 		}
 	}
-	r, closeRun, err := synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Backend: backend, Progress: e.progress})
+	r, closeRun, err := synth.Open(cmd.Context(), synth.OpenOptions{Dir: o.dir, Seed: o.seed, RunDir: runDir, Backend: backend, Progress: e.progress, UIDs: e.uids})
 	if err != nil {
 		release()
 		return nil, nil, err

@@ -7,19 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/semaphore"
 
-	"github.com/wildawm/wildawm/internal/browser"
-	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
-	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/rollout"
-	"github.com/wildawm/wildawm/internal/runtime"
-	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
@@ -77,49 +69,53 @@ func (f *taskFlags) familyList() ([]taskgen.Family, error) {
 	return out, nil
 }
 
-// open opens the source run and a synthesis into the output directory,
-// with the tasks of an earlier run counted as accepted.
-func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, func(), error) {
+// openTaskSynth opens the source run and a synthesis into the output
+// directory, with the tasks of an earlier run counted as accepted; with
+// --check (or the sketch agent) also the run's rollout environments, nil
+// without.
+func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *rolloutEnvs, func(), error) {
 	if f.sketchModel != "" && f.authorModel == "" {
-		return nil, nil, fmt.Errorf("--sketch-model needs --author-model: the sketch agent's sketches are family-free, and no family authors them")
+		return nil, nil, nil, fmt.Errorf("--sketch-model needs --author-model: the sketch agent's sketches are family-free, and no family authors them")
 	}
 	if f.out == "" {
 		f.out = filepath.Join(f.dir, "tasks")
 	}
 	cache := filepath.Join(f.dir, "cache")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s := &taskgen.Synth{Source: src, Out: f.out, Diversity: &taskgen.Diversity{}}
 	if f.embeddings != "" {
 		_, c, err := modelClient("--embeddings", f.embeddings)
 		if err != nil {
 			closeSrc()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s.Diversity.Embedder = c
 	}
+	var envs *rolloutEnvs
 	if f.check || f.sketchModel != "" {
-		live, closeLive, err := e.checkEnv(cmd, src, f)
+		var closeLive func()
+		envs, closeLive, err = e.rolloutEnvs(cmd.Context(), src, f.dir, filepath.Join(f.dir, "check-work"), f.fakeBrowser)
 		if err != nil {
 			closeSrc()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if f.check {
-			s.Check = live
+			s.Check = envs.persona
 		}
 		if f.sketchModel != "" {
 			_, c, err := modelClient("--sketch-model", f.sketchModel)
 			if err != nil {
 				closeLive()
 				closeSrc()
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			s.SketchBackend = taskgen.NewLLMSketcher(c, taskgen.LLMSketchOptions{Env: live, MaxTurns: f.sketchTurns, WallTime: f.sketchWall,
+			s.SketchBackend = taskgen.NewLLMSketcher(c, taskgen.LLMSketchOptions{Env: envs.persona, MaxTurns: f.sketchTurns, WallTime: f.sketchWall,
 				Dir: filepath.Join(f.dir, "sketch-sessions")})
 		}
 		closeRun := closeSrc
@@ -129,112 +125,19 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, f
 		_, c, err := modelClient("--author-model", f.authorModel)
 		if err != nil {
 			closeSrc()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s.AuthorBackend = taskgen.NewLLMAuthor(c, taskgen.LLMAuthorOptions{Tries: f.authorTries})
 	}
 	n, err := s.Resume(cmd.Context())
 	if err != nil {
 		closeSrc()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n > 0 {
 		e.progress("resuming: %d tasks already in %s", n, f.out)
 	}
-	return s, closeSrc, nil
-}
-
-// checkEnv is the self-check's rollout environment per persona: live
-// instances of the run's store, a shared Chromium (a tab each) or the HTTP
-// browser.
-func (e *env) checkEnv(cmd *cobra.Command, src *taskgen.Source, f *taskFlags) (func(*persona.Persona) *rollout.Env, func(), error) {
-	work, release, err := e.ownScratch(filepath.Join(f.dir, "check-work"))
-	if err != nil {
-		return nil, nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			release()
-		}
-	}()
-	var newBrowser func(ctx context.Context, origins []string) (rollout.Browser, error)
-	closeBrowser := func() {}
-	if f.fakeBrowser {
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
-		}
-	} else {
-		if err := e.ensureDeps(cmd.Context(), true); err != nil {
-			return nil, nil, err
-		}
-		b, err := browser.New(context.WithoutCancel(cmd.Context()), browser.Options{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("--check: %w (or --fake-browser)", err)
-		}
-		newBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
-			return b.Tab(ctx, browser.AllowOrigins(origins...))
-		}
-		closeBrowser = func() { b.Close(context.Background()) }
-	}
-	shells, err := newRolloutShells(cmd.Context())
-	if err != nil {
-		closeBrowser()
-		return nil, nil, err
-	}
-	prev := closeBrowser
-	closeBrowser = func() { prev(); shells.close(); release() }
-	ok = true
-	var mu sync.Mutex
-	envs := map[string]*rollout.Env{}
-	get := func(p *persona.Persona) *rollout.Env {
-		mu.Lock()
-		defer mu.Unlock()
-		if env := envs[p.ID]; env != nil {
-			return env
-		}
-		env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: filepath.Join(work, p.ID),
-			Self: p.Name, Services: src.Run.Defs.Library, NewBrowser: newBrowser, FirstUID: 210000 + 1000*len(envs)}
-		shells.apply(env)
-		os.MkdirAll(env.WorkDir, 0o755)
-		envs[p.ID] = env
-		return env
-	}
-	return get, closeBrowser, nil
-}
-
-// rolloutShells is what every command that runs rollouts gives its
-// rollout environments' shells and verifier scripts: as root, a sandbox
-// host made before any instance (sandbox.NewHost: a command's cost then
-// does not grow with the instances running); one cap on the sandboxes set
-// up at once; the runtime's default priority. A runtime.Manager has the
-// same by default.
-type rolloutShells struct {
-	host   *sandbox.Host
-	setups *semaphore.Weighted
-}
-
-func newRolloutShells(ctx context.Context) (*rolloutShells, error) {
-	s := &rolloutShells{setups: semaphore.NewWeighted(int64(runtime.DefaultShellSetups()))}
-	if os.Geteuid() == 0 && sandbox.Available() == nil {
-		h, err := sandbox.NewHost(ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		s.host = h
-	}
-	return s, nil
-}
-
-// apply sets env's shells to s.
-func (s *rolloutShells) apply(env *rollout.Env) {
-	env.SandboxHost, env.ShellSetups, env.ShellNice = s.host, s.setups, runtime.DefaultShellNice
-}
-
-func (s *rolloutShells) close() {
-	if s.host != nil {
-		s.host.Close()
-	}
+	return s, envs, closeSrc, nil
 }
 
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
@@ -297,7 +200,7 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 				}
 				f.check = true
 			}
-			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			s, envs, closeSrc, err := e.openTaskSynth(cmd, &f)
 			if err != nil {
 				return err
 			}
@@ -309,7 +212,7 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 			start := time.Now()
 			rs, err := s.Run(cmd.Context(), jobs, f.parallel, nil)
 			if err == nil && difficulty != "" {
-				err = e.keepDifficulty(cmd, s, &f, &g, rs, difficulty)
+				err = e.keepDifficulty(cmd, envs, &f, &g, rs, difficulty)
 			}
 			e.reportTasks(rs, start)
 			return err
@@ -325,12 +228,11 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 
 // keepDifficulty gates every task of rs and keeps those accepted at
 // level; the others are removed and reported as rejected.
-func (e *env) keepDifficulty(cmd *cobra.Command, s *taskgen.Synth, f *taskFlags, g *gateFlags, rs []*taskgen.Result, level string) error {
-	gt, closeG, err := e.gater(cmd, s.Source, f, g)
+func (e *env) keepDifficulty(cmd *cobra.Command, envs *rolloutEnvs, f *taskFlags, g *gateFlags, rs []*taskgen.Result, level string) error {
+	gt, err := e.gater(envs, f, g)
 	if err != nil {
 		return err
 	}
-	defer closeG()
 	for _, r := range rs {
 		var keep []taskgen.Produced
 		for _, p := range r.Tasks {
@@ -377,7 +279,7 @@ Rerunning resumes: tasks already written count as accepted.`,
 			if err != nil {
 				return err
 			}
-			s, closeSrc, err := e.openTaskSynth(cmd, &f)
+			s, _, closeSrc, err := e.openTaskSynth(cmd, &f)
 			if err != nil {
 				return err
 			}

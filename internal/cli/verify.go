@@ -69,7 +69,7 @@ V is 0.`,
 			if err := os.Chmod(work, 0o755); err != nil {
 				return err
 			}
-			env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(work, "cache")}, WorkDir: work}
+			env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(work, "cache")}, WorkDir: work, UIDs: e.uids}
 			res, err := env.Verify(ctx, t, filepath.Join(taskDir, "verifier"), final, answer)
 			if err != nil {
 				return err
@@ -107,7 +107,7 @@ func (e *env) regrade(cmd *cobra.Command, taskDir string) error {
 	if err := os.Chmod(work, 0o755); err != nil {
 		return err
 	}
-	env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(work, "cache")}, WorkDir: work}
+	env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(work, "cache")}, WorkDir: work, UIDs: e.uids}
 	rg, err := pool.RegradeTask(cmd.Context(), env, taskDir, gate.Config{})
 	if err != nil {
 		return err

@@ -159,7 +159,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer h.Close()
 		host = h
 	}
-	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host, ShellNice: o.ShellNice, MaxShellSetups: o.MaxShellSetups})
+	// One uid allocator for the Manager's instances and the baselines'.
+	uids := sandbox.NewUIDs(300000, 0)
+	m := wrt.NewManager(wrt.ManagerOptions{Store: o.Store, Materializer: mat, CatalogDir: o.CatalogDir, WorkDir: filepath.Join(o.RunDir, "instances"), Self: o.Self, SandboxHost: host, ShellNice: o.ShellNice, MaxShellSetups: o.MaxShellSetups, UIDs: uids})
 	defer m.Close(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -371,8 +373,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i := range 20 {
 		dir := filepath.Join(o.RunDir, "copy-"+strconv.Itoa(i))
 		reset.Remove(dir)
+		uid, err := uids.Next()
+		if err != nil {
+			return nil, err
+		}
 		t0 := time.Now()
-		in, err := wrt.Start(ctx, wrt.Options{Materializer: copyMat, Snapshot: o.Snapshot, CatalogDir: o.CatalogDir, Dir: dir, Self: o.Self, NoListen: true, SandboxUID: 299999, SandboxGID: 299999})
+		in, err := wrt.Start(ctx, wrt.Options{Materializer: copyMat, Snapshot: o.Snapshot, CatalogDir: o.CatalogDir, Dir: dir, Self: o.Self, NoListen: true, SandboxUID: uid, SandboxGID: uid})
 		if err != nil {
 			return nil, err
 		}

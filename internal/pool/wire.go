@@ -27,7 +27,7 @@ func Defaults(g *Gater) {
 }
 
 // MutateCheck is the mutation check of internal/mutate, its scripts run in
-// the sandbox as a uid of the environment's own.
+// the sandbox as a uid of their own from the environment's allocator.
 func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDir, initial, solved string) (*Mutation, error) {
 	scratch, err := os.MkdirTemp(env.WorkDir, "mutate-")
 	if err != nil {
@@ -43,12 +43,11 @@ func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDi
 	if err := verify.CopyDir(ctx, verifierDir, vdir); err != nil {
 		return nil, err
 	}
-	uid := 0
-	if env.FirstUID > 0 {
-		uid = env.FirstUID + 999
+	runner, err := env.ScriptRunner()
+	if err != nil {
+		return nil, err
 	}
-	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved,
-		Runner: rollout.SandboxRunner{UID: uid, Host: env.SandboxHost, Setups: env.ShellSetups}, Scratch: filepath.Join(scratch, "work")})
+	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved, Runner: runner, Scratch: filepath.Join(scratch, "work")})
 	if err != nil {
 		return nil, err
 	}

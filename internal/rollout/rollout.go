@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,10 +63,13 @@ type Env struct {
 	// use it to inject an infrastructure fault (closing the instance or the
 	// session's browser).
 	BeforePolicy func(ctx context.Context, spec Spec, attempt int, inst *runtime.Instance, sess *Session)
-	// FirstUID is the first of the unprivileged uids given to instances'
-	// shells, one per instance, so that one instance's processes never count
-	// against another's process limit (default 200000).
-	FirstUID int
+	// UIDs hands out the unprivileged uids of the instances' shells and the
+	// verifier's scripts, one per sandbox, so that one sandbox's processes
+	// never count against another's process limit. Every Env of a process
+	// shares the process's one (Factory gives it); nil is a private
+	// allocator from sandbox.DefaultFirstUID, for an Env alone in its
+	// process.
+	UIDs *sandbox.UIDs
 	// SandboxHost, when set, is the mount namespace the instances' shells
 	// and the verifier's scripts are sandboxed from (sandbox.NewHost); the
 	// Env's owner closes it.
@@ -78,16 +81,19 @@ type Env struct {
 	// ShellNice is the instances' shells' CPU priority
 	// (runtime.Options.ShellNice; 0 leaves it at the process's own).
 	ShellNice int
-	uids      atomic.Int64
+
+	ownUIDs sync.Once
 }
 
-// nextUID returns a fresh sandbox uid.
-func (e *Env) nextUID() int {
-	base := e.FirstUID
-	if base == 0 {
-		base = 200000
-	}
-	return base + int(e.uids.Add(1))
+// NewUID returns a sandbox uid no other sandbox of the Env's allocator
+// has: for a sandbox of the caller's own (a mutation check's scripts).
+func (e *Env) NewUID() (int, error) {
+	e.ownUIDs.Do(func() {
+		if e.UIDs == nil {
+			e.UIDs = &sandbox.UIDs{}
+		}
+	})
+	return e.UIDs.Next()
 }
 
 // Policy decides a rollout's actions through env's tools and returns the
@@ -210,7 +216,10 @@ func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runti
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	uid := e.nextUID()
+	uid, err := e.NewUID()
+	if err != nil {
+		return nil, err
+	}
 	return runtime.Start(ctx, runtime.Options{Materializer: e.Materializer, Snapshot: snapshot, CatalogDir: e.CatalogDir, Dir: dir, Self: e.Self, SandboxUID: uid, SandboxGID: uid, Services: e.Services, SandboxHost: e.SandboxHost, ShellSetups: e.ShellSetups, ShellNice: e.ShellNice})
 }
 
@@ -461,7 +470,22 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err := verify.CopyDir(ctx, verifierDir, filepath.Join(vdir, "v")); err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: SandboxRunner{UID: e.nextUID(), Host: e.SandboxHost, Setups: e.ShellSetups}, Scratch: scratch})
+	runner, err := e.ScriptRunner()
+	if err != nil {
+		return nil, err
+	}
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: runner, Scratch: scratch})
+}
+
+// ScriptRunner runs scripts of the caller's (a verifier's, a mutation
+// check's) in the Env's sandboxes, as a uid of their own from the Env's
+// allocator.
+func (e *Env) ScriptRunner() (SandboxRunner, error) {
+	uid, err := e.NewUID()
+	if err != nil {
+		return SandboxRunner{}, err
+	}
+	return SandboxRunner{UID: uid, Host: e.SandboxHost, Setups: e.ShellSetups}, nil
 }
 
 // SandboxRunner runs verifier scripts in internal/sandbox as UID (0 means

@@ -66,10 +66,11 @@ type ManagerOptions struct {
 	// MaxInstances caps the live instances (DefaultMaxInstances); Create
 	// refuses one more with ErrTooManyInstances.
 	MaxInstances int
-	// FirstUID is the first unprivileged uid given to instances' shells,
-	// one per instance (default 300000): a fork bomb in one instance hits
-	// only its own process limit.
-	FirstUID int
+	// UIDs hands out the unprivileged uids of the instances' shells, one
+	// per instance, so that a fork bomb in one instance hits only its own
+	// process limit: the process's one allocator (nil: one of the
+	// Manager's own, from 300000).
+	UIDs *sandbox.UIDs
 	// SandboxHost is the instances' sandbox host (Options.SandboxHost);
 	// the caller owns it.
 	SandboxHost *sandbox.Host
@@ -165,8 +166,8 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.FirstUID == 0 {
-		opts.FirstUID = 300000
+	if opts.UIDs == nil {
+		opts.UIDs = sandbox.NewUIDs(300000, 0)
 	}
 	if opts.MaxInstances <= 0 {
 		opts.MaxInstances = DefaultMaxInstances
@@ -231,7 +232,6 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 	m.starting++
 	m.next++
 	id := fmt.Sprintf("i%d", m.next)
-	uid := m.opts.FirstUID + m.next
 	m.mu.Unlock()
 	registered := false // then the slot is the instance's, no longer a start's
 	defer func() {
@@ -241,6 +241,10 @@ func (m *Manager) Create(ctx context.Context, snapshot world.ID) (Info, error) {
 			m.mu.Unlock()
 		}
 	}()
+	uid, err := m.opts.UIDs.Next()
+	if err != nil {
+		return Info{}, fmt.Errorf("create instance: %w", err)
+	}
 	dir := filepath.Join(m.opts.WorkDir, id)
 	if err := reset.Remove(dir); err != nil {
 		return Info{}, err

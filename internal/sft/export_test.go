@@ -337,7 +337,7 @@ func liveModel(t *testing.T, f *pooltest.Fixture, tokenIDs bool) {
 		t.Fatal(err)
 	}
 	env := &rollout.Env{Store: f.Env.Store, Materializer: f.Env.Materializer, CatalogDir: f.Env.CatalogDir, WorkDir: work, Self: f.Env.Self,
-		Services: f.Env.Services, FirstUID: 250000,
+		Services: f.Env.Services, UIDs: f.Env.UIDs,
 		NewBrowser: func(ctx context.Context, origins []string) (rollout.Browser, error) {
 			b, err := fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
 			mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/service"
 	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/skill"
@@ -34,6 +35,9 @@ type OpenOptions struct {
 	Log     *slog.Logger
 	// Progress is told about long set-up steps (the catalog).
 	Progress func(format string, args ...any)
+	// UIDs is the process's sandbox uid allocator, which live health's
+	// instances draw from; nil is one of the run's own.
+	UIDs *sandbox.UIDs
 }
 
 // Open prepares a run in o.Dir: the catalog (built once), the snapshot
@@ -118,12 +122,16 @@ func Open(ctx context.Context, o OpenOptions) (r *Run, close func(), err error) 
 			closeAll()
 			return nil, nil, err
 		}
+		uids := o.UIDs
+		if uids == nil {
+			uids = &sandbox.UIDs{}
+		}
 		var n atomic.Int64
 		chk.Env = func(p *persona.Persona) (*rollout.Env, func()) {
 			k := n.Add(1)
 			dir := filepath.Join(o.RunDir, fmt.Sprintf("h%d", k))
 			env := &rollout.Env{Store: st, Materializer: &reset.Materializer{Store: st, CacheDir: filepath.Join(dir, "cache")},
-				CatalogDir: catDir, WorkDir: dir, Self: p.Name, Services: defs.Library, FirstUID: 200000 + int(k%5000)*16}
+				CatalogDir: catDir, WorkDir: dir, Self: p.Name, Services: defs.Library, UIDs: uids}
 			return env, func() { os.RemoveAll(dir) }
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/synth"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
@@ -87,7 +88,7 @@ func New(t testing.TB, families []string) *Fixture {
 	os.Mkdir(work, 0o755)
 	last := src.States[len(src.States)-1]
 	env := &rollout.Env{Store: src.Run.Store, Materializer: src.Materializer, CatalogDir: src.CatalogDir, WorkDir: work, Self: last.Persona.Name,
-		Services: src.Run.Defs.Library, FirstUID: 240000,
+		Services: src.Run.Defs.Library, UIDs: sandbox.NewUIDs(240000, 10000),
 		NewBrowser: func(ctx context.Context, origins []string) (rollout.Browser, error) {
 			return fakebrowser.New(fakebrowser.Options{AllowOrigins: origins})
 		}}
