@@ -20,6 +20,11 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
+// defaultRunDir is the run directory every command that works on a run
+// (syn, pool, gate, eval, sft, rl, openenv, stats) defaults to: the
+// commands of one run agree without a --dir.
+const defaultRunDir = "wildawm-worlds"
+
 // env holds what every command shares: the store location and the output.
 type env struct {
 	storeDir string
@@ -56,6 +61,32 @@ func (e *env) openStore(create bool) (*store.Store, error) {
 		return nil, fmt.Errorf("%w (set --store or WILDAWM_STORE; `wildawm store init` creates one)", err)
 	}
 	return s, nil
+}
+
+// runStoreFlag gives c the flag --dir RUN: the store is then the run's
+// own, RUN/store (what syn worlds, pool run and the demo write), so a user
+// of a run never has to name its store. --store naming another is an
+// error.
+func (e *env) runStoreFlag(c *cobra.Command) {
+	var dir string
+	c.Flags().StringVar(&dir, "dir", "", "a run's directory (syn worlds --dir, demo --dir): use its own store, DIR/store, instead of --store")
+	prev := c.PreRunE
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if dir != "" {
+			own := filepath.Join(dir, "store")
+			if cmd.Flags().Changed("store") && filepath.Clean(e.storeDir) != filepath.Clean(own) {
+				return fmt.Errorf("--dir %s and --store %s: the run's store is %s; give one of them", dir, e.storeDir, own)
+			}
+			if _, err := os.Stat(filepath.Join(own, "config.json")); err != nil {
+				return fmt.Errorf("--dir %s: no store at %s: give the directory a run wrote (wildawm syn worlds --dir, wildawm demo --dir)", dir, own)
+			}
+			e.storeDir = own
+		}
+		if prev != nil {
+			return prev(cmd, args)
+		}
+		return nil
+	}
 }
 
 func (e *env) progress(format string, args ...any) {

@@ -95,6 +95,7 @@ to the store directory (the demo lays out DIR/store and DIR/catalog).`,
 	c.Flags().StringVar(&servicesDir, "services", "", "library of service definitions the world may name (DIR/NAME.yaml)")
 	c.Flags().StringVar(&runDir, "run-dir", "", "where instances and the snapshot cache live; every directory above it must be searchable by the sandbox uid (default: under the system temporary directory)")
 	addJSONFlag(c, &asJSON)
+	e.runStoreFlag(c)
 	return c
 }
 

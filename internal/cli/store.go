@@ -59,6 +59,11 @@ func (e *env) storeCmd() *cobra.Command {
 			return writeJSON(e.stdout, s)
 		},
 	})
+	for _, sub := range c.Commands() {
+		if sub.Name() != "init" && sub.Name() != "check" {
+			e.runStoreFlag(sub)
+		}
+	}
 	return c
 }
 
@@ -97,5 +102,6 @@ Exits non-zero on any error; garbage is listed, not an error.`,
 	c.Flags().BoolVar(&opts.NoRestore, "no-restore", false, "check objects and trees only: do not restore and hash the snapshots")
 	c.Flags().StringVar(&opts.Scratch, "scratch", "", "directory for the scratch checkouts (default: the system's temporary directory)")
 	c.Flags().IntVar(&opts.Parallel, "parallel", 2, "snapshots restored and hashed at once")
+	e.runStoreFlag(c)
 	return c
 }

@@ -87,6 +87,7 @@ V is 0.`,
 	c.Flags().StringVar(&w, "w", "", "the final world's snapshot")
 	c.Flags().StringVar(&answer, "answer", "", "the final answer")
 	c.Flags().BoolVar(&regrade, "regrade", false, "re-verify a gated task's stored rollouts (DIR/gate/) with its current verifier, without new rollouts; the store is --store (the world run's DIR/store)")
+	e.runStoreFlag(c)
 	return c
 }
 

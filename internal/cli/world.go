@@ -72,7 +72,7 @@ snapshot ID and stores nothing new.`,
 }
 
 func (e *env) worldCheckoutCmd() *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "checkout ID DIR",
 		Short: "Materialise snapshot ID (or a unique prefix) into the new directory DIR",
 		Args:  cobra.ExactArgs(2),
@@ -93,6 +93,8 @@ func (e *env) worldCheckoutCmd() *cobra.Command {
 			return nil
 		},
 	}
+	e.runStoreFlag(c)
+	return c
 }
 
 func (e *env) worldLogCmd() *cobra.Command {
@@ -142,6 +144,7 @@ func (e *env) worldLogCmd() *cobra.Command {
 		},
 	}
 	addJSONFlag(c, &asJSON)
+	e.runStoreFlag(c)
 	return c
 }
 
@@ -180,5 +183,6 @@ named TABLE_nk or a UNIQUE constraint), else by primary key.`,
 		},
 	}
 	addJSONFlag(c, &asJSON)
+	e.runStoreFlag(c)
 	return c
 }
