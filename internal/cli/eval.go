@@ -126,7 +126,7 @@ infrastructure).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&dir, "dir", "wildawm-worlds", "the world-synthesis run whose pool is evaluated (DIR/"+pool.File+")")
+	f.StringVar(&dir, "dir", defaultRunDir, "the world-synthesis run whose pool is evaluated (DIR/"+pool.File+")")
 	f.StringVar(&split, "split", pool.SplitVal, "the pool's split to evaluate on (val is the in-domain evaluation split)")
 	f.StringVar(&agentSpec, "agent", defaultEvalAgent, "who acts: a scripted agent ("+strings.Join(evalAgentNames(), ", ")+") or a model, URL#MODEL")
 	f.IntVarP(&k, "k", "k", 8, "rollouts per task")

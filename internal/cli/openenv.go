@@ -69,7 +69,7 @@ Bearer TOKEN"; listening beyond loopback (--addr 0.0.0.0:8010) requires it.`,
 			return e.servePlane(cmd.Context(), pl, srv.Handler(), what, srv.Close)
 		},
 	}
-	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world run whose pool is served (DIR/"+pool.File+")")
+	c.Flags().StringVar(&f.dir, "dir", defaultRunDir, "the world run whose pool is served (DIR/"+pool.File+")")
 	c.Flags().StringVar(&f.split, "split", pool.SplitRL, "the pool split served: "+pool.SplitSFT+", "+pool.SplitRL+" or "+pool.SplitVal)
 	f.plane.register(c, "127.0.0.1:8010")
 	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")

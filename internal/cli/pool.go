@@ -153,7 +153,7 @@ Exits non-zero when the task is rejected.`,
 		},
 	}
 	c.Flags().StringVar(&taskDir, "task", "", "the task's directory")
-	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world-synthesis run the task was synthesized from")
+	c.Flags().StringVar(&f.dir, "dir", defaultRunDir, "the world-synthesis run the task was synthesized from")
 	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium) instead of Chromium")
 	g.register(c)
 	return c
@@ -352,7 +352,7 @@ their IDs, in --proportions (default the paper's 100 / 208 / 33). Writes DIR/` +
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&dir, "dir", defaultRunDir, "the run directory")
 	c.Flags().StringVar(&out, "tasks", "", "the tasks' directory (default DIR/tasks)")
 	c.Flags().StringVar(&props, "proportions", "", "split proportions, sft=N,rl=N,val=N (default 100/208/33)")
 	return c
@@ -386,7 +386,7 @@ func (e *env) poolListCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&dir, "dir", defaultRunDir, "the run directory")
 	c.Flags().StringVar(&split, "split", "", "only this split")
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per task")
 	return c
@@ -414,7 +414,7 @@ func (e *env) poolExportCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&dir, "dir", defaultRunDir, "the run directory")
 	c.Flags().StringVar(&split, "split", "", "only this split")
 	c.Flags().StringVar(&out, "out", "", "the directory to export into")
 	return c
@@ -441,7 +441,7 @@ func (e *env) statsTasksCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the run directory")
+	c.Flags().StringVar(&dir, "dir", defaultRunDir, "the run directory")
 	c.Flags().StringVar(&tasks, "tasks", "", "the tasks' directory (default DIR/tasks)")
 	return c
 }

@@ -31,7 +31,7 @@ type rlFlags struct {
 }
 
 func (f *rlFlags) register(c *cobra.Command, stateDefault string) {
-	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world run whose pool's tasks are trained on (DIR/"+pool.File+")")
+	c.Flags().StringVar(&f.dir, "dir", defaultRunDir, "the world run whose pool's tasks are trained on (DIR/"+pool.File+")")
 	c.Flags().StringVar(&f.split, "split", pool.SplitRL, "the pool split tasks are sampled from")
 	c.Flags().StringVar(&f.stateDir, "state", "", "where batches, scheduler state and trajectories are kept (default DIR/"+stateDefault+")")
 	c.Flags().IntVar(&f.parallel, "parallel", 4, "rollouts at a time")
@@ -131,7 +131,7 @@ func (e *env) rlExportCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-worlds", "the world run the service ran on")
+	c.Flags().StringVar(&dir, "dir", defaultRunDir, "the world run the service ran on")
 	c.Flags().StringVar(&state, "state", "", "the service's state directory (default DIR/rl)")
 	c.Flags().StringVar(&out, "out", "", "the JSONL file to write")
 	c.Flags().IntVar(&from, "from", 1, "the first train step")

@@ -139,7 +139,7 @@ dropped for length, tasks without a success.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&dir, "dir", "wildawm-worlds", "the world-synthesis run whose pool is exported (DIR/"+pool.File+")")
+	f.StringVar(&dir, "dir", defaultRunDir, "the world-synthesis run whose pool is exported (DIR/"+pool.File+")")
 	f.StringVar(&out, "out", "", "the JSONL file to write (atomically)")
 	f.StringVar(&from, "from", sft.SourceGate, "where the teacher trajectories come from: gate (stored gate rollouts) or live (new rollouts of --teacher)")
 	f.StringVar(&teacher, "teacher", "", "with --from live, the teacher: a model URL#MODEL through the wildawm harness, or "+strings.Join(replayTeachers(), ", "))

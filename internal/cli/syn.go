@@ -28,7 +28,7 @@ type synOptions struct {
 }
 
 func (o *synOptions) flags(c *cobra.Command) {
-	c.Flags().StringVar(&o.dir, "dir", "worlds", "the run's directory: personas, plans, deltas, reports, the store, the library and the catalog")
+	c.Flags().StringVar(&o.dir, "dir", defaultRunDir, "the run's directory: personas, plans, deltas, reports, the store, the library and the catalog")
 	c.Flags().Uint64Var(&o.seed, "seed", 1, "the seed every procedural stage draws from")
 	c.Flags().BoolVar(&o.noHealth, "no-health", false, "skip layer 4 (live health: boot every day as an instance); the reports then say so and the states are not complete")
 	c.Flags().StringVar(&o.runDir, "run-dir", "", "where live health boots instances; every directory above it must be searchable by the sandbox uid (default: under the system temporary directory)")
@@ -451,7 +451,7 @@ func (e *env) statsCmd() *cobra.Command {
 			return err
 		},
 	}
-	w.Flags().StringVar(&dir, "dir", "worlds", "the run's directory (syn worlds --dir)")
+	w.Flags().StringVar(&dir, "dir", defaultRunDir, "the run's directory (syn worlds --dir)")
 	addJSONFlag(w, &asJSON)
 	c.AddCommand(w, e.statsTasksCmd())
 	return c

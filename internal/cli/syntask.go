@@ -28,7 +28,7 @@ type taskFlags struct {
 }
 
 func (f *taskFlags) register(c *cobra.Command) {
-	c.Flags().StringVar(&f.dir, "dir", "wildawm-worlds", "the world-synthesis run the tasks start from (wildawm syn worlds --dir)")
+	c.Flags().StringVar(&f.dir, "dir", defaultRunDir, "the world-synthesis run the tasks start from (wildawm syn worlds --dir)")
 	c.Flags().StringVar(&f.out, "out", "", "where tasks are written, one directory each (default DIR/tasks)")
 	c.Flags().StringVar(&f.families, "families", "", "comma-separated task families (default every family: "+strings.Join(familyNames(), ", ")+")")
 	c.Flags().Uint64Var(&f.seed, "seed", 1, "the sketches' seed")
