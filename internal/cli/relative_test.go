@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/runtime"
+)
+
+// TestRelativePaths: the documented pipeline runs from a working
+// directory with relative --dir and --store (a relative path once made a
+// file URI whose authority was the directory: "invalid uri authority"),
+// and the run's store is found with --dir alone.
+func TestRelativePaths(t *testing.T) {
+	runtime.SkipUnlessInstancesRun(t)
+	// Below the system temporary directory, searchable: the sandbox uids
+	// reach the instances under it.
+	root, err := os.MkdirTemp("", "wildawm-relative-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	os.Chmod(root, 0o755)
+	t.Chdir(root)
+	const st = "unused-store" // relative too; the run's own store is w/store
+	mustRun(t, st, "syn", "worlds", "--dir", "w", "--personas", "1", "--days", "3")
+	out := mustRun(t, st, "syn", "tasks", "--dir", "w", "--days", "2", "--families", "wishlist-balance,cafe-near-venue")
+	if !strings.Contains(out, filepath.Join("w", "tasks")+string(filepath.Separator)) {
+		t.Fatalf("syn tasks wrote no task under w/tasks:\n%s", out)
+	}
+	_, stderr, err := run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "cafe-near-venue", "--fake-browser")
+	if err != nil {
+		t.Fatalf("pool run: %v\n%s", err, stderr)
+	}
+	outs, _, err := pool.Outcomes(filepath.Join("w", "tasks"))
+	if err != nil || len(outs) == 0 {
+		t.Fatalf("pool run gated nothing under w/tasks: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join("w", pool.File)); err != nil {
+		t.Errorf("pool run wrote no pool index: %v", err)
+	}
+	// The run's store through --dir (no --store: the default store is
+	// elsewhere), and through a relative --store.
+	t.Setenv("WILDAWM_STORE", "default-store")
+	noStore := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), args, &out, &errb); err != nil {
+			t.Fatalf("wildawm %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+		}
+		return out.String()
+	}
+	log := noStore("world", "log", "--dir", "w")
+	if n := len(strings.Split(strings.TrimSpace(log), "\n")); n < 3 {
+		t.Fatalf("world log --dir w lists %d snapshots, want the 3 days and more:\n%s", n, log)
+	}
+	id := strings.Fields(log)[0]
+	noStore("world", "checkout", "--dir", "w", id, "co")
+	if _, err := os.Stat(filepath.Join("co", "manifest.json")); err != nil {
+		t.Errorf("world checkout --dir w: %v", err)
+	}
+	if out := mustRun(t, filepath.Join("w", "store"), "store", "check", "--no-restore"); !strings.Contains(out, "no errors") {
+		t.Errorf("store check of a relative --store:\n%s", out)
+	}
+	task := filepath.Join("w", "tasks", outs[0].TaskID)
+	if out := noStore("verify", "--dir", "w", "--task", task, "--regrade"); !strings.Contains(out, "stored rollouts change verdict") {
+		t.Errorf("verify --regrade --dir w:\n%s", out)
+	}
+}
