@@ -33,14 +33,19 @@ func (f *taskFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.families, "families", "", "comma-separated task families (default every family: "+strings.Join(familyNames(), ", ")+")")
 	c.Flags().Uint64Var(&f.seed, "seed", 1, "the sketches' seed")
 	c.Flags().IntVar(&f.parallel, "parallel", 2, "jobs at a time")
-	c.Flags().BoolVar(&f.check, "check", false, "self-check every task on live instances: V(W0) = 0, the answer alone fails, the reference completion passes V (in Chromium); a task that fails is removed")
-	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "with --check, drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
+	c.Flags().BoolVar(&f.fakeBrowser, "fake-browser", false, "in the live instances (the self-check), drive the websites with the HTTP browser (no Chromium, no script) instead of Chromium")
 	c.Flags().StringVar(&f.embeddings, "embeddings", "", "an OpenAI-compatible embeddings endpoint for the diversity gate, URL#MODEL (default the offline hashed embedding)")
 	c.Flags().StringVar(&f.sketchModel, "sketch-model", "", "the llm sketch agent instead of the families' sketches: a model, URL#MODEL, explores a live instance of each state and proposes up to 4 sketches (needs --author-model; the browser as for --check)")
 	c.Flags().StringVar(&f.authorModel, "author-model", "", "the llm author instead of the families' Author: a model, URL#MODEL, writes each kept sketch's seven artifacts with submit_task")
 	c.Flags().IntVar(&f.sketchTurns, "sketch-turns", 0, "with --sketch-model, a session's model turns (default 40)")
 	c.Flags().DurationVar(&f.sketchWall, "sketch-wall", 0, "with --sketch-model, a session's wall time (default 10m)")
 	c.Flags().IntVar(&f.authorTries, "author-tries", 0, "with --author-model, the submit_task calls a task may take (default 3)")
+}
+
+// registerCheck adds --check, for the commands where the self-check is a
+// choice (pool run always runs it).
+func (f *taskFlags) registerCheck(c *cobra.Command) {
+	c.Flags().BoolVar(&f.check, "check", false, "self-check every task on live instances: V(W0) = 0, the answer alone fails, the reference completion passes V (in Chromium); a task that fails is removed (an earlier run's task, with its evidence, is kept under OUT/"+taskgen.VersionsDir+")")
 }
 
 func familyNames() []string {
@@ -219,10 +224,11 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 		},
 	}
 	f.register(c)
+	f.registerCheck(c)
 	g.register(c)
 	c.Flags().StringVar(&personaID, "persona", "", "the persona's ID")
 	c.Flags().IntVar(&day, "day", 0, "the day whose state the tasks start from")
-	c.Flags().StringVar(&difficulty, "difficulty", "", "keep only tasks the gates accept at this difficulty level (hard or medium, or a name of --levels): implies --check, and gates every task written (wildawm gate); the others are removed")
+	c.Flags().StringVar(&difficulty, "difficulty", "", "keep only tasks the gates accept at this difficulty level (hard or medium, or a name of --levels): implies --check, and gates every task written (wildawm gate); the others are removed, their gate evidence kept under OUT/"+taskgen.VersionsDir+"")
 	return c
 }
 
@@ -249,7 +255,13 @@ func (e *env) keepDifficulty(cmd *cobra.Command, envs *rolloutEnvs, f *taskFlags
 				why = fmt.Sprintf("rejected by the gates (%s)", strings.Join(o.Report.FailedGates(), ", "))
 			}
 			p.Check, p.Problem = nil, why
-			os.RemoveAll(p.Dir)
+			// Its gate evidence stays, as a version of the task.
+			if _, err := taskgen.KeepVersion(p.Dir, "syn task --difficulty "+level+": "+why); err != nil {
+				return err
+			}
+			if err := os.RemoveAll(p.Dir); err != nil {
+				return err
+			}
 			r.Rejected = append(r.Rejected, p)
 		}
 		r.Tasks = keep
@@ -306,6 +318,7 @@ Rerunning resumes: tasks already written count as accepted.`,
 		},
 	}
 	f.register(c)
+	f.registerCheck(c)
 	c.Flags().StringVar(&days, "days", "", "the days whose states tasks start from, N or MIN..MAX (default each persona's last three)")
 	c.Flags().IntVar(&count, "count", 0, "stop after this many tasks (0: no limit)")
 	c.Flags().IntVar(&last, "last", 0, "the states of each persona's last N days (default 3; or --days)")

@@ -358,6 +358,9 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 	if o, err := g.done(j.TaskDir); o != nil || err != nil {
 		return o, err
 	}
+	if err := keepEarlierGate(j.TaskDir); err != nil {
+		return nil, err
+	}
 	st, err := g.open(ctx, j.TaskDir)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/wildawm/wildawm/internal/mutate"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
 	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -72,4 +73,22 @@ func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDi
 // DefaultObserver is the offline interface-inspection judge.
 func DefaultObserver(env *rollout.Env, t *task.Task, ref world.ID, verifierCopy string) WorldJudge {
 	return &judge.Observer{Env: env, Task: t, Reference: ref, VerifierDir: verifierCopy}
+}
+
+// keepEarlierGate keeps a gate directory that done did not read back (an
+// outcome of another version, of another task, or a gating cut short) as
+// the task's next version (taskgen.KeepVersion) before the task is gated
+// again: a rerun never overwrites earlier evidence.
+func keepEarlierGate(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, GateDir)); err != nil {
+		return nil
+	}
+	why := "gated again: the earlier gate directory holds no outcome this build reads back"
+	if _, err := LoadOutcome(dir); err != nil {
+		why += " (" + err.Error() + ")"
+	}
+	if _, err := taskgen.KeepVersion(dir, why); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(dir, GateDir))
 }

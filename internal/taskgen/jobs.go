@@ -197,7 +197,8 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 		}
 	}
 	for i, p := range keep {
-		if err := s.write(p, keepDrafts[i]); err != nil {
+		earlier, err := s.write(p, keepDrafts[i])
+		if err != nil {
 			for _, q := range keep[i:] {
 				s.Diversity.Release(q.ID)
 			}
@@ -214,7 +215,15 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 			p.Check = c
 			if !c.OK {
 				s.Diversity.Release(p.ID)
-				os.RemoveAll(p.Dir)
+				if earlier {
+					// An earlier run's task, with what it decided: kept.
+					if _, err := KeepVersion(p.Dir, "a rerun's self-check rejected it: "+c.Problem); err != nil {
+						return nil, fmt.Errorf("taskgen: %s: %w", p.ID, err)
+					}
+				}
+				if err := os.RemoveAll(p.Dir); err != nil {
+					return nil, fmt.Errorf("taskgen: remove rejected task %s: %w", p.ID, err)
+				}
 				res.Rejected = append(res.Rejected, p)
 				continue
 			}
@@ -268,11 +277,14 @@ func (s *Synth) state(j Job) (State, bool) {
 	return State{}, false
 }
 
-// write saves a draft unless the same sketch's task is there already.
-func (s *Synth) write(p Produced, d *Draft) error {
+// write saves a draft unless the same sketch's task is there already;
+// earlier says it was (the directory is an earlier run's). A directory of
+// another sketch with an earlier run's decisions in it is kept as a
+// version (KeepVersion) before the draft replaces it.
+func (s *Synth) write(p Produced, d *Draft) (earlier bool, err error) {
 	sb, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
-		return err
+		return false, err
 	}
 	sb = append(sb, '\n')
 	if old, err := os.ReadFile(filepath.Join(p.Dir, SketchFile)); err == nil {
@@ -283,16 +295,21 @@ func (s *Synth) write(p Produced, d *Draft) error {
 		var was Produced
 		if json.Unmarshal(old, &was) == nil && was.ID == p.ID && was.Author == p.Author && reflect.DeepEqual(was.Sketch, p.Sketch) {
 			if _, err := task.Load(p.Dir); err == nil {
-				return nil
+				return true, nil
 			}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
+	}
+	if HasEvidence(p.Dir) {
+		if _, err := KeepVersion(p.Dir, "written again from another sketch"); err != nil {
+			return false, fmt.Errorf("taskgen: %s: %w", p.ID, err)
+		}
 	}
 	if err := d.Save(p.Dir); err != nil {
-		return fmt.Errorf("taskgen: save %s: %w", p.ID, err)
+		return false, fmt.Errorf("taskgen: save %s: %w", p.ID, err)
 	}
-	return world.WriteFileAtomic(filepath.Join(p.Dir, SketchFile), sb, 0o644)
+	return false, world.WriteFileAtomic(filepath.Join(p.Dir, SketchFile), sb, 0o644)
 }
 
 // check runs the self-check of a written task, once: a check.json of an
@@ -310,7 +327,15 @@ func (s *Synth) check(ctx context.Context, env *rollout.Env, p Produced, d *Draf
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.Task == world.Hash(tb) && old.Check != nil && old.OK {
 		return old.Check, nil
 	}
-	c, err := CheckTask(ctx, env, d, p.Dir)
+	// The task as it stands in its directory: a later stage (a gate's
+	// revision) may have rewritten it and its scripts since d was drafted.
+	t, err := task.Load(p.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cur := *d
+	cur.Task = t
+	c, err := CheckTask(ctx, env, &cur, p.Dir)
 	if err != nil {
 		return nil, err
 	}
