@@ -34,6 +34,9 @@ type env struct {
 	// starts (instances' shells, verifiers' and mutation checks' scripts)
 	// has a uid of its own.
 	uids *sandbox.UIDs
+	// cacheMaxFlag is --cache-max: the bound of a run's cache of
+	// materialised snapshots.
+	cacheMaxFlag string
 }
 
 // defaultStoreDir is $WILDAWM_STORE, else $XDG_DATA_HOME/wildawm/store, else

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
-	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 // defaultEvalAgent is the agent `wildawm eval` runs without --agent: a
@@ -86,11 +84,7 @@ infrastructure).`,
 			if err != nil {
 				return err
 			}
-			cache := filepath.Join(dir, "cache")
-			if err := os.MkdirAll(cache, 0o755); err != nil {
-				return err
-			}
-			src, closeSrc, err := taskgen.OpenSource(ctx, dir, cache)
+			src, closeSrc, err := e.openSource(ctx, dir)
 			if err != nil {
 				return fmt.Errorf("--dir %s: %w", dir, err)
 			}

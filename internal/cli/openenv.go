@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/task"
-	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 func (e *env) openenvCmd() *cobra.Command {
@@ -96,11 +94,7 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 	if len(entries) == 0 {
 		return openenv.Options{}, nil, fmt.Errorf("--split %s: the pool of %s has no such task (its splits: %v)", f.split, f.dir, p.Counts)
 	}
-	cache := filepath.Join(f.dir, "cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return openenv.Options{}, nil, err
-	}
-	src, closeSrc, err := taskgen.OpenSource(ctx, f.dir, cache)
+	src, closeSrc, err := e.openSource(ctx, f.dir)
 	if err != nil {
 		return openenv.Options{}, nil, err
 	}

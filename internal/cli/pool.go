@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -119,11 +118,7 @@ Exits non-zero when the task is rejected.`,
 			if taskDir == "" {
 				return fmt.Errorf("--task is required: a task directory written by wildawm syn tasks --check")
 			}
-			cache := filepath.Join(f.dir, "cache")
-			if err := os.MkdirAll(cache, 0o755); err != nil {
-				return err
-			}
-			src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+			src, closeSrc, err := e.openSource(cmd.Context(), f.dir)
 			if err != nil {
 				return err
 			}

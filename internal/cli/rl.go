@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/taskgen"
 	"github.com/wildawm/wildawm/internal/trainer"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -43,11 +41,7 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 	if f.parallel < 1 {
 		return nil, nil, fmt.Errorf("--parallel %d: give at least 1", f.parallel)
 	}
-	cache := filepath.Join(f.dir, "cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, nil, err
-	}
-	src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+	src, closeSrc, err := e.openSource(cmd.Context(), f.dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/sft"
 	"github.com/wildawm/wildawm/internal/task"
-	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 func (e *env) sftCmd() *cobra.Command {
@@ -111,11 +109,7 @@ dropped for length, tasks without a success.`,
 				if x.Teacher, err = sftTeacher(teacher, seed, h); err != nil {
 					return err
 				}
-				cache := filepath.Join(dir, "cache")
-				if err := os.MkdirAll(cache, 0o755); err != nil {
-					return err
-				}
-				src, closeSrc, err := taskgen.OpenSource(ctx, dir, cache)
+				src, closeSrc, err := e.openSource(ctx, dir)
 				if err != nil {
 					return err
 				}

@@ -85,11 +85,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 	if f.out == "" {
 		f.out = filepath.Join(f.dir, "tasks")
 	}
-	cache := filepath.Join(f.dir, "cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, nil, nil, err
-	}
-	src, closeSrc, err := taskgen.OpenSource(cmd.Context(), f.dir, cache)
+	src, closeSrc, err := e.openSource(cmd.Context(), f.dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
@@ -74,7 +75,11 @@ func (r *Runner) Run(ctx context.Context, jobs []taskgen.Job) ([]*Outcome, error
 				dir := queue[0]
 				queue = queue[1:]
 				mu.Unlock()
-				o, err := r.Gater.Do(ctx, Job{TaskDir: dir, Seed: r.Seed ^ idHash(filepath.Base(dir))})
+				// The worlds the gating reads are held while it runs, then
+				// left to the cache's collection.
+				jctx, release := reset.Scope(ctx)
+				o, err := r.Gater.Do(jctx, Job{TaskDir: dir, Seed: r.Seed ^ idHash(filepath.Base(dir))})
+				release()
 				mu.Lock()
 				switch {
 				case err != nil && ctx.Err() == nil:

@@ -439,6 +439,10 @@ func (e *Env) Judge(ctx context.Context, t *task.Task, verifierDir string, res *
 // verify.MaxAnswerBytes, or a final world that cannot be restored for a
 // cause wrapping world.ErrAgentFault, is verify.Unverifiable.
 func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer string) (*verify.Result, error) {
+	// The two worlds are held while V runs, then left to the cache's
+	// collection (reset.Scope).
+	ctx, release := reset.Scope(ctx)
+	defer release()
 	w0, err := e.Materializer.Lower(ctx, t.Provenance.Snapshot)
 	if err != nil {
 		return nil, err
