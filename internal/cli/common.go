@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +38,15 @@ type env struct {
 	// cacheMaxFlag is --cache-max: the bound of a run's cache of
 	// materialised snapshots.
 	cacheMaxFlag string
+	// clock is the wall clock the command line gives the estimates of
+	// the time left (world.ETA): the core never reads one.
+	clock world.Clock
 }
+
+// wallClock is the process's wall clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
 
 // defaultStoreDir is $WILDAWM_STORE, else $XDG_DATA_HOME/wildawm/store, else
 // ~/.local/share/wildawm/store.

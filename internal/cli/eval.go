@@ -110,7 +110,7 @@ infrastructure).`,
 				}
 			}
 			rep, err := eval.Run(ctx, eval.Options{Adapter: &eval.Split{Dir: dir, Split: split, Env: envOf}, Agent: ag, K: k, Parallel: parallel,
-				Out: out, Budgets: bs, Progress: e.progress})
+				Out: out, Budgets: bs, Progress: e.progress, Clock: e.clock, Browser: browserOf(fake)})
 			if err != nil {
 				return err
 			}
@@ -205,13 +205,32 @@ func evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWor
 	return eval.Agent{}, fmt.Errorf("--harness %q: choose %s (the wildawm tool loop) or %s (the opencode CLI, docs/external-harness.md)", harness, agent.HarnessName, external.HarnessName)
 }
 
+// browserOf names the browser the rollouts drive the websites with, as
+// eval.json records it.
+func browserOf(fake bool) string {
+	if fake {
+		return "http"
+	}
+	return "chromium"
+}
+
+func browserName(b string) string {
+	switch b {
+	case "http":
+		return "http (the HTTP browser of internal/browser/fake, --fake-browser)"
+	case "":
+		return "not recorded"
+	}
+	return b
+}
+
 // printReport prints the per-task table and the overall figures.
 func printReport(w io.Writer, r *eval.Report, dir string) {
 	who := "a model"
 	if r.Scripted {
 		who = "a scripted policy, not a model"
 	}
-	fmt.Fprintf(w, "eval: %s split of %s, %d tasks x %d rollouts; agent %s (%s)\n\n", r.Benchmark, dir, len(r.Tasks), r.K, r.Agent, who)
+	fmt.Fprintf(w, "eval: %s split of %s, %d tasks x %d rollouts; agent %s (%s); browser %s\n\n", r.Benchmark, dir, len(r.Tasks), r.K, r.Agent, who, browserName(r.Browser))
 	idw := len("task")
 	for _, t := range r.Tasks {
 		idw = max(idw, len(t.ID))

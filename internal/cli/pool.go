@@ -19,6 +19,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // gateFlags are the flags of the commands that gate tasks.
@@ -207,6 +208,7 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			jobs := s.Jobs(fams, keep, f.seed)
 			start := time.Now()
 			gated, accepted := 0, 0
+			eta := world.NewETA(e.clock, 0)
 			r := &pool.Runner{Synth: s, Gater: gt, Parallel: f.parallel, Count: count, Seed: g.seed,
 				SynthProgress: func(done int, res *taskgen.Result) {
 					for _, p := range res.Rejected {
@@ -217,7 +219,7 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 						e.progress("rejected %s: %s", p.ID, why)
 					}
 					if done%25 == 0 || done == len(jobs) {
-						e.progress("synthesis: %d/%d jobs (%s)", done, len(jobs), time.Since(start).Round(time.Second))
+						e.progress("synthesis: %d/%d jobs (%s), %s", done, len(jobs), time.Since(start).Round(time.Second), eta.String(done, len(jobs)))
 					}
 				},
 				Gated: func(o *pool.Outcome) {

@@ -170,7 +170,7 @@ skipped.`,
 				}
 			}
 			e.progress("personas: %d accepted, %d drafts rejected by the diversity gate (%s)", len(ps), rejected, time.Since(t0).Round(time.Millisecond))
-			r.Progress = e.synProgress
+			r.Progress = e.synProgress()
 			if err := r.Worlds(cmd.Context(), ps, parallel); err != nil {
 				return err
 			}
@@ -353,7 +353,7 @@ func (e *env) openToDay(cmd *cobra.Command, o *synOptions, id string, toDay int)
 		return nil, nil, nil, err
 	}
 	r.SetIdentities(ps)
-	r.Progress = e.synProgress
+	r.Progress = e.synProgress()
 	return r, p, closeRun, nil
 }
 
@@ -457,16 +457,26 @@ func (e *env) statsCmd() *cobra.Command {
 	return c
 }
 
-func (e *env) synProgress(p synth.Progress) {
-	verdict := "ok"
-	switch {
-	case p.Resumed:
-		verdict = "done before"
-	case !p.OK:
-		verdict = fmt.Sprintf("FAILED after %d attempts", p.Attempts)
-	case p.Attempts > 1:
-		verdict = fmt.Sprintf("ok after %d attempts", p.Attempts)
+// synProgress reports each day of a worlds run, with the time left at
+// the rate of the days grown in this run (resumed ones cost nothing).
+func (e *env) synProgress() func(p synth.Progress) {
+	var eta *world.ETA
+	return func(p synth.Progress) {
+		if eta == nil {
+			eta = world.NewETA(e.clock, 0)
+		}
+		verdict := "ok"
+		switch {
+		case p.Resumed:
+			verdict = "done before"
+			eta.Skip(1)
+		case !p.OK:
+			verdict = fmt.Sprintf("FAILED after %d attempts", p.Attempts)
+		case p.Attempts > 1:
+			verdict = fmt.Sprintf("ok after %d attempts", p.Attempts)
+		}
+		rate := float64(p.States) / max(p.Elapsed.Seconds(), 1e-9)
+		e.progress("%s day %d: %s; %d/%d states, %d failed, %.1f states/s, %s", p.Persona, p.Day, verdict, p.States, p.Total, p.Failed, rate,
+			eta.String(int(p.States+p.Failed), int(p.Total)))
 	}
-	rate := float64(p.States) / max(p.Elapsed.Seconds(), 1e-9)
-	e.progress("%s day %d: %s; %d/%d states, %d failed, %.1f states/s", p.Persona, p.Day, verdict, p.States, p.Total, p.Failed, rate)
 }

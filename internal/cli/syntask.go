@@ -13,6 +13,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // taskFlags are the flags the task-synthesis commands share.
@@ -297,10 +298,11 @@ Rerunning resumes: tasks already written count as accepted.`,
 			ctx, cancel := contextWithCancel(cmd)
 			defer cancel()
 			written := 0
+			eta := world.NewETA(e.clock, 0)
 			rs, err := s.Run(ctx, jobs, f.parallel, func(done int, r *taskgen.Result) {
 				written += len(r.Tasks)
 				if done%10 == 0 || done == len(jobs) {
-					e.progress("%d/%d jobs, %d tasks, %.1f jobs/s", done, len(jobs), written, float64(done)/time.Since(start).Seconds())
+					e.progress("%d/%d jobs, %d tasks, %.1f jobs/s, %s", done, len(jobs), written, float64(done)/time.Since(start).Seconds(), eta.String(done, len(jobs)))
 				}
 				if count > 0 && written >= count {
 					cancel()

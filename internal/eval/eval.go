@@ -54,8 +54,15 @@ type Options struct {
 	Out string
 	// Budgets are the step budgets of the solve rate (nil: DefaultBudgets).
 	Budgets []int
-	// Progress, if set, is told of each finished rollout.
+	// Browser names the browser the rollouts drive the websites with
+	// ("chromium", or "http" for internal/browser/fake): eval.json records
+	// it, and a rerun with another browser is refused rather than mixing
+	// the two's results.
+	Browser string
+	// Progress, if set, is told of each finished rollout; Clock, if set,
+	// gives it the time left (world.ETA).
 	Progress func(format string, args ...any)
+	Clock    world.Clock
 }
 
 // Record is one finished rollout.
@@ -99,7 +106,10 @@ type Report struct {
 	Agent       string `json:"agent"`
 	AgentConfig string `json:"agent_config,omitempty"`
 	Scripted    bool   `json:"scripted"`
-	K           int    `json:"k"`
+	// Browser is the browser every rollout drove the websites with
+	// (Options.Browser).
+	Browser string `json:"browser,omitempty"`
+	K       int    `json:"k"`
 	Budgets     []int  `json:"budgets"`
 	// Complete is true once every case has K rollouts.
 	Complete bool         `json:"complete"`
@@ -190,7 +200,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("eval: --out: %w", err)
 	}
 	path := filepath.Join(o.Out, File)
-	rep := &Report{Version: Version, Benchmark: o.Adapter.Name(), Agent: o.Agent.Name, AgentConfig: o.Agent.Config, Scripted: o.Agent.Scripted(), K: o.K, Budgets: budgets, Rollouts: []Record{}}
+	rep := &Report{Version: Version, Benchmark: o.Adapter.Name(), Agent: o.Agent.Name, AgentConfig: o.Agent.Config, Scripted: o.Agent.Scripted(), Browser: o.Browser, K: o.K, Budgets: budgets, Rollouts: []Record{}}
 	done := map[string]bool{}
 	prev, err := Load(path)
 	switch {
@@ -201,6 +211,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("eval: --out %s holds an evaluation of %s on %s: give another --out to evaluate %s on %s", o.Out, prev.Agent, prev.Benchmark, rep.Agent, rep.Benchmark)
 	case prev.AgentConfig != rep.AgentConfig:
 		return nil, fmt.Errorf("eval: --out %s holds an evaluation of %s with %q, not %q: give another --out, or the same options", o.Out, rep.Agent, prev.AgentConfig, rep.AgentConfig)
+	case prev.Browser != rep.Browser && len(prev.Rollouts) > 0:
+		was := prev.Browser
+		if was == "" {
+			was = "a browser it does not record"
+		}
+		return nil, fmt.Errorf("eval: --out %s holds %d rollouts driven by %s, and this run drives the websites with %s: results of two browsers do not mix; give another --out, or the same browser", o.Out, len(prev.Rollouts), was, browserName(rep.Browser))
 	default:
 		for _, r := range prev.Rollouts {
 			_, known := order[r.Task]
@@ -227,6 +243,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	o.progress("eval: %s on %s: %d cases x %d rollouts, %d to run, %d kept from %s", rep.Agent, rep.Benchmark, len(cases), o.K, len(jobs), len(rep.Rollouts), path)
+	var eta *world.ETA
+	if o.Clock != nil {
+		eta = world.NewETA(o.Clock, 0)
+	}
+	ran := 0
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -253,7 +274,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					continue
 				}
 				mu.Lock()
-				o.report(r)
+				ran++
+				left := ""
+				if eta != nil {
+					left = eta.String(ran, len(jobs))
+				}
+				o.report(r, fmt.Sprintf("%d/%d", ran, len(jobs)), left)
 				rep.Rollouts = append(rep.Rollouts, *r)
 				err = finish()
 				mu.Unlock()
@@ -277,6 +303,13 @@ feed:
 		return nil, err
 	}
 	return rep, nil
+}
+
+func browserName(b string) string {
+	if b == "" {
+		return "an unnamed browser"
+	}
+	return b
 }
 
 func key(task string, index int) string { return fmt.Sprintf("%s\x00%d", task, index) }
@@ -336,8 +369,9 @@ func (o *Options) one(ctx context.Context, c Case, index int) (*Record, error) {
 	return r, nil
 }
 
-// report tells Progress of a finished rollout.
-func (o *Options) report(r *Record) {
+// report tells Progress of a finished rollout, the count done of this
+// run's and the time left.
+func (o *Options) report(r *Record, count, left string) {
 	verdict := "passed"
 	if !r.Solved() {
 		verdict = "failed"
@@ -352,5 +386,9 @@ func (o *Options) report(r *Record) {
 	if r.Fault != "" {
 		msg += ": " + r.Fault
 	}
-	o.progress("%s", msg)
+	msg += " [" + count
+	if left != "" {
+		msg += ", " + left
+	}
+	o.progress("%s", msg+"]")
 }
