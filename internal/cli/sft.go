@@ -103,7 +103,7 @@ dropped for length, tasks without a success.`,
 			if err != nil {
 				return err
 			}
-			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, Progress: e.progress}
+			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, Progress: e.progress, Clock: e.clock}
 			if from == sft.SourceLive {
 				h.TokenIDs = tokenIDs
 				if x.Teacher, err = sftTeacher(teacher, seed, h); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Teacher makes the policy of one live attempt (from 1) at a task: a
@@ -44,8 +45,10 @@ type Exporter struct {
 	// TrajectoryDir, when set, keeps each live rollout's trajectory in
 	// TrajectoryDir/TASK-ID/ROLLOUT.json.
 	TrajectoryDir string
-	// Progress, if set, hears one line per task.
+	// Progress, if set, hears one line per task; Clock, if set, gives it
+	// the time left (world.ETA).
 	Progress func(format string, args ...any)
+	Clock    world.Clock
 }
 
 // Summary is what an export did.
@@ -115,6 +118,17 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	sum.Failed = map[string]string{}
+	var eta *world.ETA
+	if x.Clock != nil {
+		eta = world.NewETA(x.Clock, 0)
+	}
+	// left is the count of tasks done and the time left, for Progress.
+	left := func() string {
+		if eta == nil {
+			return fmt.Sprintf("[%d/%d]", sum.Tasks, len(es))
+		}
+		return fmt.Sprintf("[%d/%d, %s]", sum.Tasks, len(es), eta.String(sum.Tasks, len(es)))
+	}
 	for _, e := range es {
 		sum.Tasks++
 		dir := filepath.Join(x.Pool.TasksDir, e.Dir)
@@ -134,7 +148,7 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 		if tc.tr == nil {
 			sum.WithoutSuccess++
 			sum.Failed[e.ID] = tc.problem
-			x.progress("sft: %s: no success (%s)", e.ID, tc.problem)
+			x.progress("sft: %s: no success (%s) %s", e.ID, tc.problem, left())
 			continue
 		}
 		sum.WithTeacher++
@@ -154,7 +168,7 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 			}
 			sum.Segments++
 		}
-		x.progress("sft: %s: %s (%s), %d of %d segments written", e.ID, tc.tr.Policy, tc.tr.Rollout, len(b.Records), b.Segments)
+		x.progress("sft: %s: %s (%s), %d of %d segments written %s", e.ID, tc.tr.Policy, tc.tr.Rollout, len(b.Records), b.Segments, left())
 	}
 	if err := w.Flush(); err != nil {
 		return sum, fmt.Errorf("sft: write %s: %w", out, err)
