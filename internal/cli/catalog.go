@@ -69,6 +69,7 @@ to DIR.new and renamed, so an interrupted build leaves no half catalog.`,
 				fmt.Fprintf(e.stdout, "%-20s %7d\n", t, counts[t])
 			}
 			fmt.Fprintf(e.stdout, "%d records in %d tables, %.1f MiB, in %s: %s\n", total, len(tables), float64(size)/(1<<20), time.Since(began).Round(time.Millisecond), out)
+			e.finished(out, "wildawm world hash "+out+"   # its content hash", "wildawm serve --catalog "+out+"   # host instances of the store's worlds over it")
 			return nil
 		},
 	}

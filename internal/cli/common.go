@@ -101,6 +101,16 @@ func (e *env) runStoreFlag(c *cobra.Command) {
 	}
 }
 
+// finished ends a long command: where its output is, and the commands a
+// user runs next, one "next:" line each (on stderr, beside the progress:
+// stdout stays the command's data).
+func (e *env) finished(output string, next ...string) {
+	e.progress("output: %s", output)
+	for _, n := range next {
+		e.progress("next: %s", n)
+	}
+}
+
 func (e *env) progress(format string, args ...any) {
 	fmt.Fprintf(e.stderr, format+"\n", args...)
 }

@@ -116,6 +116,9 @@ infrastructure).`,
 			}
 			printReport(e.stdout, rep, dir)
 			fmt.Fprintf(e.stdout, "results: %s\n", filepath.Join(out, eval.File))
+			e.finished(filepath.Join(out, eval.File)+" (the trajectories in "+filepath.Join(out, "trajectories")+")",
+				"wildawm eval --dir "+dir+" --agent URL#MODEL   # your model on the same split, to compare",
+				"wildawm sft export --dir "+dir+" --out sft.jsonl   # SFT data from the sft split")
 			return nil
 		},
 	}

@@ -142,6 +142,8 @@ Exits non-zero when the task is rejected.`,
 				return err
 			}
 			e.stdout.Write(b)
+			e.finished(filepath.Join(taskDir, pool.OutcomeFile)+" and "+filepath.Join(taskDir, pool.ReportFile)+" (the trajectories in "+filepath.Join(taskDir, pool.GateDir, "rollouts")+")",
+				"wildawm pool split --dir "+f.dir+"   # index the accepted tasks into the pool")
 			if !o.Accepted {
 				return fmt.Errorf("task %s rejected by %s", o.TaskID, strings.Join(o.Report.FailedGates(), ", "))
 			}
@@ -260,6 +262,9 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			st := pool.Compute(all, familyCovers)
 			st.Table(e.stdout)
 			e.progress("pool: %d accepted of %d gated in %s (this run gated %d); splits %v", len(p.Tasks), p.Gated, wall.Round(time.Second), len(outs), p.Counts)
+			e.finished(fmt.Sprintf("%s (the pool's index; each task's gate evidence in %s/ID/gate/), Table 4 above", filepath.Join(f.dir, pool.File), s.Out),
+				"wildawm pool list --dir "+f.dir+" --split val   # the tasks",
+				"wildawm eval --dir "+f.dir+" --fake-browser   # evaluate an agent on the val split (--agent URL#MODEL for yours)")
 			return nil
 		},
 	}

@@ -28,14 +28,25 @@ func TestRelativePaths(t *testing.T) {
 	os.Chmod(root, 0o755)
 	t.Chdir(root)
 	const st = "unused-store" // relative too; the run's own store is w/store
-	mustRun(t, st, "syn", "worlds", "--dir", "w", "--personas", "1", "--days", "3")
+	_, stderr, err := run(t, st, "syn", "worlds", "--dir", "w", "--personas", "1", "--days", "3")
+	if err != nil {
+		t.Fatalf("syn worlds: %v\n%s", err, stderr)
+	}
+	// A long command ends naming its output and the next command; its
+	// progress has the time left.
+	if !strings.Contains(stderr, "output: w (") || !strings.Contains(stderr, "next: wildawm pool run --dir w") || !strings.Contains(stderr, "states/s, ETA ") {
+		t.Errorf("syn worlds ends without its output, the next command or an ETA:\n%s", stderr)
+	}
 	out := mustRun(t, st, "syn", "tasks", "--dir", "w", "--days", "2", "--families", "wishlist-balance,cafe-near-venue")
 	if !strings.Contains(out, filepath.Join("w", "tasks")+string(filepath.Separator)) {
 		t.Fatalf("syn tasks wrote no task under w/tasks:\n%s", out)
 	}
-	_, stderr, err := run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "cafe-near-venue", "--fake-browser")
+	_, stderr, err = run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "cafe-near-venue", "--fake-browser")
 	if err != nil {
 		t.Fatalf("pool run: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "output: "+filepath.Join("w", pool.File)) || !strings.Contains(stderr, "next: wildawm eval --dir w") || !strings.Contains(stderr, "cache: "+filepath.Join("w", "cache")+" holds") {
+		t.Errorf("pool run ends without its output, the next command or the cache it keeps:\n%s", stderr)
 	}
 	outs, _, err := pool.Outcomes(filepath.Join("w", "tasks"))
 	if err != nil || len(outs) == 0 {

@@ -129,6 +129,7 @@ dropped for length, tasks without a success.`,
 			}
 			e.progress("%s in %v", sum, time.Since(start).Round(time.Millisecond))
 			fmt.Fprintf(e.stdout, "wrote %s: %d segments of %d tasks\n", out, sum.Segments, sum.WithTeacher)
+			e.finished(out+" (one segment sample a line, docs/sft.md)", "train on it with your SFT trainer; wildawm rl serve --dir "+dir+" serves the rl split to an RL trainer")
 			return nil
 		},
 	}

@@ -180,6 +180,9 @@ skipped.`,
 				}
 			}
 			e.progress("done in %s", time.Since(t0).Round(time.Second))
+			e.finished(fmt.Sprintf("%s (personas/ID/day-NN/ for each day, every state in %s)", o.dir, filepath.Join(o.dir, "store")),
+				"wildawm stats worlds --dir "+o.dir+"   # the worlds' statistics",
+				"wildawm pool run --dir "+o.dir+" --fake-browser   # tasks, gates and the pool (or syn tasks for the tasks alone)")
 			return nil
 		},
 	}

@@ -217,6 +217,9 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 				err = e.keepDifficulty(cmd, envs, &f, &g, rs, difficulty)
 			}
 			e.reportTasks(rs, start)
+			if err == nil {
+				e.finished(f.out+" (one directory per task: task.json, verifier/, sketch.json)", "wildawm gate --dir "+f.dir+" --task "+filepath.Join(f.out, "ID")+"   # gate one")
+			}
 			return err
 		},
 	}
@@ -310,7 +313,10 @@ Rerunning resumes: tasks already written count as accepted.`,
 			})
 			e.reportTasks(rs, start)
 			if count > 0 && written >= count && ctx.Err() != nil {
-				return nil // stopped at --count
+				err = nil // stopped at --count
+			}
+			if err == nil {
+				e.finished(f.out+" (one directory per task: task.json, verifier/, sketch.json)", "wildawm pool run --dir "+f.dir+" --fake-browser   # self-check and gate them, split the pool")
 			}
 			return err
 		},
