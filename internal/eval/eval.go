@@ -110,7 +110,7 @@ type Report struct {
 	// (Options.Browser).
 	Browser string `json:"browser,omitempty"`
 	K       int    `json:"k"`
-	Budgets     []int  `json:"budgets"`
+	Budgets []int  `json:"budgets"`
 	// Complete is true once every case has K rollouts.
 	Complete bool         `json:"complete"`
 	Rollouts []Record     `json:"rollouts"`
