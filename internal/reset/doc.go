@@ -6,6 +6,11 @@
 // Glossary:
 //   - lower: a world state checked out of the store once into a read-only
 //     directory, shared by every instance of that snapshot; never modified.
+//   - cache: the lowers under Materializer.CacheDir, bounded by MaxBytes
+//     and collected least recently used first (cache.go): a lower is held
+//     by an open instance, by the Scope of the ctx it was taken with, or,
+//     outside one, until the Materializer's Close; CacheDir/.lock keeps
+//     one process from collecting what another uses.
 //   - Strategy: how instances are made from a lower (Name, New).
 //   - Instance: a writable directory (Dir) whose content equals lower after
 //     New and after every Reset; Close removes it.

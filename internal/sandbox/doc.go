@@ -14,6 +14,8 @@
 //     sandbox itself could not run.
 //   - Available: whether this machine can run sandboxes, and what to install
 //     when it cannot.
+//   - UIDs: the uid allocator of a process's sandboxes: each uid at most
+//     once, so no two sandboxes share one (and a process limit).
 //   - PrepareHome: hand a home over to the sandbox uid (chown -R, never
 //     following symlinks).
 //   - Host: a small mount namespace the sandboxes are cloned from (see
