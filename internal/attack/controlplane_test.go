@@ -19,7 +19,6 @@ import (
 	"github.com/wildawm/wildawm/internal/controlplane"
 	"github.com/wildawm/wildawm/internal/openenv"
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/trainer"
 )
@@ -74,7 +73,7 @@ func startPlanes(f *fixture) (*planes, error) {
 		return nil, err
 	}
 	p.env, err = openenv.New(openenv.Options{Tasks: []openenv.Task{{Task: f.p.Task, Dir: f.p.TaskDir}},
-		Env: func(*task.Task) (*rollout.Env, error) { return nil, errors.New("an attack reset an episode") }})
+		Env: func(*task.Task) (openenv.Episodes, error) { return nil, errors.New("an attack reset an episode") }})
 	if err != nil {
 		return nil, err
 	}

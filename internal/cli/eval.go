@@ -94,21 +94,14 @@ infrastructure).`,
 				return fmt.Errorf("--out: %w", err)
 			}
 			defer closeEnv()
-			envOf := envs.forTask("evaluate")
 			if visionSpec != "" {
 				_, vc, err := modelClient("--vision-model", visionSpec)
 				if err != nil {
 					return err
 				}
-				inner := envOf
-				envOf = func(t *task.Task) (*rollout.Env, error) {
-					env, err := inner(t)
-					if err == nil {
-						env.Vision = agent.ModelVision(vc)
-					}
-					return env, err
-				}
+				envs.setVision(agent.ModelVision(vc))
 			}
+			envOf := func(t *task.Task) (eval.Rollouts, error) { return envs.task(t, "evaluate") }
 			rep, err := eval.Run(ctx, eval.Options{Adapter: &eval.Split{Dir: dir, Split: split, Env: envOf}, Agent: ag, K: k, Parallel: parallel,
 				Out: out, Budgets: bs, Progress: e.progress, Clock: e.clock, Browser: browserOf(fake)})
 			if err != nil {

@@ -121,6 +121,6 @@ func (e *env) openenvOptions(cmd *cobra.Command, f *openenvFlags) (openenv.Optio
 		closeSrc()
 		return openenv.Options{}, nil, err
 	}
-	opts.Env = envs.forTask("serve")
+	opts.Env = func(t *task.Task) (openenv.Episodes, error) { return envs.task(t, "serve") }
 	return opts, func() { closeEnvs(); closeSrc() }, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/trainer"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -55,7 +56,7 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 		state = filepath.Join(f.dir, stateDefault)
 	}
 	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress,
-		Env: envs.forTask("train on")})
+		Env: func(t *task.Task) (trainer.Rollouts, error) { return envs.task(t, "train on") }})
 	if err != nil {
 		closeEnv()
 		closeSrc()

@@ -16,6 +16,7 @@ import (
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/vision"
 )
 
 // rolloutEnvs are the rollout environments of a command over a world run:
@@ -110,6 +111,13 @@ func (r *rolloutEnvs) task(t *task.Task, verb string) (*rollout.Env, error) {
 		return nil, fmt.Errorf("task %s: persona %q is not in %s: %s tasks with the world run they were synthesized from (--dir)", t.ID, t.Provenance.Persona, r.dir, verb)
 	}
 	return env, nil
+}
+
+// setVision gives every environment's sessions the vision tool v.
+func (r *rolloutEnvs) setVision(v func(ctx context.Context, img []byte) (*vision.Description, error)) {
+	for _, env := range r.envs {
+		env.Vision = v
+	}
 }
 
 // forTask is task as a function of the task, for the consumers that take

@@ -119,7 +119,7 @@ dropped for length, tasks without a success.`,
 					return err
 				}
 				defer closeEnv()
-				x.Env = envs.forTask("export")
+				x.Env = func(t *task.Task) (sft.Rollouts, error) { return envs.task(t, "export") }
 				x.TrajectoryDir = filepath.Join(dir, "sft", "rollouts")
 			}
 			start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
 )
 
 // Adapter is a benchmark: its cases and how one rollout of a case is run
@@ -53,6 +54,14 @@ type Judged struct {
 	Total  int
 }
 
+// Rollouts is what a Split runs its rollouts through: each in a fresh
+// instance of the task's initial world, then judged by the task's
+// verifier (a *rollout.Env).
+type Rollouts interface {
+	Run(ctx context.Context, t *task.Task, spec rollout.Spec) (*rollout.Result, error)
+	Judge(ctx context.Context, t *task.Task, verifierDir string, res *rollout.Result) (*verify.Result, error)
+}
+
 // Split is the in-domain adapter: one split of a task pool
 // (Dir/pool/pool.json), each task run in fresh instances of its initial
 // world and verified by its verifier (TASKDIR/verifier).
@@ -63,7 +72,7 @@ type Split struct {
 	Split string
 	// Env is the rollout environment of a task (the run's store, one per
 	// persona).
-	Env func(t *task.Task) (*rollout.Env, error)
+	Env func(t *task.Task) (Rollouts, error)
 	// dirs are the task directories by case ID, set by Cases.
 	dirs map[string]string
 }

@@ -61,7 +61,7 @@ func TestSplitEndToEnd(t *testing.T) {
 	f := fixture(t)
 	f.WritePool(t, func(string) string { return pool.SplitVal })
 	ctx := context.Background()
-	split := &Split{Dir: f.Dir, Env: func(*task.Task) (*rollout.Env, error) { return f.Env, nil }}
+	split := &Split{Dir: f.Dir, Env: func(*task.Task) (Rollouts, error) { return f.Env, nil }}
 
 	out := filepath.Join(t.TempDir(), "oracle")
 	ad := &counting{Adapter: split}

@@ -47,7 +47,7 @@ func TestHostileRolloutsCounted(t *testing.T) {
 				}
 				return pool.SplitRL
 			})
-			split := &Split{Dir: f.Dir, Env: func(*task.Task) (*rollout.Env, error) { return f.Env, nil }}
+			split := &Split{Dir: f.Dir, Env: func(*task.Task) (Rollouts, error) { return f.Env, nil }}
 			name := "scripted:hostile-" + tc.name
 			k := 1 + len(tc.attacks)
 			ag := Agent{Name: name, Policy: func(c Case, index int) (rollout.Policy, error) {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/wildawm/wildawm/internal/openenv"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
-	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 )
 
@@ -45,10 +44,10 @@ func serve(t *testing.T, f *pooltest.Fixture, opts openenv.Options) (*openenv.Se
 		for _, fam := range slices.Sorted(maps.Keys(f.Tasks)) {
 			opts.Tasks = append(opts.Tasks, openenv.Task{Task: f.Tasks[fam], Dir: f.TaskDirs[fam]})
 		}
-		opts.Env = func(*task.Task) (*rollout.Env, error) { return f.Env, nil }
+		opts.Env = func(*task.Task) (openenv.Episodes, error) { return f.Env, nil }
 	} else {
 		opts.Tasks = []openenv.Task{{Task: &task.Task{ID: "no-instances"}, Dir: t.TempDir()}}
-		opts.Env = func(*task.Task) (*rollout.Env, error) { t.Error("an instance was asked for"); return nil, io.EOF }
+		opts.Env = func(*task.Task) (openenv.Episodes, error) { t.Error("an instance was asked for"); return nil, io.EOF }
 	}
 	srv, err := openenv.New(opts)
 	if err != nil {

@@ -16,8 +16,12 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Defaults of Options.
@@ -36,6 +40,17 @@ type Task struct {
 	Dir string
 }
 
+// Episodes is what the server runs its episodes through (a
+// *rollout.Env): a fresh instance of the task's initial world, an agent
+// session on it, and at the end the final world's snapshot judged by the
+// task's verifier.
+type Episodes interface {
+	Start(ctx context.Context, snapshot world.ID, name string) (*runtime.Instance, error)
+	Open(ctx context.Context, inst *runtime.Instance, traj *agent.Trajectory) (*rollout.Session, error)
+	SnapshotFinal(ctx context.Context, t *task.Task, dir string, traj *agent.Trajectory) (*rollout.Result, error)
+	Judge(ctx context.Context, t *task.Task, verifierDir string, res *rollout.Result) (*verify.Result, error)
+}
+
 // Options configure a Server. The zero value of each field but Tasks and
 // Env means its default.
 type Options struct {
@@ -48,7 +63,7 @@ type Options struct {
 	Tasks []Task
 	// Env is the rollout environment a task's instances run in (per
 	// persona, as the self-check's).
-	Env func(t *task.Task) (*rollout.Env, error)
+	Env func(t *task.Task) (Episodes, error)
 	// MaxSessions bounds the WebSocket connections at once (default 32).
 	MaxSessions int
 	// MaxSteps is the step budget of an episode (default 256).

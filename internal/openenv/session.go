@@ -34,7 +34,7 @@ type session struct {
 type episode struct {
 	id    string
 	task  Task
-	env   *rollout.Env
+	env   Episodes
 	inst  *runtime.Instance
 	sess  *rollout.Session
 	traj  *agent.Trajectory

@@ -19,12 +19,21 @@ import (
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/site"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
 // Teacher makes the policy of one live attempt (from 1) at a task: a
 // model through the harness, or a script.
 type Teacher func(t *task.Task, attempt int) (rollout.Policy, error)
+
+// Rollouts is what a live export runs its teacher's rollouts through:
+// each in a fresh instance of the task's initial world, then verified (a
+// *rollout.Env).
+type Rollouts interface {
+	Run(ctx context.Context, t *task.Task, spec rollout.Spec) (*rollout.Result, error)
+	Verify(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer string) (*verify.Result, error)
+}
 
 // Exporter writes the SFT data of a pool's sft split.
 type Exporter struct {
@@ -36,7 +45,7 @@ type Exporter struct {
 	// Teacher and Env are the live source's: the policy of each attempt,
 	// and the rollout environment of each task (its persona's worlds).
 	Teacher Teacher
-	Env     func(t *task.Task) (*rollout.Env, error)
+	Env     func(t *task.Task) (Rollouts, error)
 	// Attempts bounds the live rollouts of a task (default 1): the first
 	// that V passes is the task's teacher trajectory.
 	Attempts int

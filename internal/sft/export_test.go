@@ -84,7 +84,7 @@ func TestExportLiveScripted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "data", "sft.jsonl")
 	trajs := t.TempDir()
 	x := &Exporter{Pool: p, Source: SourceLive, Attempts: 2, TrajectoryDir: trajs,
-		Env: func(*task.Task) (*rollout.Env, error) { return f.Env, nil },
+		Env: func(*task.Task) (Rollouts, error) { return f.Env, nil },
 		Teacher: func(tk *task.Task, attempt int) (rollout.Policy, error) {
 			if tk.ID == bad.ID {
 				return policy.NewReplay("nothing", tk, policy.ErrorModel{Avoid: []string{task.GUI, task.MCP, task.CLI, agent.File}}, uint64(attempt)), nil
@@ -349,7 +349,7 @@ func liveModel(t *testing.T, f *pooltest.Fixture, tokenIDs bool) {
 	h := &agent.Harness{Model: srv.Client(t, nil), ModelName: "teacher-8b", TokenIDs: tokenIDs, ContextTokens: 2400, MaxTokens: 400}
 	trajs := t.TempDir()
 	out := filepath.Join(t.TempDir(), "sft.jsonl")
-	x := &Exporter{Pool: p, Source: SourceLive, TrajectoryDir: trajs, Env: func(*task.Task) (*rollout.Env, error) { return env, nil },
+	x := &Exporter{Pool: p, Source: SourceLive, TrajectoryDir: trajs, Env: func(*task.Task) (Rollouts, error) { return env, nil },
 		Teacher: func(*task.Task, int) (rollout.Policy, error) { return policy.Model{Harness: h}, nil }}
 	sum, err := x.Export(context.Background(), out)
 	if err != nil {

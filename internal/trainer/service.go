@@ -21,6 +21,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -57,6 +58,14 @@ func DefaultPolicies() map[string]PolicyFactory {
 }
 
 // Options configure a Service.
+// Rollouts is what the service runs its rollouts through: each in a
+// fresh instance of the task's initial world, then judged by the task's
+// verifier (a *rollout.Env).
+type Rollouts interface {
+	Run(ctx context.Context, t *task.Task, spec rollout.Spec) (*rollout.Result, error)
+	Judge(ctx context.Context, t *task.Task, verifierDir string, res *rollout.Result) (*verify.Result, error)
+}
+
 type Options struct {
 	// Dir is the world-synthesis run: its pool is Dir/pool/pool.json; the
 	// service keeps its batches, scheduler state and trajectories in
@@ -66,7 +75,7 @@ type Options struct {
 	// Split is the pool split tasks are sampled from (default "rl").
 	Split string
 	// Env is the rollout environment of a task's world.
-	Env func(t *task.Task) (*rollout.Env, error)
+	Env func(t *task.Task) (Rollouts, error)
 	// Parallel is how many rollouts run at a time (default 4).
 	Parallel int
 	// Policies are the offline policies requests may name (nil:

@@ -46,7 +46,7 @@ func open(t *testing.T, f *pooltest.Fixture, opts Options) *Service {
 		opts.StateDir = t.TempDir()
 	}
 	if opts.Env == nil {
-		opts.Env = func(*task.Task) (*rollout.Env, error) { return f.Env, nil }
+		opts.Env = func(*task.Task) (Rollouts, error) { return f.Env, nil }
 	}
 	if opts.Parallel == 0 {
 		opts.Parallel = 3
