@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"sync"
 
 	"github.com/wildawm/wildawm/internal/world"
@@ -26,8 +25,11 @@ type Catalog struct {
 // read-only.
 func OpenCatalog(dir string) (*Catalog, error) {
 	path := world.DBPath(dir, "catalog")
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=query_only(1)"}
-	db, err := sql.Open("sqlite", u.String())
+	uri, err := world.DBURI(path, "mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", uri)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,8 +46,11 @@ func (c *Check) db(name string) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=query_only(1)"}
-	db, err := sql.Open("sqlite", u.String())
+	uri, err := world.DBURI(path, "mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", uri)
 	if err != nil {
 		return nil, err
 	}

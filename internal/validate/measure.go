@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,8 +74,11 @@ func isText(b []byte) bool {
 
 // dbText sums the length of every value of every table as text.
 func dbText(ctx context.Context, path string) (int64, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=query_only(1)"}
-	db, err := sql.Open("sqlite", u.String())
+	uri, err := world.DBURI(path, "mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return 0, err
+	}
+	db, err := sql.Open("sqlite", uri)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -42,6 +43,19 @@ func ValidDBName(name string) error {
 // DBPath returns the path of database name in the world at root.
 func DBPath(root, name string) string {
 	return filepath.Join(root, DBDir, name+DBExt)
+}
+
+// DBURI is the SQLite URI of the database file at path with query (such
+// as "mode=ro"). The path is made absolute first: a relative one in a
+// file: URI would read as its authority (file://worlds/... names host
+// "worlds"), which SQLite refuses.
+func DBURI(path, query string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: query}
+	return u.String(), nil
 }
 
 // HomePath resolves rel (a slash-separated path relative to home) inside the
