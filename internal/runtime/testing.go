@@ -8,9 +8,8 @@ import (
 )
 
 // EnvCI, when set (.ci/run sets it), turns a missing prerequisite from a
-// skip into a failure: CI installs everything, so a skip there would hide a
-// broken machine.
-const EnvCI = "WILDAWM_CI"
+// skip into a failure (sandbox.EnvCI).
+const EnvCI = sandbox.EnvCI
 
 // SkipUnlessInstancesRun skips t, naming what to install, unless live
 // instances can run here: as root (overlayfs mounts, the sandbox dropping
@@ -33,8 +32,5 @@ func SkipUnlessInstancesRun(t testing.TB) {
 // SkipOutsideCI skips t with why, or fails it under CI (EnvCI set).
 func SkipOutsideCI(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv(EnvCI) != "" {
-		t.Fatalf("%s is set but a prerequisite is missing: %s", EnvCI, why)
-	}
-	t.Skip(why)
+	sandbox.SkipOutsideCI(t, why)
 }

@@ -27,7 +27,7 @@ import (
 func requireSandbox(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
-		t.Skipf("bubblewrap sandbox unavailable (CI installs it: apt-get install -y bubblewrap util-linux): %v", err)
+		SkipOutsideCI(t, "bubblewrap sandbox unavailable (CI installs it: apt-get install -y bubblewrap util-linux): "+err.Error())
 	}
 }
 
@@ -604,7 +604,7 @@ func TestFrozenClock(t *testing.T) {
 	res, err := Run(context.Background(), Options{Home: newHome(t, 0, 0), Clock: clock},
 		`date -u +%F; date +%H; python3 -c 'import datetime; print(datetime.date.today())'`)
 	if errors.Is(err, ErrNoFaketime) {
-		t.Skipf("libfaketime absent (CI installs it: apt-get install -y libfaketime): %v", err)
+		SkipOutsideCI(t, "libfaketime absent (CI installs it: apt-get install -y libfaketime): "+err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -624,7 +624,7 @@ func TestFrozenClockIgnoresEnvironment(t *testing.T) {
 	requireSandbox(t)
 	t.Parallel()
 	if err := ClockAvailable(); err != nil {
-		t.Skipf("libfaketime absent (CI installs it: apt-get install -y libfaketime): %v", err)
+		SkipOutsideCI(t, "libfaketime absent (CI installs it: apt-get install -y libfaketime): "+err.Error())
 	}
 	clock := world.FixedClock(time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))
 	hosts := []*Host{nil}
