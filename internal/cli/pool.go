@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -119,6 +120,13 @@ Exits non-zero when the task is rejected.`,
 			if taskDir == "" {
 				return fmt.Errorf("--task is required: a task directory written by wildawm syn tasks --check")
 			}
+			// Bad input is refused before any environment is built.
+			if fi, err := os.Stat(taskDir); err != nil || !fi.IsDir() {
+				return fmt.Errorf("--task %s: not a task directory: give one written by wildawm syn tasks --check", taskDir)
+			}
+			if _, err := g.config(); err != nil {
+				return err
+			}
 			src, closeSrc, err := e.openSource(cmd.Context(), f.dir)
 			if err != nil {
 				return err
@@ -191,6 +199,9 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 			}
 			keep, err := dayFilter(days, last)
 			if err != nil {
+				return err
+			}
+			if _, err := g.config(); err != nil { // before any environment is built
 				return err
 			}
 			s, envs, closeSrc, err := e.openTaskSynth(cmd, &f)
