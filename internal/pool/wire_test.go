@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/pool"
@@ -48,28 +47,9 @@ func TestMutationCheckTakesAUIDOfItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	const instances = 1000
-	var mu sync.Mutex
-	seen := map[int]bool{}
-	var wg sync.WaitGroup
-	for range instances {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			uid, err := env.NewUID()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			if seen[uid] {
-				t.Errorf("uid %d handed out twice", uid)
-			}
-			seen[uid] = true
-			mu.Unlock()
-		}()
-	}
+	wait := sandbox.DrawUIDs(t, instances, 1, env.NewUID)
 	m, err := pool.MutateCheck(ctx, env, tk, filepath.Join(dir, "verifier"), initial, solved)
-	wg.Wait()
+	seen := wait()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -10,29 +9,7 @@ import (
 // comes twice; an exhausted range is an error naming it.
 func TestUIDsNeverRepeat(t *testing.T) {
 	u := NewUIDs(500000, 4000)
-	var mu sync.Mutex
-	seen := map[int]bool{}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 500 {
-				uid, err := u.Next()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				if seen[uid] {
-					t.Errorf("uid %d handed out twice", uid)
-				}
-				seen[uid] = true
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	seen := DrawUIDs(t, 8, 500, u.Next)()
 	if len(seen) != 4000 || u.Taken() != 4000 {
 		t.Fatalf("%d distinct uids, %d taken, want 4000", len(seen), u.Taken())
 	}
