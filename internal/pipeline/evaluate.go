@@ -102,7 +102,7 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 		if err != nil {
 			return nil, err
 		}
-		vagent, ev2, err := insp.Judge(ctx, r.Final, "")
+		vagent, ev2, err := p.inspect(ctx, "judge", insp, r.Final, "")
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +194,7 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 		finals[r.Gate.ID] = r.Result.Final
 	}
 	probeJudge := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
-		v, ev, err := insp.Judge(ctx, finals[r.ID], pressure)
+		v, ev, err := p.inspect(ctx, "probe", insp, finals[r.ID], pressure)
 		if v == gate.WorldImperfect {
 			p.Opts.progress("probe %s: inspector could not complete: %v", r.ID, ev)
 		}

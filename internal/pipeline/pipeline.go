@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -72,6 +74,60 @@ type Prepared struct {
 	// browser is the one Chromium every session opens a fresh tab of.
 	browserMu sync.Mutex
 	browser   *browser.Browser
+
+	// inspected remembers the offline inspector's verdicts: it is a
+	// deterministic judge, its verdict a function of what inspectionKey
+	// holds, so a task gated again (a variant of its verifier) is not
+	// inspected again. Judges with side effects (Tamper) are never kept.
+	inspectedMu sync.Mutex
+	inspected   map[inspectionKey]inspection
+}
+
+// inspectionKey is everything an offline inspector's verdict depends on:
+// what the task asks (its instruction and rubric, read in its initial
+// world), the final world, the framing and how the judge weighs it. Its
+// phase keeps the probe's blind re-judge apart from the first judgment,
+// so within one gating the re-judge is a fresh session that observes
+// again; a later gating of the same task reuses both.
+type inspectionKey struct {
+	phase               string
+	instruction, rubric string
+	w0, final           world.ID
+	pressure            string
+	weigh               judge.Pressure
+	noVision            bool
+}
+
+type inspection struct {
+	v  gate.Verdict
+	ev []string
+}
+
+// inspect is in.Judge(final, pressure) in phase ("judge" or "probe"),
+// remembered when in has no side effects.
+func (p *Prepared) inspect(ctx context.Context, phase string, in *judge.Inspector, final world.ID, pressure string) (gate.Verdict, []string, error) {
+	if in.Pressure == judge.Tamper {
+		return in.Judge(ctx, final, pressure)
+	}
+	k := inspectionKey{phase: phase, instruction: in.Task.Instruction, rubric: strings.Join(in.Task.Rubric, "\x00"),
+		w0: in.Task.Provenance.Snapshot, final: final, pressure: pressure, weigh: in.Pressure, noVision: in.NoVision}
+	p.inspectedMu.Lock()
+	got, ok := p.inspected[k]
+	p.inspectedMu.Unlock()
+	if ok {
+		return got.v, slices.Clone(got.ev), nil
+	}
+	v, ev, err := in.Judge(ctx, final, pressure)
+	if err != nil {
+		return v, ev, err
+	}
+	p.inspectedMu.Lock()
+	if p.inspected == nil {
+		p.inspected = map[inspectionKey]inspection{}
+	}
+	p.inspected[k] = inspection{v: v, ev: slices.Clone(ev)}
+	p.inspectedMu.Unlock()
+	return v, ev, nil
 }
 
 // newTab opens a fresh, isolated tab of the run's Chromium, starting it on
