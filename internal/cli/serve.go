@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wildawm/wildawm/internal/controlplane"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/world"
@@ -71,15 +70,18 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 			if err := os.Chmod(runDir, 0o755); err != nil {
 				return err
 			}
-			token, err := newToken()
-			if err != nil {
-				return err
-			}
 			if tokenFile == "" {
 				tokenFile = filepath.Join(runDir, "control.token")
 			}
-			if err := world.WriteFileAtomic(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-				return err
+			// The same token file as rl serve and openenv serve: its line
+			// when it exists (an orchestrator keeps its token across
+			// restarts), else a fresh token written there.
+			token, created, err := controlplane.Token(tokenFile)
+			if err != nil {
+				return fmt.Errorf("--token-file: %w", err)
+			}
+			if created {
+				e.progress("wrote a fresh bearer token to %s (mode 0600): give it to the orchestrator", tokenFile)
 			}
 			mat := &reset.Materializer{Store: st, CacheDir: filepath.Join(runDir, "cache"), Overlay: &reset.Overlay{Size: tmpfsSize, Inodes: inodes}}
 			// The instances go below a root of this process's own; the
@@ -102,13 +104,17 @@ with "Authorization: Bearer TOKEN"; the token is written to --token-file
 				agentLn.Close()
 				return err
 			}
-			servers := []*http.Server{
-				{Handler: m.AgentHandler(), ReadHeaderTimeout: 10 * time.Second},
-				{Handler: m.ControlHandler(token), ReadHeaderTimeout: 10 * time.Second},
+			// Both listeners are hardened as rl serve's and openenv serve's
+			// (header and body timeouts, a connection cap, a body cap); the
+			// control handler checks the token itself.
+			servers := []*controlplane.Server{
+				controlplane.New(agentLn, m.AgentHandler(), controlplane.Options{}),
+				controlplane.New(ctlLn, m.ControlHandler(token), controlplane.Options{}),
 			}
 			errc := make(chan error, 2)
-			go func() { errc <- servers[0].Serve(agentLn) }()
-			go func() { errc <- servers[1].Serve(ctlLn) }()
+			for _, s := range servers {
+				go func() { errc <- s.Serve() }()
+			}
 			e.progress("agents:  http://%s  (site NAME: Host NAME.ID.localhost; MCP service NAME: /i/ID/mcp/NAME; shell: POST /i/ID/shell)", agentLn.Addr())
 			e.progress("control: %s  (bearer token in %s)", ctlAddr, tokenFile)
 			select {
@@ -162,12 +168,4 @@ func listenControl(spec, runDir string) (net.Listener, string, error) {
 		return nil, "", fmt.Errorf("--control %s: %w", spec, err)
 	}
 	return ln, "http://" + ln.Addr().String(), nil
-}
-
-func newToken() (string, error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
