@@ -214,7 +214,7 @@ func (e *env) benchRollouts(ctx context.Context, p *pipeline.Prepared, n, parall
 			if err != nil {
 				return err
 			}
-			v, err := p.Env.Verify(gctx, p.Task, p.VerifierDir, res.Final, res.Trajectory.Answer)
+			v, err := p.Env.Judge(gctx, p.Task, p.VerifierDir, res)
 			if err != nil {
 				return err
 			}

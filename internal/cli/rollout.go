@@ -126,7 +126,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 			tr := res.Trajectory
 			passed, score := false, ""
 			if tr.Countable() {
-				v, err := p.Env.Verify(ctx, p.Task, p.VerifierDir, res.Final, tr.Answer)
+				v, err := p.Env.Judge(ctx, p.Task, p.VerifierDir, res)
 				if err != nil {
 					return fmt.Errorf("verify: %w", err)
 				}

@@ -82,7 +82,7 @@ func (p *Prepared) Judge(ctx context.Context, t *task.Task, verifierDir string, 
 			continue
 		}
 		t0 := time.Now()
-		vr, err := p.Env.Verify(ctx, t, verifierDir, r.Final, r.Trajectory.Answer)
+		vr, err := p.Env.Score(ctx, t, verifierDir, r.Final, r.Trajectory.Answer, r.Trajectory.Fault)
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", r.Spec.ID, err)
 		}
@@ -168,7 +168,7 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 			if ablated.Trajectory.Outcome == rollout.OutcomeInfra {
 				a.Err = ablated.Trajectory.Error
 			} else {
-				vr, err := p.Env.Verify(ctx, t, verifierDir, ablated.Final, ablated.Trajectory.Answer)
+				vr, err := p.Env.Score(ctx, t, verifierDir, ablated.Final, ablated.Trajectory.Answer, ablated.Trajectory.Fault)
 				if err != nil {
 					return nil, fmt.Errorf("verify the image-ablated rollout: %w", err)
 				}

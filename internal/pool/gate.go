@@ -145,11 +145,14 @@ type RolloutRecord struct {
 	ID string `json:"id"`
 	// Without is set on an indispensability replay: the reference
 	// completion without this interface's steps (not one of the ensemble).
-	Without    string   `json:"without,omitempty"`
-	Policy     string   `json:"policy"`
-	Hint       bool     `json:"hint"`
-	Final      world.ID `json:"final,omitzero"`
-	Answer     string   `json:"answer,omitempty"`
+	Without string   `json:"without,omitempty"`
+	Policy  string   `json:"policy"`
+	Hint    bool     `json:"hint"`
+	Final   world.ID `json:"final,omitzero"`
+	Answer  string   `json:"answer,omitempty"`
+	// Fault is the trajectory's Fault: the agent made its final world or
+	// answer unverifiable, and every regrade scores it V 0.
+	Fault      string   `json:"fault,omitempty"`
 	Trajectory string   `json:"trajectory"` // relative to the task directory
 	Outcome    string   `json:"outcome"`
 	Failure    string   `json:"failure,omitempty"`
@@ -699,7 +702,7 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 	if without == spec.ID {
 		without = ""
 	}
-	return &RolloutRecord{ID: spec.ID, Without: without, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer,
+	return &RolloutRecord{ID: spec.ID, Without: without, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer, Fault: tr.Fault,
 		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
@@ -753,7 +756,7 @@ func (st *gating) regrade(ctx context.Context) error {
 		if !r.countable() {
 			continue
 		}
-		vr, err := st.env.Verify(ctx, st.t, vdir, r.Final, r.Answer)
+		vr, err := st.env.Score(ctx, st.t, vdir, r.Final, r.Answer, r.Fault)
 		if err != nil {
 			return fmt.Errorf("pool: verify %s rollout %s: %w", st.t.ID, r.ID, err)
 		}
@@ -1105,7 +1108,7 @@ func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Con
 			c.Rollouts = append(c.Rollouts, gr)
 			continue
 		}
-		vr, err := env.Verify(ctx, t, filepath.Join(dir, "verifier"), r.Final, r.Answer)
+		vr, err := env.Score(ctx, t, filepath.Join(dir, "verifier"), r.Final, r.Answer, r.Fault)
 		if err != nil {
 			return nil, fmt.Errorf("pool: regrade %s rollout %s: %w", t.ID, r.ID, err)
 		}

@@ -428,6 +428,26 @@ func TestStagesAsJobs(t *testing.T) {
 			t.Fatalf("rollout %s: staged %+v, whole %+v", a.ID, a, b)
 		}
 	}
+	// A record carries its trajectory's fault through the job's JSON: the
+	// same solved world, with the agent's fault on it, is V 0 in the
+	// gate's regrade, never a pass.
+	passed := slices.IndexFunc(got.Rollouts, func(r pool.RolloutRecord) bool { return r.V == 1 && r.Without == "" })
+	if passed < 0 {
+		t.Fatal("no ensemble rollout passed V")
+	}
+	faulted := slices.Clone(recs)
+	k := slices.IndexFunc(faulted, func(r pool.RolloutRecord) bool { return r.ID == got.Rollouts[passed].ID })
+	faulted[k].Fault = "snapshot the final world: a home file name the store cannot keep"
+	through(pool.EvaluateJob{TaskDir: dir, Rollouts: faulted}, &ej)
+	again, err := g.Evaluate(ctx, ej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range again.Rollouts {
+		if r.ID == faulted[k].ID && (r.V != 0 || r.Fault == "") {
+			t.Fatalf("rollout %s with the agent's fault: V %d, fault %q; want V 0 and the fault kept", r.ID, r.V, r.Fault)
+		}
+	}
 }
 
 // TestModelJudges: with a judge model configured, the LLM judge and the

@@ -122,7 +122,7 @@ func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, 
 	if len(strict) > 0 {
 		drop := map[string][]string{}
 		for _, r := range strict {
-			vr, err := st.env.Verify(ctx, d.Task, filepath.Join(st.dir, "verifier"), r.Final, r.Answer)
+			vr, err := st.env.Score(ctx, d.Task, filepath.Join(st.dir, "verifier"), r.Final, r.Answer, r.Fault)
 			if err != nil {
 				return nil, err
 			}

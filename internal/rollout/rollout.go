@@ -423,15 +423,24 @@ func SnapshotWorld(ctx context.Context, st *store.Store, dir string, parent worl
 // result.
 func (e *Env) Judge(ctx context.Context, t *task.Task, verifierDir string, res *Result) (*verify.Result, error) {
 	tr := res.Trajectory
-	if tr.Fault != "" {
-		return verify.Unverifiable(t, errors.New(tr.Fault)), nil
-	}
-	vr, err := e.Verify(ctx, t, verifierDir, res.Final, tr.Answer)
+	vr, err := e.Score(ctx, t, verifierDir, res.Final, tr.Answer, tr.Fault)
 	if err != nil {
 		return nil, err
 	}
 	tr.Fault = vr.Fault
 	return vr, nil
+}
+
+// Score is Judge over a stored rollout: its final world, its answer and
+// its fault (Trajectory.Fault, kept with the record). A rollout with a
+// fault is verify.Unverifiable whatever its world and answer would pass:
+// a final world the agent made unsnapshottable is stored as the initial
+// one, and an answer-only task would pass there on the answer alone.
+func (e *Env) Score(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer, fault string) (*verify.Result, error) {
+	if fault != "" {
+		return verify.Unverifiable(t, errors.New(fault)), nil
+	}
+	return e.Verify(ctx, t, verifierDir, final, answer)
 }
 
 // Verify computes V(W0, W, a) for a final snapshot. What the agent did to

@@ -457,3 +457,30 @@ func TestNoTwoSandboxesShareAUID(t *testing.T) {
 		t.Errorf("%d instance uids, %d uids taken; want 6 and 12", len(uids), lf.UIDs.Taken())
 	}
 }
+
+// TestScoreKeepsTheFault: a stored rollout is scored with its fault. The
+// same solved world and answer pass V without one, and with the fault a
+// rollout carries (the agent made its final world unsnapshottable) are V 0:
+// a regrade from a pool's record never turns the agent's fault into a pass.
+func TestScoreKeepsTheFault(t *testing.T) {
+	w := newTinyWorld(t)
+	env := w.env(t)
+	ctx := context.Background()
+	tk := w.task(true)
+	res, err := env.Run(ctx, tk, rollout.Spec{ID: "solves", Policy: writes("milk bought")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fault string
+		v     int
+	}{{"", 1}, {"snapshot the final world: a home file name the store cannot keep", 0}} {
+		vr, err := env.Score(ctx, tk, w.verifier, res.Final, res.Trajectory.Answer, c.fault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vr.V != c.v || (c.fault != "" && vr.Fault == "") {
+			t.Errorf("fault %q: V %d (fault %q), want V %d", c.fault, vr.V, vr.Fault, c.v)
+		}
+	}
+}
