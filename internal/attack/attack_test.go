@@ -47,6 +47,7 @@ type fixture struct {
 	a, b, c *runtime.Instance // attacker, victims
 	s       *runtime.Instance // attacker with a short shell timeout
 	lower   string            // W0's read-only lower directory
+	solved  string            // the reference completion's final world, read-only
 	runDir  string
 	http    *http.Client
 	mg      *managed // instances served by a runtime.Manager
@@ -104,6 +105,13 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 	f.p = p
 	t.Cleanup(func() { p.Close(context.Background()) })
 	if f.lower, err = p.Env.Materializer.Lower(ctx, p.W0()); err != nil {
+		t.Fatal(err)
+	}
+	ref, _, err := p.Reference(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.solved, err = p.Env.Materializer.Lower(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
 	start := func(name string) *runtime.Instance {

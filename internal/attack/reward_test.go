@@ -61,6 +61,61 @@ func rewardAttacks(f *fixture) []attack {
 			}
 			return os.Chmod(p, 0)
 		}),
+		{
+			name: "the solved deliverables made unreadable", category: "reward",
+			action:  "solve the task (the reference completion), then chmod 000 the shortlist and the restock note, and chmod 0600 their directory in a second copy; verify each",
+			contain: "V 0, the criteria that read them failed as the agent's doing (no error), although the verifier runs as root; the readable copy passes",
+			try: func(ctx context.Context, f *fixture) (string, error) {
+				var seen []string
+				for _, c := range []struct {
+					name string
+					mode func(file, dir string) error
+					v    int
+				}{
+					{"readable", func(string, string) error { return nil }, 1},
+					{"mode 000", func(file, _ string) error { return os.Chmod(file, 0) }, 0},
+					{"directory 0600", func(_, dir string) error { return os.Chmod(dir, 0o600) }, 0},
+				} {
+					dir, err := os.MkdirTemp(f.runDir, "unreadable-")
+					if err != nil {
+						return "", err
+					}
+					defer os.RemoveAll(dir)
+					if err := os.Chmod(dir, 0o755); err != nil {
+						return "", err
+					}
+					final := filepath.Join(dir, "final")
+					if err := state.Copy(ctx, f.solved, final); err != nil {
+						return "", err
+					}
+					for _, rel := range []string{synth.PathShortlist, synth.PathRestock} {
+						p := filepath.Join(final, world.HomeDir, filepath.FromSlash(rel))
+						if err := c.mode(p, filepath.Dir(p)); err != nil {
+							return "", err
+						}
+					}
+					vdir := filepath.Join(dir, "verifier")
+					if err := verify.CopyDir(ctx, f.p.VerifierDir, vdir); err != nil {
+						return "", err
+					}
+					vr, err := verify.Verify(ctx, f.p.Task, verify.Input{Initial: f.lower, Final: final, Answer: f.p.Task.Answer, VerifierDir: vdir,
+						Runner: rollout.SandboxRunner{UID: 299990}, Scratch: dir})
+					if err != nil {
+						return "", fmt.Errorf("%s: an error the scorers count as infrastructure: %w", c.name, err)
+					}
+					if vr.V != c.v {
+						return "", fmt.Errorf("%s: V %d, want %d (%d/%d criteria)", c.name, vr.V, c.v, vr.Passed, vr.Total)
+					}
+					for _, cr := range vr.Criteria {
+						if c.v == 0 && (cr.ID == "shortlist-header" || cr.ID == "restock-note") && (cr.Pass || cr.Error != "") {
+							return "", fmt.Errorf("%s: criterion %s: pass %t, error %q: want failed as the agent's doing", c.name, cr.ID, cr.Pass, cr.Error)
+						}
+					}
+					seen = append(seen, fmt.Sprintf("%s V %d", c.name, vr.V))
+				}
+				return strings.Join(seen, ", "), nil
+			},
+		},
 		sabotage("the verified files replaced by directories", "a directory at the shortlist's and the restock note's paths", func(p string) error {
 			return os.Mkdir(p, 0o755)
 		}),

@@ -48,6 +48,9 @@ func homeEntry(root, rel string, read bool) (exists bool, content []byte, err er
 	if !read {
 		return true, nil, nil
 	}
+	if err := ownerReadable(r, clean); err != nil {
+		return true, nil, err
+	}
 	b, err := world.ReadHomeFile(home, clean, world.HomeOpen{MaxSize: MaxFileBytes, FollowInside: true})
 	if err != nil {
 		return true, nil, err
@@ -55,12 +58,40 @@ func homeEntry(root, rel string, read bool) (exists bool, content []byte, err er
 	return true, b, nil
 }
 
+// errUnreadable marks a home file the world's own user cannot read: the
+// file lacks its owner's read bit, or a directory on its path its owner's
+// search bit. The verifier runs as root and could read it, but what the
+// agent left unreadable is not delivered: the criterion fails, with no
+// error (the agent's doing, never infrastructure).
+var errUnreadable = errors.New("not readable by its owner")
+
+// ownerReadable checks the owner's permission bits along clean (inside r):
+// search on every directory, read on the file.
+func ownerReadable(r *os.Root, clean string) error {
+	parts := strings.Split(clean, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := r.Stat(p)
+		if err != nil {
+			return err
+		}
+		bit, what := fs.FileMode(0o400), "read"
+		if i < len(parts)-1 {
+			bit, what = 0o100, "search"
+		}
+		if fi.Mode().Perm()&bit == 0 {
+			return fmt.Errorf("%s %w: %s has mode %04o, no %s permission for its owner", clean, errUnreadable, p, fi.Mode().Perm(), what)
+		}
+	}
+	return nil
+}
+
 func checkFile(root, initial string, c *task.Criterion) CriterionResult {
 	wantExists := c.ExistsOrDefault()
 	needContent := c.Contains != nil || c.Regex != "" || c.Changed
 	exists, content, err := homeEntry(root, c.Path, needContent)
 	if err != nil {
-		if errors.Is(err, errNotRegular) {
+		if errors.Is(err, errNotRegular) || errors.Is(err, errUnreadable) {
 			return CriterionResult{Evidence: err.Error()}
 		}
 		return CriterionResult{Error: err.Error()}
@@ -96,7 +127,7 @@ func checkFile(root, initial string, c *task.Criterion) CriterionResult {
 	if c.Changed {
 		before, old, err := homeEntry(initial, c.Path, true)
 		switch {
-		case err != nil && !errors.Is(err, errNotRegular):
+		case err != nil && !errors.Is(err, errNotRegular) && !errors.Is(err, errUnreadable):
 			return CriterionResult{Error: fmt.Sprintf("initial world: %v", err)}
 		case !before || err != nil:
 			notes = append(notes, "is new (no such file in the initial world)")
@@ -130,7 +161,7 @@ func missingSubstrings(s string, subs []string) []string {
 func checkCSV(root string, c *task.Criterion) CriterionResult {
 	exists, content, err := homeEntry(root, c.Path, true)
 	switch {
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, errNotRegular), errors.Is(err, errUnreadable):
 		return CriterionResult{Evidence: err.Error()}
 	case err != nil:
 		return CriterionResult{Error: err.Error()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,5 +295,39 @@ func TestExampleSDKIsCurrent(t *testing.T) {
 	}
 	if string(b) != SDKPy {
 		t.Fatal("internal/task/testdata/example's _verify_sdk.py is stale: copy internal/verify/_verify_sdk.py over it")
+	}
+}
+
+// TestUnreadableFilesFail: a home file its owner cannot read (mode 000, or
+// in a directory without its owner's search bit) fails the file and csv
+// criteria that read it, as the agent's doing (no error), although the
+// verifier, as root, could read it; the same content readable passes.
+func TestUnreadableFilesFail(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		file, dir fs.FileMode
+		pass      bool
+	}{{"readable", 0o644, 0o755, true}, {"mode 000", 0, 0o755, false}, {"directory without search", 0o644, 0o600, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			initial, final := testWorlds(t)
+			reports := filepath.Join(final, "home", "reports")
+			csvPath := filepath.Join(reports, "open-orders.csv")
+			if err := os.Chmod(csvPath, c.file); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(reports, c.dir); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(reports, 0o755); os.Chmod(csvPath, 0o644) })
+			for _, cr := range []task.Criterion{
+				{ID: "file", Kind: "file", Path: "reports/open-orders.csv", Contains: []string{"A-2"}},
+				{ID: "csv", Kind: "csv", Path: "reports/open-orders.csv", MinRows: 2},
+			} {
+				got := verifyOne(t, Input{Initial: initial, Final: final}, cr)
+				if got.Pass != c.pass || got.Error != "" || (!c.pass && !strings.Contains(got.Evidence, "not readable by its owner")) {
+					t.Errorf("%s criterion: %+v, want pass %t and no error", cr.Kind, got, c.pass)
+				}
+			}
+		})
 	}
 }
