@@ -16,6 +16,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/world"
 )
 
 // scriptedPolicies are the scripted policies `rollout --policy` names.
@@ -63,6 +64,12 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if id != "" {
+				// The id names DIR/rollouts/ID.json and its artifacts.
+				if err := world.CheckName("", "--id", id); err != nil {
+					return err
+				}
+			}
 			var pol rollout.Policy
 			var makePolicy func(*pipeline.Prepared, uint64) rollout.Policy
 			switch {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -23,6 +24,13 @@ func TestRolloutCommand(t *testing.T) {
 	}
 	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "no-model-here"); err == nil || !strings.Contains(err.Error(), "--model") {
 		t.Fatalf("a bad model spec: %v", err)
+	}
+	badDir := t.TempDir()
+	if _, _, err := run(t, t.TempDir(), "rollout", "--dir", badDir, "--id", "../../escape"); err == nil || !strings.Contains(err.Error(), `--id: "../../escape" is not a valid name`) {
+		t.Fatalf("an id that is a path: %v", err)
+	}
+	if entries, _ := os.ReadDir(badDir); len(entries) != 0 {
+		t.Fatalf("the refused rollout wrote %d entries into --dir", len(entries))
 	}
 	if err := browser.Available(); err != nil {
 		runtime.SkipOutsideCI(t, "chromium is not installed (wildawm setup installs it): "+err.Error())

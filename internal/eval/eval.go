@@ -145,6 +145,8 @@ func (r *Record) check() error {
 	switch {
 	case r.Task == "":
 		return errors.New("field task: empty")
+	case !world.ValidName(r.Task):
+		return world.CheckName("", "task", r.Task)
 	case r.Index < 1:
 		return fmt.Errorf("field index: %d, rollouts count from 1", r.Index)
 	case r.V != 0 && r.V != 1:

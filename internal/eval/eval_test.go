@@ -249,6 +249,7 @@ func TestResumeRefusesTamperedRollouts(t *testing.T) {
 		{`"v": 0`, `"v": 5`, "rollouts[0] (task a, rollout 1): field v: 5"},
 		{`"passed": 0`, `"passed": 7`, "fields passed, total: 7 of 1"},
 		{`"trajectory": "trajectories/a/r1.json"`, `"trajectory": "../../etc/passwd"`, "field trajectory"},
+		{`"task": "a"`, `"task": "../a"`, `field task: "../a" is not a valid name`},
 	} {
 		out := t.TempDir()
 		if _, err := Run(ctx, Options{Adapter: b, Agent: ag, K: 1, Out: out}); err != nil {

@@ -32,7 +32,9 @@ type Teacher func(t *task.Task, attempt int) (rollout.Policy, error)
 // *rollout.Env).
 type Rollouts interface {
 	Run(ctx context.Context, t *task.Task, spec rollout.Spec) (*rollout.Result, error)
-	Verify(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer string) (*verify.Result, error)
+	// Judge scores a finished rollout, its trajectory's fault included
+	// (rollout.Env.Judge).
+	Judge(ctx context.Context, t *task.Task, verifierDir string, res *rollout.Result) (*verify.Result, error)
 }
 
 // Exporter writes the SFT data of a pool's sft split.
@@ -323,7 +325,7 @@ func (x *Exporter) liveTeaching(ctx context.Context, dir string, t *task.Task) (
 		tr := res.Trajectory
 		v, passed, total := 0, 0, 0
 		if tr.Countable() {
-			vr, err := env.Verify(ctx, t, filepath.Join(dir, "verifier"), res.Final, tr.Answer)
+			vr, err := env.Judge(ctx, t, filepath.Join(dir, "verifier"), res)
 			if err != nil {
 				return teaching{}, fmt.Errorf("verify %s: %w", id, err)
 			}
