@@ -48,6 +48,7 @@ type fixture struct {
 	s       *runtime.Instance // attacker with a short shell timeout
 	lower   string            // W0's read-only lower directory
 	solved  string            // the reference completion's final world, read-only
+	tb      testing.TB        // the suite's test, for fixtures of its own
 	runDir  string
 	http    *http.Client
 	mg      *managed // instances served by a runtime.Manager
@@ -94,7 +95,7 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f := &fixture{runDir: filepath.Join(dir, "run"), http: &http.Client{
+	f := &fixture{tb: t, runDir: filepath.Join(dir, "run"), http: &http.Client{
 		Timeout:       20 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -289,7 +290,7 @@ func TestAttacks(t *testing.T) {
 	haveBrowser := browser.Available() == nil
 
 	attacks := slices.Concat(shellAttacks(f), webAttacks(f), managerAttacks(f), browserAttacks(f),
-		filesAttacks(f), namesAttacks(f), rewardAttacks(f), controlPlaneAttacks(f), sqlAttacks(f), sandboxAttacks(f))
+		filesAttacks(f), namesAttacks(f), rewardAttacks(f), controlPlaneAttacks(f), sqlAttacks(f), sandboxAttacks(f), hygieneAttacks(f))
 	var outcomes []outcome
 	for _, a := range attacks {
 		o := outcome{attack: a}
