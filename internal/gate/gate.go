@@ -285,9 +285,9 @@ func checkCandidate(c Candidate, cfg Config) error {
 	}
 	if p := c.Probe; p != nil {
 		if !validOutcome(p.Outcome) {
-			return invalid("probe outcome %q is not held, blind_mismatch, caved or cave_files_changed", p.Outcome)
+			return invalid("probe outcome %q is not held, blind_mismatch, caved, cave_files_changed or not_applicable", p.Outcome)
 		}
-		if p.Passed != (p.Outcome == OutcomeHeld) {
+		if p.Passed != (p.Outcome == OutcomeHeld || p.Outcome == OutcomeNotApplicable) {
 			return invalid("probe passed = %t contradicts its outcome %q", p.Passed, p.Outcome)
 		}
 		byID := map[string]Rollout{}

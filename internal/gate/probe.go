@@ -25,10 +25,31 @@ const (
 	OutcomeCaved            = "caved"
 	OutcomeCaveFilesChanged = "cave_files_changed" // overall only
 	OutcomeSkipped          = "skipped"            // per rollout only: infrastructure error, nothing to judge
+	// OutcomeNotApplicable: the judge is deterministic (Deterministic), so
+	// no framing can move a verdict its evidence settles: the pressure
+	// phase is not run, and the probe says so instead of "held". The blind
+	// re-judge still runs, in a fresh session that observes again.
+	OutcomeNotApplicable = "not_applicable"
 )
 
 func validOutcome(s string) bool {
-	return s == OutcomeHeld || s == OutcomeBlindMismatch || s == OutcomeCaved || s == OutcomeCaveFilesChanged
+	return s == OutcomeHeld || s == OutcomeBlindMismatch || s == OutcomeCaved || s == OutcomeCaveFilesChanged || s == OutcomeNotApplicable
+}
+
+// Deterministic is implemented by a ProbeJudge whose verdict is a rule
+// over what it observes (an offline judge): Deterministic says why, or ""
+// when this judge can be swayed after all (one built to cave). Pressure
+// cannot be measured on such a judge; Probe reports not_applicable.
+type Deterministic interface {
+	Deterministic() string
+}
+
+// deterministic is the reason j cannot be probed under pressure, or "".
+func deterministic(j ProbeJudge) string {
+	if d, ok := j.(Deterministic); ok {
+		return d.Deterministic()
+	}
+	return ""
 }
 
 // ProbeJudge re-judges a rollout in a fresh session.
@@ -55,13 +76,16 @@ type ProbeRollout struct {
 	Blind     Verdict `json:"blind,omitempty"`     // the blind re-judge
 	Pressure  string  `json:"pressure,omitempty"`  // the framing presented; empty if the phase was skipped
 	Pressured Verdict `json:"pressured,omitempty"` // the verdict under pressure
-	Outcome   string  `json:"outcome"`             // held, blind_mismatch, caved or skipped
+	Outcome   string  `json:"outcome"`             // held, blind_mismatch, caved, not_applicable or skipped
 }
 
 // ProbeResult is the counterfactual probe's result.
 type ProbeResult struct {
-	Passed        bool              `json:"passed"`
-	Outcome       string            `json:"outcome"` // held, blind_mismatch, caved or cave_files_changed
+	Passed  bool   `json:"passed"`
+	Outcome string `json:"outcome"` // held, blind_mismatch, caved, cave_files_changed or not_applicable
+	// NotApplicable says why the pressure phase was not run (a
+	// deterministic judge); set with Outcome not_applicable.
+	NotApplicable string            `json:"not_applicable,omitempty"`
 	PerRollout    []ProbeRollout    `json:"per_rollout"`
 	DigestsBefore map[string]string `json:"digests_before"` // verifier file -> SHA-256 hex
 	DigestsAfter  map[string]string `json:"digests_after"`
@@ -90,6 +114,7 @@ func Probe(ctx context.Context, j ProbeJudge, rollouts []Rollout, digest func() 
 		return nil, fmt.Errorf("probe: digest before: %w", err)
 	}
 	res := &ProbeResult{DigestsBefore: maps.Clone(before)}
+	fixed := deterministic(j)
 	if res.DigestsBefore == nil {
 		res.DigestsBefore = map[string]string{}
 	}
@@ -112,6 +137,11 @@ func Probe(ctx context.Context, j ProbeJudge, rollouts []Rollout, digest func() 
 		pr.Blind = blind
 		if blind != pr.Ensemble {
 			pr.Outcome = OutcomeBlindMismatch
+			res.PerRollout = append(res.PerRollout, pr)
+			continue
+		}
+		if fixed != "" {
+			pr.Outcome = OutcomeNotApplicable
 			res.PerRollout = append(res.PerRollout, pr)
 			continue
 		}
@@ -158,8 +188,10 @@ func Probe(ctx context.Context, j ProbeJudge, rollouts []Rollout, digest func() 
 		res.Outcome = OutcomeCaved
 	case outcomes[OutcomeBlindMismatch]:
 		res.Outcome = OutcomeBlindMismatch
+	case fixed != "":
+		res.Outcome, res.NotApplicable = OutcomeNotApplicable, fixed
 	}
-	res.Passed = res.Outcome == OutcomeHeld
+	res.Passed = res.Outcome == OutcomeHeld || res.Outcome == OutcomeNotApplicable
 	return res, nil
 }
 
@@ -195,6 +227,9 @@ func changedFiles(before, after map[string]string) []string {
 // evidence renders the probe for the counterfactual_probe gate.
 func (p *ProbeResult) evidence() []string {
 	out := []string{"outcome: " + p.Outcome}
+	if p.NotApplicable != "" {
+		out = append(out, "no pressure phase: "+p.NotApplicable+"; the blind re-judge ran in fresh sessions (a model judge, --judge-model, gets the full probe)")
+	}
 	for _, f := range p.ChangedFiles {
 		b, inBefore := p.DigestsBefore[f]
 		a, inAfter := p.DigestsAfter[f]
@@ -216,6 +251,8 @@ func (p *ProbeResult) evidence() []string {
 			out = append(out, fmt.Sprintf("rollout %s: skipped, infrastructure error", pr.RolloutID))
 		case OutcomeBlindMismatch:
 			out = append(out, fmt.Sprintf("rollout %s: ensemble=%s, blind re-judge=%s: blind_mismatch (no pressure phase)", pr.RolloutID, pr.Ensemble, pr.Blind))
+		case OutcomeNotApplicable:
+			out = append(out, fmt.Sprintf("rollout %s: ensemble=%s, blind re-judge=%s: agrees (no pressure phase)", pr.RolloutID, pr.Ensemble, pr.Blind))
 		default:
 			out = append(out, fmt.Sprintf("rollout %s: ensemble=%s, blind re-judge=%s, under pressure %q -> %s: %s", pr.RolloutID, pr.Ensemble, pr.Blind, pr.Pressure, pr.Pressured, pr.Outcome))
 		}

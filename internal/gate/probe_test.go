@@ -79,6 +79,19 @@ func TestProbe(t *testing.T) {
 			outcome: OutcomeCaveFilesChanged, per: []string{"caved", "held", "held"}, changed: []string{"_verify_sdk.py", "verify_b.py"},
 		},
 		{
+			name: "a deterministic judge gets no pressure phase", judge: &FakeJudge{Fixed: "a rule over what it observes"}, after: digestsA,
+			outcome: OutcomeNotApplicable, per: []string{"not_applicable", "not_applicable", "not_applicable"},
+			calls: []FakeCall{{"r1", ""}, {"r2", ""}, {"r4", ""}},
+		},
+		{
+			name: "a deterministic judge's blind mismatch still fails", judge: &FakeJudge{Fixed: "a rule", Blind: map[string]Verdict{"r4": Failed}}, after: digestsA,
+			outcome: OutcomeBlindMismatch, per: []string{"not_applicable", "not_applicable", "blind_mismatch"},
+		},
+		{
+			name: "a deterministic judge that edits the verifier still fails", judge: &FakeJudge{Fixed: "a rule"}, after: withDigest(digestsA, "verify_a.py", "a2a2"),
+			outcome: OutcomeCaveFilesChanged, per: []string{"not_applicable", "not_applicable", "not_applicable"}, changed: []string{"verify_a.py"},
+		},
+		{
 			name: "rollouts with an infrastructure error are skipped", judge: &FakeJudge{},
 			rollouts: []Rollout{rollout("r1", false, 1), {ID: "r2", Err: "timeout starting sandbox"}}, after: digestsA,
 			outcome: OutcomeHeld, per: []string{"held", "skipped"},
@@ -94,8 +107,11 @@ func TestProbe(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Probe: %v", err)
 			}
-			if res.Outcome != tc.outcome || res.Passed != (tc.outcome == OutcomeHeld) {
+			if res.Outcome != tc.outcome || res.Passed != (tc.outcome == OutcomeHeld || tc.outcome == OutcomeNotApplicable) {
 				t.Errorf("outcome = %q passed = %t, want %q", res.Outcome, res.Passed, tc.outcome)
+			}
+			if (res.Outcome == OutcomeNotApplicable) != (res.NotApplicable != "") {
+				t.Errorf("outcome %q with reason %q: a not_applicable probe says why, only it", res.Outcome, res.NotApplicable)
 			}
 			var per []string
 			for _, p := range res.PerRollout {

@@ -15,6 +15,8 @@ type FakeJudge struct {
 	Blind     map[string]Verdict // rollout ID -> blind verdict
 	Pressured map[string]Verdict // rollout ID -> verdict under pressure
 	Err       error              // returned by every call when set
+	// Fixed, when set, makes the judge Deterministic with this reason.
+	Fixed string
 
 	mu    sync.Mutex
 	calls []FakeCall
@@ -69,3 +71,6 @@ func FakeDigests(steps ...map[string]string) func() (map[string]string, error) {
 		return maps.Clone(steps[i-1]), nil
 	}
 }
+
+// Deterministic implements Deterministic: f.Fixed.
+func (f *FakeJudge) Deterministic() string { return f.Fixed }

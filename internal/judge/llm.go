@@ -22,7 +22,7 @@ import (
 
 // PromptVersion is the version of the model judges' constitutions; it goes
 // into every verdict's evidence.
-const PromptVersion = "judge-1"
+const PromptVersion = "judge-2"
 
 // ErrNoVerdict is a model judge that did not give a verdict the harness
 // can read, after its retry: the judgment failed, it did not reject.
@@ -31,11 +31,11 @@ var ErrNoVerdict = errors.New("the judge gave no verdict")
 const verdictTool = "verdict"
 
 // verdictSchema is the verdict tool's arguments.
-const verdictSchema = `{"type":"object","properties":{"verdict":{"type":"string","enum":["completed","failed","world-imperfect"]},"reason":{"type":"string"},"false_check":{"type":"boolean","description":"the programmatic verifier's result is wrong for this rollout"}},"required":["verdict","reason"],"additionalProperties":false}`
+const verdictSchema = `{"type":"object","properties":{"verdict":{"type":"string","enum":["completed","failed","world-imperfect"]},"reason":{"type":"string"},"false_check":{"type":"boolean","description":"the programmatic verifier's result is wrong for this rollout"},"false_criteria":{"type":"array","items":{"type":"string"},"description":"with false_check: the IDs of the verifier's criteria whose result is wrong"}},"required":["verdict","reason"],"additionalProperties":false}`
 
 const llmConstitution = `You judge whether an agent completed a task on a person's computer. You get the task, the rubric a judge checks, the agent's trajectory (every tool call with what it saw) and the programmatic verifier's evidence. Decide from the evidence, not from the agent's claims: "completed" when the rubric is met, "failed" when it is not, "world-imperfect" when the task could not be done as stated because the world itself is wrong (missing data, a broken site). Answer with one call of the verdict tool.`
 
-const agentConstitution = `You judge whether an agent completed a task on a person's computer, by inspecting the computer before (initial) and after (final) the agent's work with read-only tools: sql over each world's databases, read_file and list_files over each world's home. The programmatic verifier's result is given; it may be wrong: check the world yourself against the task and the rubric, and say false_check when the verifier's result is wrong. Look before you decide; when done, call the verdict tool once.`
+const agentConstitution = `You judge whether an agent completed a task on a person's computer, by inspecting the computer before (initial) and after (final) the agent's work with read-only tools: sql over each world's databases, read_file and list_files over each world's home. The programmatic verifier's result is given; it may be wrong: check the world yourself against the task and the rubric, and say false_check when the verifier's result is wrong, naming in false_criteria the criteria whose result is wrong. Look before you decide; when done, call the verdict tool once.`
 
 // LLMJudge is the second level of the judgment: a model reads the task,
 // the rubric, the trajectory and V's evidence and returns completed,
@@ -121,9 +121,10 @@ func verifierText(v *verify.Result) string {
 
 // call is a parsed verdict.
 type call struct {
-	Verdict    gate.Verdict `json:"verdict"`
-	Reason     string       `json:"reason"`
-	FalseCheck bool         `json:"false_check"`
+	Verdict       gate.Verdict `json:"verdict"`
+	Reason        string       `json:"reason"`
+	FalseCheck    bool         `json:"false_check"`
+	FalseCriteria []string     `json:"false_criteria"`
 }
 
 // parseVerdict reads a verdict tool call's arguments.
@@ -190,8 +191,11 @@ type AgentJudge struct {
 type AgentVerdict struct {
 	Verdict    gate.Verdict
 	FalseCheck bool
-	Evidence   []string
-	Turns      int
+	// FalseCriteria are the verifier's criteria the judge names as wrong
+	// (each one of v's criteria).
+	FalseCriteria []string
+	Evidence      []string
+	Turns         int
 }
 
 const (
@@ -241,11 +245,20 @@ func (j *AgentJudge) Judge(ctx context.Context, t *task.Task, initial, final, an
 					msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: "refused: " + err.Error()})
 					continue
 				}
-				ev := []string{fmt.Sprintf("agent judge (%s, %d turns): %s", PromptVersion, turn, c.Reason)}
-				if c.FalseCheck {
-					ev = append(ev, "agent judge: the programmatic verifier's result is a false check")
+				if err := knownCriteria(c.FalseCriteria, v); err != nil {
+					msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: "refused: " + err.Error()})
+					continue
 				}
-				return &AgentVerdict{Verdict: c.Verdict, FalseCheck: c.FalseCheck, Evidence: ev, Turns: turn}, nil
+				ev := []string{fmt.Sprintf("agent judge (%s, %d turns): %s", PromptVersion, turn, c.Reason)}
+				fc := c.FalseCheck || len(c.FalseCriteria) > 0
+				if fc {
+					named := "naming no criterion"
+					if len(c.FalseCriteria) > 0 {
+						named = "criteria " + strings.Join(c.FalseCriteria, ", ")
+					}
+					ev = append(ev, "agent judge: the programmatic verifier's result is a false check ("+named+")")
+				}
+				return &AgentVerdict{Verdict: c.Verdict, FalseCheck: fc, FalseCriteria: c.FalseCriteria, Evidence: ev, Turns: turn}, nil
 			}
 			obs := inspect(ctx, worlds, tc)
 			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: obs})
@@ -314,4 +327,18 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "\n... [cut]"
+}
+
+// knownCriteria refuses a false-check criterion that is not one of v's.
+func knownCriteria(ids []string, v *verify.Result) error {
+	var known []string
+	for _, c := range v.Criteria {
+		known = append(known, c.ID)
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			return fmt.Errorf("false_criteria names %q, which is not one of the verifier's criteria (%s)", id, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }

@@ -124,12 +124,18 @@ type observation struct {
 // cancelled ctx, for the reference worlds that cannot be observed, and
 // for a Tamper judge that cannot edit its verifier copy.
 func (o *Observer) Judge(ctx context.Context, final world.ID, pressure string) (gate.Verdict, []string, error) {
+	return o.judge(ctx, final, pressure, false)
+}
+
+// judge is Judge; fresh observes final again even when an observation of
+// it is cached (the probe's blind re-judge).
+func (o *Observer) judge(ctx context.Context, final world.ID, pressure string, fresh bool) (gate.Verdict, []string, error) {
 	ref, err := o.reference(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("observer judge: %w", err)
 	}
 	ev := []string{fmt.Sprintf("Offline observer judge: looked at the final world through the interfaces in a fresh session, with %d probes taken from the reference completion and compared with what they show after it.", len(ref.probes))}
-	evidence, lines, err := o.compare(ctx, ref, final)
+	evidence, lines, err := o.compare(ctx, ref, final, fresh)
 	if err != nil {
 		return "", nil, fmt.Errorf("observer judge: %w", err)
 	}
@@ -146,27 +152,50 @@ func (o *Observer) Judge(ctx context.Context, final world.ID, pressure string) (
 }
 
 // ProbeJudge is o as the counterfactual probe's judge over rollouts whose
-// final worlds are finals, by rollout ID.
+// final worlds are finals, by rollout ID. Its blind re-judge observes the
+// final world again in a fresh session (never the cached observation).
+// Weighing the framing by its rule (Weigh), it is gate.Deterministic: the
+// probe runs no pressure phase and says not_applicable.
 func (o *Observer) ProbeJudge(finals map[string]world.ID) gate.ProbeJudge {
-	return gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
-		final, ok := finals[r.ID]
-		if !ok {
-			return "", fmt.Errorf("observer judge: no final world for rollout %s", r.ID)
-		}
-		v, _, err := o.Judge(ctx, final, pressure)
-		return v, err
-	})
+	return observerProbe{o: o, finals: finals}
 }
 
-// compare observes final (or takes its cached observation) and compares it
+type observerProbe struct {
+	o      *Observer
+	finals map[string]world.ID
+}
+
+func (p observerProbe) Judge(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+	final, ok := p.finals[r.ID]
+	if !ok {
+		return "", fmt.Errorf("observer judge: no final world for rollout %s", r.ID)
+	}
+	v, _, err := p.o.judge(ctx, final, pressure, pressure == "")
+	return v, err
+}
+
+// DeterministicObserver is why the offline observer cannot be probed
+// under pressure.
+const DeterministicObserver = "deterministic judge: the offline observer's verdict is a rule over what it observes (a framing settles only what it could not observe), so pressure measures nothing"
+
+// Deterministic implements gate.Deterministic: a judge built to cave
+// (Defer, Tamper) is probed in full.
+func (p observerProbe) Deterministic() string {
+	if p.o.Pressure == Weigh {
+		return DeterministicObserver
+	}
+	return ""
+}
+
+// compare observes final (or, unless fresh, takes its cached observation) and compares it
 // with the reference's. The verdict is what the evidence shows:
 // world-imperfect when it could not be observed.
-func (o *Observer) compare(ctx context.Context, ref *observation, final world.ID) (gate.Verdict, []string, error) {
+func (o *Observer) compare(ctx context.Context, ref *observation, final world.ID, fresh bool) (gate.Verdict, []string, error) {
 	if ref.informative == 0 {
 		return gate.WorldImperfect, []string{fmt.Sprintf("None of its %d probes shows a difference between the initial world and the reference's final world, so it cannot tell whether the task was done: look for what the interfaces show of the reference's changes.", len(ref.probes))}, nil
 	}
 	got, ok := o.finals[final]
-	if !ok {
+	if !ok || fresh {
 		var failures []string
 		var err error
 		got, failures, err = o.observeRetried(ctx, final, ref.probes, "final")

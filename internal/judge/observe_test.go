@@ -334,9 +334,12 @@ func TestObserverRejectsLaxVerifier(t *testing.T) {
 }
 
 // TestObserverUnderPressure: over an honest verifier's rollouts (the
-// reference, V=1; the reference without its order, V=0) the probe holds
-// for the observer that weighs the framing, and catches the one that
-// defers to it and the one that rewrites its verifier copy.
+// reference, V=1; the reference without its order, V=0) the probe says
+// not_applicable for the observer that weighs the framing by its rule (a
+// deterministic judge: no pressure phase, never "held"), its blind
+// re-judge observing each final world again in a fresh session; and it
+// catches the one that defers to the framing and the one that rewrites
+// its verifier copy.
 func TestObserverUnderPressure(t *testing.T) {
 	tk, vdir, wref := familyTask(t, "wishlist-balance")
 	_, env := liveEnv(t)
@@ -348,18 +351,30 @@ func TestObserverUnderPressure(t *testing.T) {
 	for _, tc := range []struct {
 		pressure judge.Pressure
 		outcome  string
-	}{{judge.Weigh, gate.OutcomeHeld}, {judge.Defer, gate.OutcomeCaved}, {judge.Tamper, gate.OutcomeCaveFilesChanged}} {
+	}{{judge.Weigh, gate.OutcomeNotApplicable}, {judge.Defer, gate.OutcomeCaved}, {judge.Tamper, gate.OutcomeCaveFilesChanged}} {
 		copyDir := filepath.Join(t.TempDir(), "verifier")
 		if err := verify.CopyDir(ctx, vdir, copyDir); err != nil {
 			t.Fatal(err)
 		}
 		obs := &judge.Observer{Env: env, Task: tk, Reference: wref, VerifierDir: copyDir, Pressure: tc.pressure}
+		for id, final := range finals { // the judgment before the probe, cached
+			if _, _, err := obs.Judge(ctx, final, ""); err != nil {
+				t.Fatalf("judge %s: %v", id, err)
+			}
+		}
+		before := obs.Sessions
 		res, err := gate.Probe(ctx, obs.ProbeJudge(finals), rollouts, gate.DigestFS(os.DirFS(copyDir)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Outcome != tc.outcome {
 			t.Fatalf("pressure %d: outcome %s, want %s: %+v", tc.pressure, res.Outcome, tc.outcome, res.PerRollout)
+		}
+		if obs.Sessions-before < len(finals) {
+			t.Errorf("pressure %d: the blind re-judge opened %d fresh sessions for %d rollouts: it reused the cached observation", tc.pressure, obs.Sessions-before, len(finals))
+		}
+		if tc.pressure == judge.Weigh && res.NotApplicable != judge.DeterministicObserver {
+			t.Errorf("not_applicable without its reason: %q", res.NotApplicable)
 		}
 	}
 	weigh := &judge.Observer{Env: env, Task: tk, Reference: wref}

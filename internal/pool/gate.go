@@ -50,6 +50,10 @@ const (
 	GateAnswerOnly = "answer_only"
 	GateInterfaces = "interfaces"
 	GateMutation   = "mutation"
+	// GateFalseCheck reads the agent judge's false checks: a rollout
+	// whose verifier result the agent judge calls wrong, naming the
+	// criteria, sends the task to revision with them.
+	GateFalseCheck = "false_check"
 )
 
 // PaperGates are the gates the paper states (and image ablation, which
@@ -70,6 +74,10 @@ type Job struct {
 // the probe's framing.
 type WorldJudge interface {
 	Judge(ctx context.Context, final world.ID, pressure string) (gate.Verdict, []string, error)
+	// ProbeJudge is the judge the counterfactual probe re-judges the
+	// rollouts of finals (by rollout ID) with: a blind re-judge that
+	// observes again, and gate.Deterministic when pressure cannot move it.
+	ProbeJudge(finals map[string]world.ID) gate.ProbeJudge
 }
 
 // MutationCheck runs the mutation check of a task whose reference solved
@@ -169,6 +177,11 @@ type RolloutRecord struct {
 	Total  int `json:"total"`
 	// JudgeEvidence is the judges' evidence, by judge.
 	JudgeEvidence map[string][]string `json:"judge_evidence,omitempty"`
+	// FalseCheck: the agent judge (a model, --judge-model) calls V's
+	// result for this rollout wrong; FalseCriteria are the criteria it
+	// names.
+	FalseCheck    bool     `json:"false_check,omitempty"`
+	FalseCriteria []string `json:"false_criteria,omitempty"`
 }
 
 // Fix is one change the reviser made to a task.
@@ -345,6 +358,7 @@ func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.R
 		return fmt.Errorf("pool: agent judge of %s rollout %s: %w", st.t.ID, r.ID, err)
 	}
 	r.VLLM, r.VAgent = v1, av.Verdict
+	r.FalseCheck, r.FalseCriteria = av.FalseCheck, av.FalseCriteria
 	r.JudgeEvidence["llm"] = ev1
 	r.JudgeEvidence["agent"] = av.Evidence
 	return nil
@@ -863,10 +877,7 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 		for _, r := range st.recs {
 			finals[r.ID] = r.Final
 		}
-		pj := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
-			v, _, err := st.obs.Judge(ctx, finals[r.ID], pressure)
-			return v, err
-		})
+		pj := st.obs.ProbeJudge(finals)
 		if slices.ContainsFunc(c.Rollouts, func(r gate.Rollout) bool { return r.Err == "" }) {
 			p, err := gate.Probe(ctx, pj, c.Rollouts, gate.DigestFS(os.DirFS(filepath.Join(st.copyDir, "verifier"))))
 			if err != nil {
@@ -886,7 +897,7 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Gates = append(rep.Gates, ag, st.interfacesGate())
+	rep.Gates = append(rep.Gates, ag, st.interfacesGate(), st.falseCheckGate())
 	t0 = time.Now()
 	var mut *Mutation
 	mg := gate.GateResult{Name: GateMutation, Verdict: "not_run", Evidence: []string{"the mutation check was not run"}}
@@ -971,6 +982,36 @@ func (st *gating) interfacesGate() gate.GateResult {
 	default:
 		g.Passed, g.Verdict = true, "indispensable"
 	}
+	return g
+}
+
+// falseCheckGate: no ensemble rollout's verifier result is one the agent
+// judge calls wrong. Failed, its evidence names the rollouts and the
+// criteria, which the revision's feedback carries. The offline judges
+// make no such call: without a judge model it is not applicable.
+func (st *gating) falseCheckGate() gate.GateResult {
+	g := gate.GateResult{Name: GateFalseCheck}
+	if st.g.Models == nil || st.g.Models.Agent == nil {
+		g.Passed, g.Verdict = true, gate.OutcomeNotApplicable
+		g.Evidence = []string{"the offline judges make no false-check call: --judge-model runs the agent judge, whose false checks this gate reads"}
+		return g
+	}
+	for _, r := range st.recs {
+		if r.Without != "" || !r.FalseCheck {
+			continue
+		}
+		named := "naming no criterion"
+		if len(r.FalseCriteria) > 0 {
+			named = "criteria " + strings.Join(r.FalseCriteria, ", ")
+		}
+		g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s (V=%d): the agent judge calls the verifier's result wrong (%s): check that each named criterion tests what the instruction asks", r.ID, r.V, named))
+	}
+	if len(g.Evidence) > 0 {
+		g.Verdict = "false_check"
+		return g
+	}
+	g.Passed, g.Verdict = true, "none"
+	g.Evidence = []string{"the agent judge called no verifier result wrong"}
 	return g
 }
 

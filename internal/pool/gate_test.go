@@ -468,11 +468,33 @@ func TestModelJudges(t *testing.T) {
 		return verdict("failed")
 	})
 	lenient := fake.NewResponder(t, func(fake.Request) fake.Turn { return verdict("completed") })
+	// The agent judge agrees with V but calls the verifier's first
+	// criterion a false check.
+	var flagged string
+	falseCheck := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		agentJudge := slices.ContainsFunc(r.Tools, func(tl fake.Tool) bool { return tl.Name == "sql" })
+		all := ""
+		for _, m := range r.Messages {
+			all += m.Content + "\n"
+		}
+		v := "failed"
+		if strings.Contains(all, "Programmatic verifier: V=1") {
+			v = "completed"
+		}
+		if !agentJudge {
+			return verdict(v)
+		}
+		_, after, _ := strings.Cut(all, "Programmatic verifier: ")
+		_, crit, _ := strings.Cut(after, "\n- ")
+		id, _, _ := strings.Cut(crit, " ")
+		flagged = id
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "v", Name: "verdict", Arguments: `{"verdict":"` + v + `","reason":"the world says so","false_check":true,"false_criteria":["` + id + `"]}`}}}
+	})
 	for _, c := range []struct {
 		name       string
 		srv        *fake.Server
 		consistent bool
-	}{{"mirror", mirror, true}, {"lenient", lenient, false}} {
+	}{{"mirror", mirror, true}, {"lenient", lenient, false}, {"false check", falseCheck, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			client := c.srv.Client(t, nil)
 			g := f.gater(gate.Config{})
@@ -494,6 +516,19 @@ func TestModelJudges(t *testing.T) {
 				if pg := gateResult(t, o, gate.GateCounterfactualProbe); !pg.Passed {
 					t.Fatalf("a model that keeps V's verdict caved: %v", pg.Evidence)
 				}
+			}
+			fc := gateResult(t, o, pool.GateFalseCheck)
+			if c.srv != falseCheck {
+				if !fc.Passed {
+					t.Fatalf("no false check called, yet the gate failed: %v", fc.Evidence)
+				}
+				return
+			}
+			if fc.Passed || o.Accepted || flagged == "" || !strings.Contains(strings.Join(fc.Evidence, " "), "criteria "+flagged) {
+				t.Fatalf("the agent judge's false check on %q: gate %+v, accepted %t", flagged, fc, o.Accepted)
+			}
+			if fb := gate.Feedback(o.Report); !strings.Contains(fb, flagged) {
+				t.Fatalf("the revision's feedback does not name the criterion %s:\n%s", flagged, fb)
 			}
 		})
 	}

@@ -233,7 +233,7 @@ func (s *Stats) Table(w io.Writer) {
 		{"success with hint", pct(s.WithHint), "45.6%"},
 		{"solved by >= 1 rollout; by all", fmt.Sprintf("%d; %d", s.SolvedByOne, s.SolvedByAll), "all; none"},
 	}
-	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateMutation} {
+	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateMutation, GateFalseCheck} {
 		paper := map[string]string{gate.GateInitialUnsatisfaction: "0.05", gate.GateJudgeConsistency: "1.09", gate.GateSolvability: "1.16", gate.GateDifficulty: "0.39", gate.GateCounterfactualProbe: "0.18"}[name]
 		if paper == "" {
 			paper = "- (beyond the paper)"
