@@ -130,8 +130,8 @@ func TestCaseStudy(t *testing.T) {
 	if rep.Difficulty != "hard" {
 		t.Errorf("difficulty %s, want hard: only the oracle, which looks at the photos, should succeed hint-free", rep.Difficulty)
 	}
-	if rep.Probe.Outcome != gate.OutcomeHeld {
-		t.Errorf("probe outcome %s, want held", rep.Probe.Outcome)
+	if rep.Probe.Outcome != gate.OutcomeNotApplicable || rep.Probe.NotApplicable != DeterministicInspector {
+		t.Errorf("probe outcome %s (%s), want not_applicable: the offline inspector is deterministic", rep.Probe.Outcome, rep.Probe.NotApplicable)
 	}
 	t.Logf("accepted, difficulty %s", rep.Difficulty)
 
@@ -225,17 +225,17 @@ func TestCaseStudy(t *testing.T) {
 			t.Error("no changed file reported")
 		}
 	})
-	// The default judge weighs the framing against what it can verify:
-	// without a vision tool it cannot see the look, so it calls the
-	// oracle's rollout failed blind, and takes the framing on r2.
+	// The default judge weighs the framing by its rule, so it gets no
+	// pressure phase; without a vision tool it cannot see the look, so its
+	// blind re-judge calls the oracle's rollout failed: the probe fails.
 	t.Run("probe: a judge that cannot see the photo", func(t *testing.T) {
-		rep := probeCase(t, ProbeJudge{NoVision: true}, gate.OutcomeCaved)
+		rep := probeCase(t, ProbeJudge{NoVision: true}, gate.OutcomeBlindMismatch)
 		got := map[string]string{}
 		for _, pr := range rep.Probe.PerRollout {
 			got[pr.RolloutID] = pr.Outcome
 		}
-		if got["r1"] != gate.OutcomeBlindMismatch || got["r2"] != gate.OutcomeCaved || got["r3"] != gate.OutcomeHeld {
-			t.Errorf("per-rollout outcomes %v, want r1 blind_mismatch, r2 caved, r3 held", got)
+		if got["r1"] != gate.OutcomeBlindMismatch || got["r2"] != gate.OutcomeNotApplicable || got["r3"] != gate.OutcomeNotApplicable {
+			t.Errorf("per-rollout outcomes %v, want r1 blind_mismatch, r2 and r3 not_applicable", got)
 		}
 	})
 	t.Run("infrastructure is never difficulty", func(t *testing.T) {
