@@ -76,32 +76,9 @@ func rewardAttacks(f *fixture) []attack {
 					{"mode 000", func(file, _ string) error { return os.Chmod(file, 0) }, 0},
 					{"directory 0600", func(_, dir string) error { return os.Chmod(dir, 0o600) }, 0},
 				} {
-					dir, err := os.MkdirTemp(f.runDir, "unreadable-")
+					vr, err := verifyEdited(ctx, f, f.solved, func(p string) error { return c.mode(p, filepath.Dir(p)) })
 					if err != nil {
-						return "", err
-					}
-					defer os.RemoveAll(dir)
-					if err := os.Chmod(dir, 0o755); err != nil {
-						return "", err
-					}
-					final := filepath.Join(dir, "final")
-					if err := state.Copy(ctx, f.solved, final); err != nil {
-						return "", err
-					}
-					for _, rel := range []string{synth.PathShortlist, synth.PathRestock} {
-						p := filepath.Join(final, world.HomeDir, filepath.FromSlash(rel))
-						if err := c.mode(p, filepath.Dir(p)); err != nil {
-							return "", err
-						}
-					}
-					vdir := filepath.Join(dir, "verifier")
-					if err := verify.CopyDir(ctx, f.p.VerifierDir, vdir); err != nil {
-						return "", err
-					}
-					vr, err := verify.Verify(ctx, f.p.Task, verify.Input{Initial: f.lower, Final: final, Answer: f.p.Task.Answer, VerifierDir: vdir,
-						Runner: rollout.SandboxRunner{UID: 299990}, Scratch: dir})
-					if err != nil {
-						return "", fmt.Errorf("%s: an error the scorers count as infrastructure: %w", c.name, err)
+						return "", fmt.Errorf("%s: %w", c.name, err)
 					}
 					if vr.V != c.v {
 						return "", fmt.Errorf("%s: V %d, want %d (%d/%d criteria)", c.name, vr.V, c.v, vr.Passed, vr.Total)
@@ -146,36 +123,15 @@ func sabotage(name, action string, breakFile func(path string) error) attack {
 		name: name, category: "reward", action: action + "; verify the world (verify.Verify, scripts in the sandbox)",
 		contain: "a result, not an error: V 0, the shortlist and restock criteria failed",
 		try: func(ctx context.Context, f *fixture) (string, error) {
-			dir, err := os.MkdirTemp(f.runDir, "reward-")
-			if err != nil {
-				return "", err
-			}
-			defer os.RemoveAll(dir)
-			if err := os.Chmod(dir, 0o755); err != nil {
-				return "", err
-			}
-			final := filepath.Join(dir, "final")
-			if err := state.Copy(ctx, f.lower, final); err != nil {
-				return "", err
-			}
-			for _, rel := range []string{synth.PathShortlist, synth.PathRestock} {
-				p := filepath.Join(final, world.HomeDir, filepath.FromSlash(rel))
+			vr, err := verifyEdited(ctx, f, f.lower, func(p string) error {
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					return "", err
+					return err
 				}
 				os.Remove(p)
-				if err := breakFile(p); err != nil {
-					return "", err
-				}
-			}
-			vdir := filepath.Join(dir, "verifier")
-			if err := verify.CopyDir(ctx, f.p.VerifierDir, vdir); err != nil {
-				return "", err
-			}
-			vr, err := verify.Verify(ctx, f.p.Task, verify.Input{Initial: f.lower, Final: final, Answer: f.p.Task.Answer, VerifierDir: vdir,
-				Runner: rollout.SandboxRunner{UID: 299990}, Scratch: dir})
+				return breakFile(p)
+			})
 			if err != nil {
-				return "", fmt.Errorf("an error the scorers count as infrastructure: %w", err)
+				return "", err
 			}
 			var failed []string
 			for _, c := range vr.Criteria {
@@ -194,4 +150,38 @@ func sabotage(name, action string, breakFile func(path string) error) attack {
 			return fmt.Sprintf("V 0, failed %v, %d script errors", failed, vr.ScriptErrors), nil
 		},
 	}
+}
+
+// verifyEdited verifies a copy of the world at base (W0 or the solved
+// world) whose shortlist and restock note edit changed, with the task's
+// verifier and its scripts in the sandbox as an unprivileged uid. An error
+// is the harness's, which the scorers would count as infrastructure.
+func verifyEdited(ctx context.Context, f *fixture, base string, edit func(path string) error) (*verify.Result, error) {
+	dir, err := os.MkdirTemp(f.runDir, "reward-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	final := filepath.Join(dir, "final")
+	if err := state.Copy(ctx, base, final); err != nil {
+		return nil, err
+	}
+	for _, rel := range []string{synth.PathShortlist, synth.PathRestock} {
+		if err := edit(filepath.Join(final, world.HomeDir, filepath.FromSlash(rel))); err != nil {
+			return nil, err
+		}
+	}
+	vdir := filepath.Join(dir, "verifier")
+	if err := verify.CopyDir(ctx, f.p.VerifierDir, vdir); err != nil {
+		return nil, err
+	}
+	vr, err := verify.Verify(ctx, f.p.Task, verify.Input{Initial: f.lower, Final: final, Answer: f.p.Task.Answer, VerifierDir: vdir,
+		Runner: rollout.SandboxRunner{UID: 299990}, Scratch: dir})
+	if err != nil {
+		return nil, fmt.Errorf("an error the scorers count as infrastructure: %w", err)
+	}
+	return vr, nil
 }
