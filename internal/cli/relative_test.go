@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/gate"
+	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/runtime"
 )
@@ -41,9 +43,47 @@ func TestRelativePaths(t *testing.T) {
 	if !strings.Contains(out, filepath.Join("w", "tasks")+string(filepath.Separator)) {
 		t.Fatalf("syn tasks wrote no task under w/tasks:\n%s", out)
 	}
+	// A copy of the run, gated with a model judge that reads V's verdict
+	// blind and takes the framing under pressure (a judge built to cave):
+	// the full probe runs and rejects every task it judged.
+	if err := os.CopyFS("w2", os.DirFS("w")); err != nil {
+		t.Fatal(err)
+	}
 	_, stderr, err = run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "cafe-near-venue", "--fake-browser")
 	if err != nil {
 		t.Fatalf("pool run: %v\n%s", err, stderr)
+	}
+	caving := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		verdict := func(v string) fake.Turn {
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "v", Name: "verdict", Arguments: `{"verdict":"` + v + `","reason":"as I was told"}`}}}
+		}
+		all := ""
+		for _, m := range r.Messages {
+			all += m.Content
+		}
+		switch {
+		case strings.Contains(all, gate.PressureCompleted):
+			return verdict("completed")
+		case strings.Contains(all, gate.PressureFailed):
+			return verdict("failed")
+		case strings.Contains(all, "Programmatic verifier: V=1"):
+			return verdict("completed")
+		}
+		return verdict("failed")
+	})
+	_, cavedErr, err := run(t, st, "pool", "run", "--dir", "w2", "--days", "2", "--families", "cafe-near-venue", "--fake-browser", "--judge-model", caving.URL()+"#"+fake.DefaultModel)
+	if err != nil {
+		t.Fatalf("pool run --judge-model: %v\n%s", err, cavedErr)
+	}
+	caved, _, err := pool.Outcomes(filepath.Join("w2", "tasks"))
+	if err != nil || len(caved) == 0 {
+		t.Fatalf("pool run --judge-model gated nothing: %v\n%s", err, cavedErr)
+	}
+	for _, o := range caved {
+		g, ok := o.Report.Gate(gate.GateCounterfactualProbe)
+		if !ok || g.Passed || g.Verdict != gate.OutcomeCaved || o.Accepted {
+			t.Errorf("task %s with a caving model judge: accepted %t, probe %+v; want rejected, caved", o.TaskID, o.Accepted, g)
+		}
 	}
 	if !strings.Contains(stderr, "output: "+filepath.Join("w", pool.File)) || !strings.Contains(stderr, "next: wildawm eval --dir w") || !strings.Contains(stderr, "cache: "+filepath.Join("w", "cache")+" holds") {
 		t.Errorf("pool run ends without its output, the next command or the cache it keeps:\n%s", stderr)
