@@ -253,11 +253,14 @@ type Timings struct {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Switches counts the interface switches along a task's ordered
-// sub-tasks, and whether an interface comes back after another.
+// essential sub-tasks (Support ones, such as finding a login, left out),
+// and whether an interface comes back after another.
 func Switches(t *task.Task) (int, bool) {
 	var ifs []string
 	for _, s := range t.Subtasks {
-		ifs = append(ifs, s.Interface)
+		if !s.Support {
+			ifs = append(ifs, s.Interface)
+		}
 	}
 	return switches(ifs)
 }

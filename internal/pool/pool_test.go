@@ -144,6 +144,14 @@ func TestSwitchesAndRevisits(t *testing.T) {
 			t.Errorf("%v: %d switches, revisit %v; want %d, %v", c.ifs, n, rv, c.n, c.revisit)
 		}
 	}
+	// A support sub-task (finding a login) counts for nothing: without it
+	// MCP, GUI, CLI has 2 switches and no revisit; with it counted, the
+	// CLI before the GUI would make 3 and a revisit.
+	tk := mk(task.MCP, task.CLI, task.GUI, task.CLI)
+	tk.Subtasks[1].Support = true
+	if n, rv := Switches(tk); n != 2 || rv {
+		t.Errorf("with a support sub-task: %d switches, revisit %v; want 2, false", n, rv)
+	}
 }
 
 func TestComputeAgreementAndKappa(t *testing.T) {

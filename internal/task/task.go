@@ -72,6 +72,10 @@ type Subtask struct {
 	// the right choice. The gates then run the reference procedure with
 	// that evidence removed, which must fail (docs/gate-report.md).
 	Decisive string `json:"decisive,omitempty"`
+	// Support marks a sub-task every task of its kind has, not something
+	// this task asks (finding a login before a site's first page): the
+	// interface statistics (switches, revisits) leave it out.
+	Support bool `json:"support,omitempty"`
 }
 
 // Kinds of decisive evidence a sub-task may declare.

@@ -15,8 +15,9 @@ const LoginSubtask = "find-login"
 // person's logins (LoginsFile) with the shell before it logs in to a site
 // and has no sub-task for it: the credentials are nowhere else, so finding
 // them is a sub-task of its own, on the CLI, placed before the first GUI
-// sub-task (where the reference reads them). It reports whether it added
-// one.
+// sub-task (where the reference reads them), marked Support: every task
+// that logs in has it, so the interface statistics leave it out. It
+// reports whether it added one.
 func CompleteSubtasks(t *task.Task) bool {
 	if slices.ContainsFunc(t.Subtasks, func(s task.Subtask) bool { return s.ID == LoginSubtask }) {
 		return false
@@ -42,7 +43,7 @@ func CompleteSubtasks(t *task.Task) bool {
 	if at < 0 {
 		return false
 	}
-	sub := task.Subtask{ID: LoginSubtask, Title: fmt.Sprintf("Find the %s login in ~/%s", strings.Join(sites, " and "), LoginsFile), Interface: task.CLI}
+	sub := task.Subtask{ID: LoginSubtask, Title: fmt.Sprintf("Find the %s login in ~/%s", strings.Join(sites, " and "), LoginsFile), Interface: task.CLI, Support: true}
 	t.Subtasks = slices.Insert(t.Subtasks, at, sub)
 	return true
 }

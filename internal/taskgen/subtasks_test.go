@@ -26,8 +26,8 @@ func TestCompleteSubtasks(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("sub-tasks %v, want %v", got, want)
 	}
-	if tk.Subtasks[1].Title != "Find the devices login in ~/"+LoginsFile {
-		t.Fatalf("title %q", tk.Subtasks[1].Title)
+	if tk.Subtasks[1].Title != "Find the devices login in ~/"+LoginsFile || !tk.Subtasks[1].Support {
+		t.Fatalf("title %q, support %t: want a support sub-task", tk.Subtasks[1].Title, tk.Subtasks[1].Support)
 	}
 	if CompleteSubtasks(tk) {
 		t.Fatal("added twice")
