@@ -159,7 +159,7 @@ func TestComputeAgreementAndKappa(t *testing.T) {
 	// and disagree on 2: agreement 0.8; kappa (0.8 - 0.5) / 0.5 = 0.6.
 	o := &Outcome{TaskID: "t", Family: "f", Persona: "p", Accepted: true, Difficulty: "hard", Report: &gate.Report{Passed: true}}
 	for i := range 10 {
-		r := RolloutRecord{ID: fmt.Sprint(i), Outcome: "done", Final: [32]byte{1}, Hint: i%2 == 1}
+		r := RolloutRecord{ID: fmt.Sprint(i), Policy: "scripted:replay-careful", Outcome: "done", Final: [32]byte{1}, Hint: i%2 == 1}
 		switch {
 		case i < 4:
 			r.V, r.VLLM, r.VAgent = 1, gate.Completed, gate.Completed
@@ -182,10 +182,24 @@ func TestComputeAgreementAndKappa(t *testing.T) {
 	}
 	var b strings.Builder
 	s.Table(&b)
-	for _, want := range []string{"| tasks accepted | 1 | 341 |", "kappa 0.60 (n = 10)", "95%, kappa 0.90"} {
+	// Every figure names its source: scripted agents rated it, the
+	// reference-based offline judges judged it, and a hint only scripted
+	// agents had is no figure at all.
+	for _, want := range []string{"| tasks accepted | 1 | 341 |", "kappa 0.60 (n = 10)", "95%, kappa 0.90 (model judges)",
+		"| hard / medium (rated by scripted agents) | 1 / 0 |", "| success without hint (scripted agents) |",
+		"| success with hint | not measured: scripted agents do not read the hint", "| V vs both judges (reference-based offline judges) |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+	// Rated by a model, the hinted figure is printed, named.
+	for i := range o.Rollouts {
+		o.Rollouts[i].Policy = "model:qwen3-8b"
+	}
+	b.Reset()
+	Compute([]*Outcome{o}, nil).Table(&b)
+	if !strings.Contains(b.String(), "| success with hint (model qwen3-8b) | 40.0% |") || !strings.Contains(b.String(), "(rated by model qwen3-8b)") {
+		t.Errorf("a model's figures are not printed with its name:\n%s", b.String())
 	}
 }
 
