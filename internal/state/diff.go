@@ -111,9 +111,8 @@ type FileChange struct {
 }
 
 type fileChangeJSON struct {
-	Change     string   `json:"change"`
-	Path       string   `json:"path"`
-	PathBase64 []byte   `json:"path_base64,omitempty"`
+	Change string `json:"change"`
+	world.PathJSON
 	Kind       string   `json:"kind"`
 	SizeBefore int64    `json:"size_before,omitempty"`
 	SizeAfter  int64    `json:"size_after,omitempty"`
@@ -122,9 +121,7 @@ type fileChangeJSON struct {
 
 // MarshalJSON encodes the change with its path exact.
 func (c FileChange) MarshalJSON() ([]byte, error) {
-	j := fileChangeJSON{Change: c.Change, Kind: c.Kind, SizeBefore: c.SizeBefore, SizeAfter: c.SizeAfter, What: c.What}
-	j.Path, j.PathBase64 = world.SplitName(c.Path)
-	return json.Marshal(j)
+	return json.Marshal(fileChangeJSON{Change: c.Change, PathJSON: world.PathOf(c.Path), Kind: c.Kind, SizeBefore: c.SizeBefore, SizeAfter: c.SizeAfter, What: c.What})
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote.
@@ -133,7 +130,7 @@ func (c *FileChange) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	p, err := world.JoinName("path", j.Path, j.PathBase64)
+	p, err := j.Decode()
 	if err != nil {
 		return err
 	}
@@ -149,18 +146,15 @@ type SkippedEntry struct {
 }
 
 type skippedEntryJSON struct {
-	World      string `json:"world"`
-	Path       string `json:"path"`
-	PathBase64 []byte `json:"path_base64,omitempty"`
-	Reason     string `json:"reason"`
+	World string `json:"world"`
+	world.PathJSON
+	Reason string `json:"reason"`
 }
 
 // MarshalJSON encodes the entry with its path exact (world.Skipped's
 // MarshalJSON, which would otherwise be promoted, drops World).
 func (e SkippedEntry) MarshalJSON() ([]byte, error) {
-	j := skippedEntryJSON{World: e.World, Reason: e.Reason}
-	j.Path, j.PathBase64 = world.SplitName(e.Path)
-	return json.Marshal(j)
+	return json.Marshal(skippedEntryJSON{World: e.World, PathJSON: world.PathOf(e.Path), Reason: e.Reason})
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote.
@@ -169,7 +163,7 @@ func (e *SkippedEntry) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	p, err := world.JoinName("path", j.Path, j.PathBase64)
+	p, err := j.Decode()
 	if err != nil {
 		return err
 	}

@@ -69,19 +69,33 @@ func JoinName(field, text string, raw []byte) (string, error) {
 	return s, nil
 }
 
-// skippedJSON is the JSON form of Skipped.
-type skippedJSON struct {
+// PathJSON is the "path" and "path_base64" fields of an object whose path
+// goes into JSON exact (SplitName's encoding): embed it in the object's
+// JSON form, PathOf to write, Decode to read.
+type PathJSON struct {
 	Path       string `json:"path"`
 	PathBase64 []byte `json:"path_base64,omitempty"`
-	Reason     string `json:"reason"`
+}
+
+// PathOf encodes path p.
+func PathOf(p string) PathJSON {
+	text, raw := SplitName(p)
+	return PathJSON{Path: text, PathBase64: raw}
+}
+
+// Decode returns the exact path PathOf encoded, refusing any other form.
+func (j PathJSON) Decode() (string, error) { return JoinName("path", j.Path, j.PathBase64) }
+
+// skippedJSON is the JSON form of Skipped.
+type skippedJSON struct {
+	PathJSON
+	Reason string `json:"reason"`
 }
 
 // MarshalJSON encodes the path as SplitName does: a path that is not valid
 // UTF-8 is quoted in "path" and exact in "path_base64".
 func (s Skipped) MarshalJSON() ([]byte, error) {
-	j := skippedJSON{Reason: s.Reason}
-	j.Path, j.PathBase64 = SplitName(s.Path)
-	return json.Marshal(j)
+	return json.Marshal(skippedJSON{PathJSON: PathOf(s.Path), Reason: s.Reason})
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote.
@@ -90,7 +104,7 @@ func (s *Skipped) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	p, err := JoinName("path", j.Path, j.PathBase64)
+	p, err := j.Decode()
 	if err != nil {
 		return err
 	}
