@@ -28,3 +28,21 @@ func caseStudyManager(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prep
 	}
 	return p, runtime.NewManager(opts)
 }
+
+// caseStudyInstance is caseStudyManager with one instance of W0 created
+// (its info and the instance); the manager closes when the test ends.
+func caseStudyInstance(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prepared, *runtime.Manager, runtime.Info, *runtime.Instance) {
+	t.Helper()
+	ctx := context.Background()
+	p, m := caseStudyManager(t, opts)
+	t.Cleanup(func() { m.Close(ctx) })
+	info, err := m.Create(ctx, p.W0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := m.Instance(info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, m, info, inst
+}

@@ -15,16 +15,7 @@ import (
 // the home is a bind of a directory within the overlay).
 func TestShellMountinfoShowsNoHostPath(t *testing.T) {
 	ctx := context.Background()
-	p, m := caseStudyManager(t, runtime.ManagerOptions{})
-	defer m.Close(ctx)
-	info, err := m.Create(ctx, p.W0())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := m.Instance(info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, _, inst := caseStudyInstance(t, runtime.ManagerOptions{})
 	res, err := inst.Shell(ctx, "cat /proc/self/mountinfo /proc/mounts")
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%v %+v", err, res)

@@ -18,16 +18,7 @@ import (
 // left, whole, and new commands wait for the snapshot.
 func TestSnapshotWaitsForShellCommands(t *testing.T) {
 	ctx := context.Background()
-	p, m := caseStudyManager(t, runtime.ManagerOptions{})
-	defer m.Close(ctx)
-	info, err := m.Create(ctx, p.W0())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := m.Instance(info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, m, info, inst := caseStudyInstance(t, runtime.ManagerOptions{})
 	done := make(chan error, 1)
 	go func() {
 		_, err := inst.Shell(ctx, "for i in $(seq 1 20); do echo line $i >> counting.txt; sleep 0.05; done")

@@ -20,16 +20,7 @@ import (
 // command then runs in the new world.
 func TestResetKillsShellInFlight(t *testing.T) {
 	ctx := context.Background()
-	p, m := caseStudyManager(t, runtime.ManagerOptions{})
-	defer m.Close(ctx)
-	info, err := m.Create(ctx, p.W0())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := m.Instance(info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m, info, inst := caseStudyInstance(t, runtime.ManagerOptions{})
 	home := filepath.Join(inst.Dir(), world.HomeDir)
 	done := make(chan error, 1)
 	go func() {
