@@ -171,6 +171,15 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 	var keepDrafts []*Draft
 	for i, sk := range sks {
 		p := Produced{ID: ids[i], Persona: j.Persona, Sketch: sk}
+		if d := drafts[i]; d != nil {
+			// Dates against the world's clock and calendar, before the
+			// diversity gate reserves the sketch.
+			if err := CheckCalendar(w, d.Task); err != nil {
+				p.Problem = err.Error()
+				res.Rejected = append(res.Rejected, p)
+				continue
+			}
+		}
 		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
 		if errors.Is(err, ErrIDClash) {
 			p.Problem = err.Error()

@@ -532,9 +532,17 @@ type venueMeeting struct {
 }
 
 func venueMeetings(w *World) ([]venueMeeting, error) {
+	now, err := worldNow(w)
+	if err != nil {
+		return nil, err
+	}
+	// Each person's last meeting before the world's clock, latest first:
+	// "where we last met" is that one, never a later one still to come,
+	// and a person whose last meeting was nowhere on the map is left out
+	// (an earlier one would not be where they last met).
 	rows, err := w.Query("calendar", `SELECT e.ext_id, e.title, e.location, e.starts_at, e.organizer,
 		coalesce((SELECT i.guest FROM invitations i WHERE i.event_id = e.id AND i.guest <> ? ORDER BY i.id LIMIT 1), '')
-		FROM events e WHERE e.status = 'confirmed' AND e.recurrence = '' ORDER BY e.starts_at, e.ext_id`, w.Self)
+		FROM events e WHERE e.status = 'confirmed' AND e.recurrence = '' AND e.starts_at < ? ORDER BY e.starts_at DESC, e.ext_id`, w.Self, now.Format(calendarTime))
 	if err != nil {
 		return nil, err
 	}
@@ -545,8 +553,12 @@ func venueMeetings(w *World) ([]venueMeeting, error) {
 		if person == w.Self {
 			person = str(r[5])
 		}
+		if person == "" || seen[person] || strings.Contains(person, "'") {
+			continue
+		}
+		seen[person] = true // the last meeting with them, at a place or not
 		name, addr, ok := strings.Cut(str(r[2]), ", ")
-		if person == "" || !ok || seen[person] || strings.Contains(person, "'") {
+		if !ok {
 			continue
 		}
 		v, err := w.Catalog(`SELECT p.id, p.name, p.address, c.name, p.lat, p.lon, p.city_id FROM places p JOIN cities c ON c.id = p.city_id WHERE p.name = ? AND p.address = ?`, name, addr)
@@ -572,7 +584,6 @@ func venueMeetings(w *World) ([]venueMeeting, error) {
 		if len(m.cafes) < 2 || m.cafes[1].km-m.cafes[0].km < 0.05 {
 			continue
 		}
-		seen[person] = true
 		out = append(out, m)
 	}
 	return out, nil
@@ -618,6 +629,12 @@ func (f cafeNearVenue) Author(w *World, s Sketch) (*Draft, error) {
 		return nil, err
 	}
 	day := today.AddDate(0, 0, 3).Format("2006-01-02")
+	// An hour the calendar has free that day: never over a meeting.
+	hour, err := freeHour(w, day, 10, 11, 14, 15, 16)
+	if err != nil {
+		return nil, err
+	}
+	from, to := fmt.Sprintf("%02d:00", hour), fmt.Sprintf("%02d:00", hour+1)
 	title := "Coffee with " + m.person
 	location := near.name + ", " + near.address
 	out := cafesPath(m.venue.city)
@@ -654,7 +671,7 @@ with open(%s, 'w', newline='') as f:
 print('nearest:', rows[0])
 `, m.venue.lat, m.venue.lon, strings.Join(rowsPy, ", "), pyq(out)), "the table that decides the café")
 	ref.KitAction("maps", "/places", strconv.FormatInt(near.id, 10), "save", map[string]string{"label": "want to go"}, "save the nearest café")
-	ref.MCP("calendar", "create_event", map[string]any{"title": title, "starts_at": day + " 10:00", "ends_at": day + " 11:00", "location": location, "guests": []string{m.person}}, "the meeting, with "+m.person+" invited")
+	ref.MCP("calendar", "create_event", map[string]any{"title": title, "starts_at": day + " " + from, "ends_at": day + " " + to, "location": location, "guests": []string{m.person}}, "the meeting, with "+m.person+" invited")
 
 	want := map[string]float64{}
 	for _, c := range m.cafes {
@@ -686,8 +703,8 @@ result(not bad and not extra and first == nearest, f"wrong or missing distances:
 		Version: task.Version, ID: fmt.Sprintf("cafe-near-venue-%d-d%d", near.id, w.Manifest.Day),
 		Instruction: fmt.Sprintf("I'd like to meet %s again, for a coffee near where we last met (%q on %s in my calendar). "+
 			"Using Waypoint Maps, rank the cafés of that city by straight-line distance from that venue with a script (not counting the venue itself) and keep the table as ~/%s (columns place, address, km; nearest first). "+
-			"Save the nearest café on Waypoint Maps with the label \"want to go\", and add a calendar event %q there (location: the café's name and address) on %s from 10:00 to 11:00 UTC, inviting %s. Which café is it?",
-			m.person, m.title, m.start[:10], out, title, day, m.person),
+			"Save the nearest café on Waypoint Maps with the label \"want to go\", and add a calendar event %q there (location: the café's name and address) on %s from %s to %s UTC, inviting %s. Which café is it?",
+			m.person, m.title, m.start[:10], out, title, day, from, to, m.person),
 		Interfaces: []string{task.GUI, task.MCP, task.CLI},
 		Subtasks: []task.Subtask{
 			{ID: "venue", Title: "Find the last meeting with " + m.person + " and its venue in the calendar", Interface: task.MCP},
@@ -700,7 +717,7 @@ result(not bad and not extra and first == nearest, f"wrong or missing distances:
 		Rubric: []string{
 			fmt.Sprintf("~/%s lists every café of %s with its distance from %s, nearest first", out, m.venue.city, m.venue.name),
 			fmt.Sprintf("%s is saved on Waypoint Maps as \"want to go\"", near.name),
-			fmt.Sprintf("a calendar event %q at %s on %s 10:00-11:00 with %s invited", title, near.name, day, m.person),
+			fmt.Sprintf("a calendar event %q at %s on %s %s-%s with %s invited", title, near.name, day, from, to, m.person),
 		},
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
@@ -711,7 +728,7 @@ result(not bad and not extra and first == nearest, f"wrong or missing distances:
 			{ID: "meeting", Kind: "sql", DB: "calendar", Description: "the coffee at the nearest café, the person invited",
 				Query: fmt.Sprintf(`SELECT count(*) FROM events e WHERE e.title = %s AND e.starts_at = %s AND e.ends_at = %s AND e.status = 'confirmed' AND e.location LIKE %s
 					AND EXISTS (SELECT 1 FROM invitations i WHERE i.event_id = e.id AND i.guest = %s)`,
-					sqlText(title), sqlText(day+" 10:00:00"), sqlText(day+" 11:00:00"), sqlText(near.name+"%"), sqlText(m.person)),
+					sqlText(title), sqlText(day+" "+from+":00"), sqlText(day+" "+to+":00"), sqlText(near.name+"%"), sqlText(m.person)),
 				Expect: json.RawMessage("1")},
 		}},
 		Answer:     near.name,
