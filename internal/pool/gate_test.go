@@ -123,7 +123,7 @@ func TestGateAcceptsAndStoresEvidence(t *testing.T) {
 	for _, g := range o.Report.Gates {
 		names = append(names, g.Name)
 	}
-	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateInterfaces, pool.GateMutation)
+	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateInterfaces, pool.GateFalseCheck, pool.GateMutation)
 	if !slices.Equal(names, want) {
 		t.Fatalf("gates %v, want %v", names, want)
 	}
@@ -233,12 +233,34 @@ func TestEveryGateRejects(t *testing.T) {
 		}
 	})
 	t.Run("difficulty", func(t *testing.T) {
-		dir := f.copyTask(t, "cafe-near-venue")
-		o := gateIt(t, dir, noRevise(f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "hard", Min: 0, Max: 0}}})))
-		g := gateResult(t, o, gate.GateDifficulty)
-		if g.Passed || g.Verdict != gate.TooEasy {
-			t.Fatalf("with only hard = [0,0], a task some hint-free rollout solves is not too easy: %+v", g)
+		// The scripted ensemble is seeded: find a seed under which some
+		// hint-free rollout solves the task (k of them), then gate it again
+		// with the top level below k.
+		for seed := uint64(1); seed <= 8; seed++ {
+			o, err := noRevise(f.gater(gate.Config{})).Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := 0
+			for _, r := range o.Rollouts {
+				if r.Without == "" && !r.Hint && r.V == 1 {
+					k++
+				}
+			}
+			if k == 0 {
+				continue
+			}
+			low := noRevise(f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "hard", Min: 0, Max: k - 1}}}))
+			o, err = low.Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := gateResult(t, o, gate.GateDifficulty); g.Passed || g.Verdict != gate.TooEasy || o.Accepted {
+				t.Fatalf("seed %d, k = %d, only hard = [0,%d]: not too easy: %+v", seed, k, k-1, g)
+			}
+			return
 		}
+		t.Fatal("no seed of 1..8 gives the task a hint-free success: nothing to test the difficulty gate with")
 	})
 	t.Run("judge_consistency_then_revised", func(t *testing.T) {
 		// Only the script's table is checked: the shell-only rollout writes
