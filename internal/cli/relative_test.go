@@ -49,7 +49,7 @@ func TestRelativePaths(t *testing.T) {
 	if err := os.CopyFS("w2", os.DirFS("w")); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, err = run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "cafe-near-venue", "--fake-browser")
+	_, stderr, err = run(t, st, "pool", "run", "--dir", "w", "--days", "2", "--families", "wishlist-balance,cafe-near-venue", "--fake-browser")
 	if err != nil {
 		t.Fatalf("pool run: %v\n%s", err, stderr)
 	}
@@ -71,7 +71,7 @@ func TestRelativePaths(t *testing.T) {
 		}
 		return verdict("failed")
 	})
-	_, cavedErr, err := run(t, st, "pool", "run", "--dir", "w2", "--days", "2", "--families", "cafe-near-venue", "--fake-browser", "--judge-model", caving.URL()+"#"+fake.DefaultModel)
+	_, cavedErr, err := run(t, st, "pool", "run", "--dir", "w2", "--days", "2", "--families", "wishlist-balance,cafe-near-venue", "--fake-browser", "--judge-model", caving.URL()+"#"+fake.DefaultModel)
 	if err != nil {
 		t.Fatalf("pool run --judge-model: %v\n%s", err, cavedErr)
 	}
