@@ -174,7 +174,9 @@ func (e *env) printDemo(s *pipeline.Summary, wall time.Duration) {
 	if !r.Passed {
 		verdict = "REJECTED"
 	}
-	fmt.Fprintf(w, "\ntask %s, difficulty %s\n", verdict, r.Difficulty)
+	// The demo's ensemble is scripted agents and its judges are offline:
+	// the difficulty says so (docs/pool.md rates with a model).
+	fmt.Fprintf(w, "\ntask %s, difficulty %s (rated by scripted agents; judged by the offline replay judge and inspector)\n", verdict, r.Difficulty)
 	t := s.Timings
 	var rollouts time.Duration
 	for _, d := range t.Rollouts {
