@@ -59,23 +59,7 @@ func TestPlanePrintsBoundAddress(t *testing.T) {
 	port := url[strings.LastIndex(url, ":")+1:]
 	b, _ := os.ReadFile(tokenFile)
 	token := strings.TrimSpace(string(b))
-	for _, c := range []struct {
-		token string
-		want  int
-	}{{"", 401}, {"nope", 401}, {token, 200}} {
-		req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/v1/state", nil)
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != c.want {
-			t.Errorf("token %q: %d, want %d", c.token, resp.StatusCode, c.want)
-		}
-	}
+	wantByToken(t, http.DefaultClient, "http://127.0.0.1:"+port+"/v1/state", map[string]int{"": 401, "nope": 401, token: 200})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -99,5 +83,25 @@ func TestOpenEnvRefusesDuplicatedPoolTask(t *testing.T) {
 	err := Run(context.Background(), []string{"openenv", "serve", "--dir", dir, "--addr", "127.0.0.1:0", "--fake-browser"}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "task t-1 is listed twice") {
 		t.Fatalf("openenv serve on a pool listing t-1 twice: %v, want it named", err)
+	}
+}
+
+// wantByToken GETs url through client once per bearer token ("" sends
+// no Authorization header) and checks the status each gets.
+func wantByToken(t *testing.T, client *http.Client, url string, want map[string]int) {
+	t.Helper()
+	for token, code := range want {
+		req, _ := http.NewRequest("GET", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("token %q: %d, want %d", token, resp.StatusCode, code)
+		}
 	}
 }

@@ -102,21 +102,7 @@ func TestServeKeepsItsTokenFile(t *testing.T) {
 		if existing == "" && (len(token) < 32 || !strings.Contains(stderr.String(), "wrote a fresh bearer token to "+tokenFile)) {
 			t.Errorf("no fresh token written (%q), or not said:\n%s", token, stderr.String())
 		}
-		for _, c := range []struct {
-			token string
-			want  int
-		}{{"wrong", http.StatusUnauthorized}, {token, http.StatusOK}} {
-			req, _ := http.NewRequest("GET", "http://control/instances", nil)
-			req.Header.Set("Authorization", "Bearer "+c.token)
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != c.want {
-				t.Errorf("token %q: %d, want %d", c.token, resp.StatusCode, c.want)
-			}
-		}
+		wantByToken(t, client, "http://control/instances", map[string]int{"wrong": http.StatusUnauthorized, token: http.StatusOK})
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatal(err)
