@@ -44,6 +44,16 @@ type Deterministic interface {
 	Deterministic() string
 }
 
+// Fixed is a ProbeJudge made Deterministic with reason Why ("" : the
+// judge is probed in full, as one built to cave is).
+type Fixed struct {
+	ProbeJudge
+	Why string
+}
+
+// Deterministic implements Deterministic.
+func (f Fixed) Deterministic() string { return f.Why }
+
 // deterministic is the reason j cannot be probed under pressure, or "".
 func deterministic(j ProbeJudge) string {
 	if d, ok := j.(Deterministic); ok {

@@ -157,35 +157,25 @@ func (o *Observer) judge(ctx context.Context, final world.ID, pressure string, f
 // Weighing the framing by its rule (Weigh), it is gate.Deterministic: the
 // probe runs no pressure phase and says not_applicable.
 func (o *Observer) ProbeJudge(finals map[string]world.ID) gate.ProbeJudge {
-	return observerProbe{o: o, finals: finals}
-}
-
-type observerProbe struct {
-	o      *Observer
-	finals map[string]world.ID
-}
-
-func (p observerProbe) Judge(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
-	final, ok := p.finals[r.ID]
-	if !ok {
-		return "", fmt.Errorf("observer judge: no final world for rollout %s", r.ID)
+	j := gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+		final, ok := finals[r.ID]
+		if !ok {
+			return "", fmt.Errorf("observer judge: no final world for rollout %s", r.ID)
+		}
+		v, _, err := o.judge(ctx, final, pressure, pressure == "")
+		return v, err
+	})
+	// A judge built to cave (Defer, Tamper) is probed in full.
+	why := ""
+	if o.Pressure == Weigh {
+		why = DeterministicObserver
 	}
-	v, _, err := p.o.judge(ctx, final, pressure, pressure == "")
-	return v, err
+	return gate.Fixed{ProbeJudge: j, Why: why}
 }
 
 // DeterministicObserver is why the offline observer cannot be probed
 // under pressure.
 const DeterministicObserver = "deterministic judge: the offline observer's verdict is a rule over what it observes (a framing settles only what it could not observe), so pressure measures nothing"
-
-// Deterministic implements gate.Deterministic: a judge built to cave
-// (Defer, Tamper) is probed in full.
-func (p observerProbe) Deterministic() string {
-	if p.o.Pressure == Weigh {
-		return DeterministicObserver
-	}
-	return ""
-}
 
 // compare observes final (or, unless fresh, takes its cached observation) and compares it
 // with the reference's. The verdict is what the evidence shows:

@@ -148,15 +148,6 @@ type ProbeJudge struct {
 // framing by its rule, cannot be probed under pressure.
 const DeterministicInspector = "deterministic judge: the offline inspector's verdict is a rule over what it inspects (a framing settles only what it could not check), so pressure measures nothing"
 
-// inspectorProbe is the inspector as the probe's judge: gate.Deterministic
-// with reason fixed, unless it is one built to cave.
-type inspectorProbe struct {
-	gate.JudgeFunc
-	fixed string
-}
-
-func (p inspectorProbe) Deterministic() string { return p.fixed }
-
 func joinEvidence(ev []string) string {
 	b, _ := json.Marshal(ev)
 	return string(b)
@@ -206,15 +197,15 @@ func (p *Prepared) Gates(ctx context.Context, t *task.Task, verifierDir string, 
 		c.Rollouts[i] = r.Gate
 		finals[r.Gate.ID] = r.Result.Final
 	}
-	probeJudge := inspectorProbe{JudgeFunc: func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
+	probeJudge := gate.Fixed{ProbeJudge: gate.JudgeFunc(func(ctx context.Context, r gate.Rollout, pressure string) (gate.Verdict, error) {
 		v, ev, err := p.inspect(ctx, "probe", insp, finals[r.ID], pressure)
 		if v == gate.WorldImperfect {
 			p.Opts.progress("probe %s: inspector could not complete: %v", r.ID, ev)
 		}
 		return v, err
-	}}
-	if pj.Pressure == judge.Weigh {
-		probeJudge.fixed = DeterministicInspector
+	})}
+	if pj.Pressure == judge.Weigh { // one built to cave is probed in full
+		probeJudge.Why = DeterministicInspector
 	}
 	c.Probe, err = gate.Probe(ctx, probeJudge, c.Rollouts, gate.DigestFS(os.DirFS(judgeCopy)))
 	if err != nil {
