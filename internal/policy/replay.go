@@ -221,10 +221,26 @@ func ReplayEnsemble(t *task.Task, seed uint64) []rollout.Spec {
 }
 
 // ReplayWithout is the reference completion replayed without any step of
-// interface in, and no other mistake: the check that a declared interface
-// is indispensable (its V must be 0).
-func ReplayWithout(t *task.Task, in string) *Replay {
-	return NewReplay("without-"+in, t, ErrorModel{Avoid: []string{in}}, 0)
+// interface in, and no other mistake, except that what the left-out steps
+// read, computed or chose is unknown to it (their facts' Wrong values
+// apply): the check that a declared interface is indispensable (its V
+// must be 0). A reference that inlines into a later step data it read
+// through in, without declaring the fact, passes this check wrongly:
+// taskgen's suite refuses such references.
+func ReplayWithout(t *task.Task, in string) rollout.Policy {
+	return &without{in: in, steps: slices.Clone(t.Reference), expected: t.Answer}
+}
+
+type without struct {
+	in       string
+	steps    []task.Step
+	expected string
+}
+
+func (w *without) Name() string { return "scripted:replay-without-" + w.in }
+
+func (w *without) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
+	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(s task.Step) bool { return s.Interface == w.in })
 }
 
 // ReplayOracle is the reference completion replayed without mistakes.

@@ -100,6 +100,10 @@ type Step struct {
 	Tool      string         `json:"tool"`
 	Args      map[string]any `json:"args,omitempty"`
 	Note      string         `json:"note,omitempty"`
+	// Facts are what the agent learns or decides at this step that later
+	// steps depend on, each with what a careless agent would use instead
+	// (fact.go): the shortcut agents that rate difficulty offline.
+	Facts []Fact `json:"facts,omitempty"`
 }
 
 // Provenance names the initial world W0 a task was authored on.
@@ -233,6 +237,9 @@ func (t *Task) Validate() error {
 		if !slices.ContainsFunc(t.Reference, func(s Step) bool { return s.Interface == in }) {
 			return fieldError(fmt.Sprintf("interfaces[%d]", i), "%q is declared but the reference completion never uses it", in)
 		}
+	}
+	if err := t.validateFacts(); err != nil {
+		return err
 	}
 	if err := t.Verifier.Validate(); err != nil {
 		return err
