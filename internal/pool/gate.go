@@ -125,8 +125,8 @@ type Gater struct {
 	// Reauthor, when set, writes a task again with the gates' feedback
 	// when the procedural reviser has no fix (the llm author).
 	Reauthor *Reauthor
-	// Ensemble gives a task's rollouts; nil is the scripted ensemble
-	// (policy.ReplayEnsemble). ModelEnsemble draws them from configured
+	// Ensemble gives a task's rollouts; nil is the shortcut ensemble
+	// (policy.ShortcutEnsemble: deterministic, seed-free). ModelEnsemble draws them from configured
 	// model x harness combinations.
 	Ensemble func(t *task.Task, seed uint64) []rollout.Spec
 	Progress func(format string, args ...any)
@@ -487,7 +487,7 @@ func (g *Gater) ensemble(t *task.Task, seed uint64) []rollout.Spec {
 	if g.Ensemble != nil {
 		return g.Ensemble(t, seed)
 	}
-	return policy.ReplayEnsemble(t, seed)
+	return policy.ShortcutEnsemble(t, seed)
 }
 
 // done reads back the outcome of a task already gated.

@@ -38,8 +38,10 @@ type Stats struct {
 	ByFamily map[string][2]int
 	// RatedBy names what produced the rollouts of the accepted tasks (the
 	// difficulty, the success rates), HintedBy those of the hinted ones,
-	// JudgedBy the judges the agreement is with: "scripted agents" (the
-	// replays and scripted policies, which never read a hint), "model
+	// JudgedBy the judges the agreement is with: "shortcut agents" (the
+	// deterministic offline ensemble, which acts on the hint), "scripted
+	// agents" (the replays and scripted policies, which never read a
+	// hint), "model
 	// NAME", "reference-based offline judges", "model judges". Every
 	// figure the table prints names its source from them.
 	RatedBy, HintedBy, JudgedBy []string
@@ -49,6 +51,8 @@ type Stats struct {
 // or a model by name.
 func rolloutSource(policy string) string {
 	switch {
+	case strings.HasPrefix(policy, "scripted:shortcut-"):
+		return "shortcut agents"
 	case strings.HasPrefix(policy, "scripted:"):
 		return "scripted agents"
 	case strings.HasPrefix(policy, "model:"):

@@ -70,6 +70,18 @@ func devBusiest(rs []devRepo) *devRepo {
 	return best
 }
 
+// devMostStarred is the most-starred repository (the guess of an agent
+// that did not count).
+func devMostStarred(rs []devRepo) string {
+	best := rs[0]
+	for _, r := range rs[1:] {
+		if r.stars > best.stars {
+			best = r
+		}
+	}
+	return best.full
+}
+
 // devProject is the persona's first active to-do project by name.
 func devProject(w *World) (string, error) {
 	rows, err := w.Query("tasks", `SELECT name FROM projects WHERE archived = 0 ORDER BY lower(name), name LIMIT 1`)
@@ -137,15 +149,20 @@ func (f starredIssues) Author(w *World, s Sketch) (*Draft, error) {
 		Stars int64  `json:"stars"`
 		Open  int64  `json:"open_issues"`
 	}
-	var rows []pyRow
+	var rows, careless []pyRow
 	want := map[string]int64{}
 	var lines []string
 	for _, r := range rs {
 		ref.Open("code", fmt.Sprintf("/repos/%d", r.id), "its issues and pull requests, with their states")
 		ref.Read("#main", "")
 		rows = append(rows, pyRow{r.full, r.stars, r.open})
+		careless = append(careless, pyRow{r.full, r.stars, r.open + r.prs})
 		want[r.full] = r.open
 		lines = append(lines, fmt.Sprintf("%s: %d open issues, %d open pull requests", r.full, r.open, r.prs))
+	}
+	// What the pages say, read carelessly: pull requests counted as issues.
+	if v, wrong := pyJSON(rows), pyJSON(careless); v != wrong {
+		ref.Fact(task.Fact{ID: "open-issues", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "Kind and a State column"})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
@@ -158,6 +175,8 @@ with open(%q, 'w', newline='') as f:
         w.writerow([r['repo'], r['stars'], r['open_issues']])
 print('busiest:', rows[0]['repo'], rows[0]['open_issues'])
 PY`, pyJSON(rows), out), "count the open issues; the busiest repository is the one to help")
+	// Without the count, the likely guess is the most-starred repository.
+	ref.Fact(task.Fact{ID: "busiest", Kind: task.FactOutput, Value: pick.full, Wrong: devMostStarred(rs)})
 	ref.MCP("tasks", "list_projects", nil, "the active project")
 	ref.MCP("tasks", "create_todo", map[string]any{"title": title, "project": project, "priority": "medium",
 		"notes": fmt.Sprintf("%d open issues on Forgeyard", pick.open)}, "the to-do for the busiest repository")

@@ -16,6 +16,18 @@ func (s *Steps) add(iface, tool string, args map[string]any, note string) {
 	*s = append(*s, task.Step{Interface: iface, Tool: tool, Args: args, Note: note})
 }
 
+// Fact declares what the last step reads, computes or chooses that later
+// steps use (task.Fact: the value as the later steps' arguments or the
+// answer carry it, what a careless agent would have instead, the phrase
+// of the hint that points at it).
+func (s *Steps) Fact(f task.Fact) { s.FactAt(len(*s)-1, f) }
+
+// FactAt declares f at step i (a choice made at the first of the steps
+// that act on it).
+func (s *Steps) FactAt(i int, f task.Fact) {
+	(*s)[i].Facts = append((*s)[i].Facts, f)
+}
+
 // Shell runs a command in the home.
 func (s *Steps) Shell(command, note string) {
 	s.add(task.CLI, "shell.run", map[string]any{"command": command}, note)

@@ -647,6 +647,11 @@ func (f cafeNearVenue) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Read("#results", "")
 	ref.Open("maps", fmt.Sprintf("/places/%d", m.venue.id), "the venue's coordinates")
 	ref.Read("article", "")
+	// Read carelessly, the coordinates come out rounded.
+	venueAt, roughly := fmt.Sprintf("venue = (%v, %v)", m.venue.lat, m.venue.lon), fmt.Sprintf("venue = (%.1f, %.1f)", m.venue.lat, m.venue.lon)
+	if venueAt != roughly {
+		ref.Fact(task.Fact{ID: "venue-coordinates", Kind: task.FactRead, Value: venueAt, Wrong: roughly, Cue: "gives its latitude and longitude"})
+	}
 	ref.Open("maps", "/places?city="+url.QueryEscape(m.venue.city)+"&kind=cafe", "the cafés of "+m.venue.city)
 	ref.Read("#results", "")
 	var rowsPy []string
@@ -670,7 +675,16 @@ with open(%s, 'w', newline='') as f:
         w.writerow([n, a, '%%.2f' %% d])
 print('nearest:', rows[0])
 `, m.venue.lat, m.venue.lon, strings.Join(rowsPy, ", "), pyq(out)), "the table that decides the café")
+	// Without the script, the guess is the first café of the city's list;
+	// choosing carelessly, the runner-up.
+	instead := func(id, kind string, c mapPlace) task.Fact {
+		return task.Fact{ID: id, Kind: kind, Value: fmt.Sprintf("site:maps/places/%d", near.id), Wrong: fmt.Sprintf("site:maps/places/%d", c.id),
+			Forms: []task.Form{{Value: location, Wrong: c.name + ", " + c.address}, {Value: near.name, Wrong: c.name}}}
+	}
+	ref.Fact(instead("nearest-cafe", task.FactOutput, slices.MinFunc(m.cafes, func(a, b mapPlace) int { return cmp.Compare(a.id, b.id) })))
+	save := len(ref)
 	ref.KitAction("maps", "/places", strconv.FormatInt(near.id, 10), "save", map[string]string{"label": "want to go"}, "save the nearest café")
+	ref.FactAt(save, instead("cafe", task.FactChoice, m.cafes[1]))
 	ref.MCP("calendar", "create_event", map[string]any{"title": title, "starts_at": day + " " + from, "ends_at": day + " " + to, "location": location, "guests": []string{m.person}}, "the meeting, with "+m.person+" invited")
 
 	want := map[string]float64{}
