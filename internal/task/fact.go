@@ -141,6 +141,10 @@ func contains(args map[string]any, from string) bool {
 	return ok
 }
 
+// ValidateFacts is the facts' part of Validate, for a task built in
+// parts.
+func (t *Task) ValidateFacts() error { return t.validateFacts() }
+
 // validateFacts checks the reference's facts: known kinds, unique ids,
 // a Wrong other than Value, and a Value that a later step (or, for a
 // choice, this step) or the answer uses, so that getting it wrong can

@@ -222,3 +222,48 @@ func TestCheckVerifierDir(t *testing.T) {
 		t.Fatalf("Load with an unreferenced script = %v", err)
 	}
 }
+
+// TestFactsValidate: a fact names a known kind, has its own id, a wrong
+// value other than its value (but for a guessed output), and a value a
+// later step or the answer uses; each refusal names the field.
+func TestFactsValidate(t *testing.T) {
+	base := func(f Fact, at int) *Task {
+		tk := &Task{Answer: "Bean There", Reference: []Step{
+			{Interface: CLI, Tool: "shell.run", Args: map[string]any{"command": "cat venue"}},
+			{Interface: CLI, Tool: "shell.run", Args: map[string]any{"command": "rank 41.38 > t.csv", "n": json.Number("7")}},
+		}}
+		tk.Reference[at].Facts = []Fact{f}
+		return tk
+	}
+	for _, c := range []struct {
+		name string
+		f    Fact
+		at   int
+		want string // "" is valid
+	}{
+		{"read used later", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "41.4"}, 0, ""},
+		{"number arg", Fact{ID: "v", Kind: FactRead, Value: "7", Wrong: "8"}, 0, ""},
+		{"answer", Fact{ID: "v", Kind: FactOutput, Value: "Bean There", Wrong: "Cup Inn"}, 1, ""},
+		{"lucky guess", Fact{ID: "v", Kind: FactOutput, Value: "Bean There", Wrong: "Bean There"}, 1, ""},
+		{"choice at its own step", Fact{ID: "v", Kind: FactChoice, Value: "41.38", Wrong: "41.4"}, 1, ""},
+		{"read used only by its own step", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "41.4"}, 1, "reference[1].facts[0].value"},
+		{"unknown kind", Fact{ID: "v", Kind: "hunch", Value: "41.38", Wrong: "1"}, 0, "reference[0].facts[0].kind"},
+		{"bad id", Fact{ID: "V V", Kind: FactRead, Value: "41.38", Wrong: "1"}, 0, "reference[0].facts[0].id"},
+		{"empty value", Fact{ID: "v", Kind: FactRead, Wrong: "1"}, 0, "reference[0].facts[0].value"},
+		{"read wrong is value", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "41.38"}, 0, "reference[0].facts[0].wrong"},
+		{"unused form", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "1", Forms: []Form{{Value: "nowhere", Wrong: "x"}}}, 0, "reference[0].facts[0].forms[0].value"},
+	} {
+		err := base(c.f, c.at).ValidateFacts()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want an error naming %s", c.name, err, c.want)
+		}
+	}
+	dup := base(Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "1"}, 0)
+	dup.Reference[1].Facts = []Fact{{ID: "v", Kind: FactOutput, Value: "Bean There", Wrong: "x"}}
+	if err := dup.ValidateFacts(); err == nil || !strings.Contains(err.Error(), "reference[1].facts[0].id") {
+		t.Errorf("a duplicate id: %v", err)
+	}
+}
