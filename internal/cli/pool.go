@@ -35,7 +35,7 @@ type gateFlags struct {
 }
 
 func (g *gateFlags) register(c *cobra.Command) {
-	c.Flags().Uint64Var(&g.seed, "ensemble-seed", 1, "the seed of the scripted ensemble's mistakes")
+	c.Flags().Uint64Var(&g.seed, "ensemble-seed", 1, "with --ensemble-model, where each task's rollouts start in the model x harness rotation (the default shortcut ensemble is deterministic: the seed changes nothing)")
 	c.Flags().IntVar(&g.maxRevisions, "max-revisions", gate.DefaultMaxRevisions, "fix iterations after a failed gate (0: none)")
 	c.Flags().BoolVar(&g.noLessons, "no-lessons", false, "do not apply the skill file's lessons (DIR/"+pool.SkillFile+") before the first evaluation")
 	c.Flags().StringArrayVar(&g.models, "ensemble-model", nil, "a model for the ensemble, URL#MODEL (repeat for several); the rollouts are drawn from models x --ensemble-harness (default the scripted ensemble, never a model)")

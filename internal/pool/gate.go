@@ -65,7 +65,8 @@ func PaperGates() []string {
 // Job is gating one self-checked task.
 type Job struct {
 	TaskDir string `json:"task_dir"`
-	// Seed seeds the scripted ensemble's mistakes.
+	// Seed is handed to the ensemble: a model ensemble's rotation; the
+	// shortcut ensemble ignores it.
 	Seed uint64 `json:"seed"`
 }
 
@@ -943,11 +944,10 @@ func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
 	return g
 }
 
-// interfacesGate: every declared interface the reference changes the
-// world through is indispensable: the reference completion replayed
-// without its steps fails V. (An interface it only reads through leaves
-// the same world when left out; the replay carries what it read, so that
-// case is reported, not judged.)
+// interfacesGate: every declared interface is indispensable: the
+// reference completion replayed without its steps, and without what those
+// steps read, computed or chose (their facts take their wrong values:
+// policy.ReplayWithout), fails V.
 func (st *gating) interfacesGate() gate.GateResult {
 	g := gate.GateResult{Name: GateInterfaces}
 	var bad, infra []string
@@ -960,12 +960,13 @@ func (st *gating) interfacesGate() gate.GateResult {
 		switch {
 		case !r.countable():
 			infra = append(infra, fmt.Sprintf("the replay without %s: infrastructure error in every attempt: %s", r.Without, r.Error))
-		case r.Final == st.check.Final:
-			// Without them the world ends as the reference leaves it: the
-			// reference only reads through this interface, and a replay
-			// carries what it read in its later steps, so it cannot tell
-			// whether the information was needed.
-			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion only reads through %s (without its %s steps it leaves the same world): a replay cannot test whether what it reads is needed", r.Without, r.Without))
+		case r.V == 1 && r.Final == st.check.Final:
+			// The replay without them knows nothing it read there (each
+			// fact declared at a left-out step takes its wrong value), yet
+			// ends in the reference's world: nothing read there is needed,
+			// or the reference inlines what it read without declaring it.
+			bad = append(bad, r.Without)
+			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps, and without what it read, computed or chose there, leaves the reference's own world and passes V (%d/%d; trajectory %s): nothing done or read through %s is needed, or a later step carries data read there that no fact declares (docs/task.md, facts)", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
 		case r.V == 1:
 			bad = append(bad, r.Without)
 			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps changes the world otherwise and still passes V (%d/%d; trajectory %s): V does not check what the task does through %s", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
