@@ -108,8 +108,9 @@ func (e *env) gateCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gate --task DIR",
 		Short: "Put one synthesized task through the five gates and the checks beyond them",
-		Long: `Gate a task that passed its self-check (wildawm syn tasks --check): six scripted
-ensemble rollouts (three with the hint, three without) in fresh instances, V and
+		Long: `Gate a task that passed its self-check (wildawm syn tasks --check): the six
+rollouts of the shortcut ensemble (three scripted shortcut agents without the hint,
+the same three with it; --ensemble-model for models) in fresh instances, V and
 the two offline judges on each, the counterfactual probe, the paper's five gates,
 and beyond them the oracle, the answer-only shortcut and the mutation check; then
 up to --max-revisions fixes of the verifier from the evidence. Writes
