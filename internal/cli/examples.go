@@ -29,6 +29,10 @@ var examples = map[string][]string{
 		"wildawm pool run --parallel 3 --fake-browser           # tasks, gates, splits and Table 4 of ./wildawm-worlds",
 		"wildawm pool run --dir small --count 20 --cache-max 1GiB",
 	},
+	"pool rate": {
+		"wildawm pool rate --agent http://127.0.0.1:8000/v1#qwen3-8b -k 3 --fake-browser   # re-rate ./wildawm-worlds' pool with your model",
+		"wildawm pool rate --dir small --agent http://127.0.0.1:8000/v1#qwen3-8b,opencode -k 8 --split val",
+	},
 	"gate": {
 		"wildawm gate --task wildawm-worlds/tasks/ID --fake-browser",
 	},

@@ -168,7 +168,7 @@ Exits non-zero when the task is rejected.`,
 
 func (e *env) poolCmd() *cobra.Command {
 	c := &cobra.Command{Use: "pool", Short: "Build, split, list and export the pool of gated tasks"}
-	c.AddCommand(e.poolRunCmd(), e.poolSplitCmd(), e.poolListCmd(), e.poolExportCmd())
+	c.AddCommand(e.poolRunCmd(), e.poolSplitCmd(), e.poolListCmd(), e.poolExportCmd(), e.poolRateCmd())
 	return c
 }
 
@@ -272,6 +272,7 @@ rerun resumes: written tasks are kept, gated ones read back.`,
 				return err
 			}
 			st := pool.Compute(all, familyCovers)
+			st.AddRatings(p) // the agents that re-rated tasks (pool rate), kept through the rebuild
 			st.Table(e.stdout)
 			e.progress("pool: %d accepted of %d gated in %s (this run gated %d); splits %v", len(p.Tasks), p.Gated, wall.Round(time.Second), len(outs), p.Counts)
 			e.finished(fmt.Sprintf("%s (the pool's index; each task's gate evidence in %s/ID/gate/), Table 4 above", filepath.Join(f.dir, pool.File), s.Out),
@@ -451,7 +452,15 @@ func (e *env) statsTasksCmd() *cobra.Command {
 			if len(outs) == 0 {
 				return fmt.Errorf("no gated tasks in %s: run wildawm pool run --dir %s", tasks, dir)
 			}
-			pool.Compute(outs, familyCovers).Table(e.stdout)
+			st := pool.Compute(outs, familyCovers)
+			// The figures of the agents that re-rated the pool (pool rate),
+			// each under its name.
+			if p, err := pool.LoadPool(filepath.Join(dir, pool.File)); err == nil {
+				st.AddRatings(p)
+			} else if _, serr := os.Stat(filepath.Join(dir, pool.File)); serr == nil {
+				return err
+			}
+			st.Table(e.stdout)
 			return nil
 		},
 	}

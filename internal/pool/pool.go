@@ -49,6 +49,9 @@ type Entry struct {
 	Subtasks   int      `json:"subtasks"`
 	Switches   int      `json:"interface_switches"`
 	Revisits   bool     `json:"revisits_interface"`
+	// Ratings are the re-ratings of the task's difficulty by agents (pool
+	// rate), by agent; Difficulty stays the gate's own.
+	Ratings []Rating `json:"ratings,omitempty"`
 }
 
 // Pool is the index of accepted tasks.
@@ -116,9 +119,13 @@ func Build(tasksDir string, proportions map[string]int) (*Pool, error) {
 		if err != nil {
 			return nil, err
 		}
+		rs, err := Ratings(dirs[i])
+		if err != nil {
+			return nil, err
+		}
 		p.Tasks = append(p.Tasks, Entry{ID: o.TaskID, Dir: filepath.Base(dirs[i]), Family: o.Family, Persona: o.Persona, Day: o.Day,
 			Snapshot: t.Provenance.Snapshot, Difficulty: o.Difficulty, Direct: o.Direct, Revisions: len(o.Revisions),
-			Subtasks: o.Subtasks, Switches: o.Switches, Revisits: o.Revisits})
+			Subtasks: o.Subtasks, Switches: o.Switches, Revisits: o.Revisits, Ratings: rs})
 	}
 	// Order by hash, then deal the splits out by largest remainder.
 	slices.SortFunc(p.Tasks, func(a, b Entry) int {

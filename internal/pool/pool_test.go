@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestBuildSplitsInThePapersProportions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range p.Tasks {
-		if p.Tasks[i] != q.Tasks[i] {
+		if !reflect.DeepEqual(p.Tasks[i], q.Tasks[i]) {
 			t.Fatalf("task %d differs between two builds: %+v vs %+v", i, p.Tasks[i], q.Tasks[i])
 		}
 	}

@@ -45,6 +45,9 @@ type Stats struct {
 	// NAME", "reference-based offline judges", "model judges". Every
 	// figure the table prints names its source from them.
 	RatedBy, HintedBy, JudgedBy []string
+	// Rerated are the figures of the agents that re-rated the pool's
+	// tasks (pool rate; AddRatings), each named.
+	Rerated []AgentFigures
 }
 
 // Source of a rollout's policy name, for the labels: a scripted agent
@@ -282,6 +285,9 @@ func (s *Stats) Table(w io.Writer) {
 		{"success without hint (" + by(s.RatedBy) + ")", pct(s.HintFree), "21.3% (models)"},
 		withHint,
 		{"solved by >= 1 rollout; by all", fmt.Sprintf("%d; %d", s.SolvedByOne, s.SolvedByAll), "all; none"},
+	}
+	for _, a := range s.Rerated {
+		rows = append(rows, a.rows()...)
 	}
 	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateMutation, GateFalseCheck} {
 		paper := map[string]string{gate.GateInitialUnsatisfaction: "0.05", gate.GateJudgeConsistency: "1.09", gate.GateSolvability: "1.16", gate.GateDifficulty: "0.39", gate.GateCounterfactualProbe: "0.18"}[name]
