@@ -233,34 +233,44 @@ func TestEveryGateRejects(t *testing.T) {
 		}
 	})
 	t.Run("difficulty", func(t *testing.T) {
-		// The scripted ensemble is seeded: find a seed under which some
-		// hint-free rollout solves the task (k of them), then gate it again
-		// with the top level below k.
-		for seed := uint64(1); seed <= 8; seed++ {
-			o, err := noRevise(f.gater(gate.Config{})).Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := 0
+		// The shortcut ensemble is deterministic: two seeds give the same
+		// rollouts and level. Its facts removed, the task defeats no
+		// shortcut agent: k = 3, too easy.
+		sig := func(o *pool.Outcome) string {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%t %s", o.Accepted, o.Difficulty)
 			for _, r := range o.Rollouts {
-				if r.Without == "" && !r.Hint && r.V == 1 {
-					k++
-				}
+				fmt.Fprintf(&b, " %s=%d", r.ID, r.V)
 			}
-			if k == 0 {
-				continue
-			}
-			low := noRevise(f.gater(gate.Config{Levels: []gate.DifficultyLevel{{Name: "hard", Min: 0, Max: k - 1}}}))
-			o, err = low.Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g := gateResult(t, o, gate.GateDifficulty); g.Passed || g.Verdict != gate.TooEasy || o.Accepted {
-				t.Fatalf("seed %d, k = %d, only hard = [0,%d]: not too easy: %+v", seed, k, k-1, g)
-			}
-			return
+			return b.String()
 		}
-		t.Fatal("no seed of 1..8 gives the task a hint-free success: nothing to test the difficulty gate with")
+		one, err := noRevise(f.gater(gate.Config{})).Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := noRevise(f.gater(gate.Config{})).Do(ctx, pool.Job{TaskDir: f.copyTask(t, "cafe-near-venue"), Seed: 977})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := sig(one), sig(other); a != b {
+			t.Fatalf("the level depends on the seed:\nseed 1:   %s\nseed 977: %s", a, b)
+		}
+		if g := gateResult(t, one, gate.GateDifficulty); !g.Passed {
+			t.Fatalf("the cafe task, its facts declared, is not rated: %+v", g)
+		}
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			for i := range tk.Reference {
+				tk.Reference[i].Facts = nil
+			}
+		}, nil)
+		o, err := noRevise(f.gater(gate.Config{})).Do(ctx, pool.Job{TaskDir: dir, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := gateResult(t, o, gate.GateDifficulty); g.Passed || g.Verdict != gate.TooEasy || o.Accepted {
+			t.Fatalf("a task with no facts (every shortcut agent solves it) is not too easy: %+v", g)
+		}
 	})
 	t.Run("judge_consistency_then_revised", func(t *testing.T) {
 		// Only the script's table is checked: the shell-only rollout writes
@@ -292,11 +302,15 @@ func TestEveryGateRejects(t *testing.T) {
 	})
 	t.Run("interfaces", func(t *testing.T) {
 		// Only the script's table is checked, and the shell writes it
-		// from what the reference read: the browser and MCP are declared
-		// but not needed.
+		// from what the reference read without declaring it (its facts
+		// removed: the data inlined): the browser and MCP are declared but,
+		// as far as V can tell, not needed.
 		dir := f.copyTask(t, "wishlist-balance")
 		edit(t, dir, func(tk *task.Task) {
 			tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return c.Kind != task.KindScript })
+			for i := range tk.Reference {
+				tk.Reference[i].Facts = nil
+			}
 		}, nil)
 		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
 		g := gateResult(t, o, pool.GateInterfaces)
