@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
@@ -487,7 +488,11 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err != nil {
 		return nil, err
 	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, VerifierDir: filepath.Join(vdir, "v"), Runner: runner, Scratch: scratch})
+	var cat string
+	if e.CatalogDir != "" {
+		cat = world.DBPath(e.CatalogDir, catalog.DBName)
+	}
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, Catalog: cat, VerifierDir: filepath.Join(vdir, "v"), Runner: runner, Scratch: scratch})
 }
 
 // ScriptRunner runs scripts of the caller's (a verifier's, a mutation

@@ -34,12 +34,12 @@ func queryPolicy() *sqlguard.Policy {
 }
 
 // checkSQL runs an sql criterion on the world at root.
-func checkSQL(ctx context.Context, root string, c *task.Criterion) CriterionResult {
+func checkSQL(ctx context.Context, root, catalogDB string, c *task.Criterion) CriterionResult {
 	want, err := task.ParseExpect(c.Expect)
 	if err != nil {
 		return CriterionResult{Error: fmt.Sprintf("expect: %v", err)}
 	}
-	cols, got, err := Query(ctx, world.DBPath(root, c.DB), c.Query)
+	cols, got, err := QueryWith(ctx, world.DBPath(root, c.DB), catalogDB, c.Query)
 	if errors.Is(err, fs.ErrNotExist) {
 		return CriterionResult{Evidence: fmt.Sprintf("database %q does not exist in the %s world", c.DB, c.WorldOrDefault())}
 	}
@@ -65,6 +65,14 @@ func checkSQL(ctx context.Context, root string, c *task.Criterion) CriterionResu
 // it; the query runs within SQLTimeout (sqlguard.Bound).
 // A missing database is an error wrapping fs.ErrNotExist.
 func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
+	return QueryWith(ctx, path, "", query)
+}
+
+// QueryWith is Query with the catalog database at catalogDB ("" for none)
+// attached read-only as schema "catalog": a criterion matches a site's
+// rows to the catalog's by their natural columns (JOIN catalog.places p
+// ON p.id = s.place_id WHERE p.name = ...) instead of naming row ids.
+func QueryWith(ctx context.Context, path, catalogDB, query string) ([]string, [][]any, error) {
 	q, err := singleSelect(query)
 	if err != nil {
 		return nil, nil, err
@@ -76,14 +84,14 @@ func Query(ctx context.Context, path, query string) ([]string, [][]any, error) {
 	var out [][]any
 	err = sqlguard.Bound(ctx, SQLTimeout, func(ctx context.Context) error {
 		var err error
-		cols, out, err = runQuery(ctx, path, q)
+		cols, out, err = runQuery(ctx, path, catalogDB, q)
 		return err
 	})
 	return cols, out, err
 }
 
 // runQuery runs the one SELECT q on the database at path under the guard.
-func runQuery(ctx context.Context, path, q string) ([]string, [][]any, error) {
+func runQuery(ctx context.Context, path, catalogDB, q string) ([]string, [][]any, error) {
 	db, err := state.OpenDB(path, true)
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +102,16 @@ func runQuery(ctx context.Context, path, q string) ([]string, [][]any, error) {
 		return nil, nil, err
 	}
 	defer conn.Close()
+	if catalogDB != "" {
+		// Attached before the guard, which refuses ATTACH in the query.
+		uri, err := world.DBURI(catalogDB, "mode=ro")
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS catalog", uri); err != nil {
+			return nil, nil, fmt.Errorf("attach the catalog %s: %w", catalogDB, err)
+		}
+	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 		return nil, nil, err
 	}

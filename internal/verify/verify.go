@@ -60,6 +60,9 @@ type Input struct {
 	Initial, Final string
 	// Answer is the solver's final answer a (may be empty).
 	Answer string
+	// Catalog is the path of the catalog database the worlds reference
+	// ("" for none): SQL criteria read it as schema "catalog".
+	Catalog string
 	// VerifierDir is the task's verifier directory; needed by script criteria.
 	VerifierDir string
 	// Runner runs script criteria; needed by script criteria.
@@ -196,7 +199,7 @@ func check(ctx context.Context, c *task.Criterion, in Input) (CriterionResult, e
 	}
 	switch c.Kind {
 	case task.KindSQL:
-		return checkSQL(ctx, root, c), nil
+		return checkSQL(ctx, root, in.Catalog, c), nil
 	case task.KindFile:
 		return checkFile(root, in.Initial, c), nil
 	case task.KindCSV:

@@ -331,3 +331,35 @@ func TestUnreadableFilesFail(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLReadsTheCatalog: with a catalog, a criterion joins a site's rows
+// to the catalog's by their natural columns; it cannot write the catalog,
+// and without one the schema is not there.
+func TestSQLReadsTheCatalog(t *testing.T) {
+	initial, final := testWorlds(t)
+	catRoot := state.MakeTestWorld(t, filepath.Join(t.TempDir(), "catalog"), state.TestWorld{SQL: map[string][]string{"catalog": {
+		`CREATE TABLE products (sku TEXT PRIMARY KEY, name TEXT)`,
+		`INSERT INTO products VALUES ('SP-100', 'Espresso cup'), ('SP-200', 'Saucer')`,
+	}}})
+	cat := filepath.Join(catRoot, "db", "catalog.sqlite")
+	if _, err := os.Stat(cat); err != nil {
+		t.Fatal(err)
+	}
+	join := task.Criterion{ID: "c", Kind: "sql", DB: "shop", Query: `SELECT count(*) FROM orders o JOIN catalog.products p ON p.sku = o.sku WHERE p.name = 'Espresso cup' AND o.status = 'open'`, Expect: raw("1")}
+	if got := verifyOne(t, Input{Initial: initial, Final: final, Catalog: cat}, join); !got.Pass {
+		t.Fatalf("the join over the catalog: %+v", got)
+	}
+	if got := verifyOne(t, Input{Initial: initial, Final: final}, join); got.Pass || got.Error == "" {
+		t.Fatalf("without a catalog the join ran: %+v", got)
+	}
+	before, _ := os.ReadFile(cat)
+	for _, q := range []string{`DELETE FROM catalog.products`, `UPDATE catalog.products SET name = 'x'`} {
+		got := verifyOne(t, Input{Initial: initial, Final: final, Catalog: cat}, task.Criterion{ID: "c", Kind: "sql", DB: "shop", Query: q, Expect: raw("null")})
+		if got.Pass || got.Error == "" {
+			t.Fatalf("%q was not rejected: %+v", q, got)
+		}
+	}
+	if after, _ := os.ReadFile(cat); string(after) != string(before) {
+		t.Fatal("a query changed the catalog")
+	}
+}
