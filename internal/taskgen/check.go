@@ -35,6 +35,10 @@ func CheckTask(ctx context.Context, env *rollout.Env, d *Draft, dir string) (*Ch
 	t := d.Task
 	vdir := filepath.Join(dir, "verifier")
 	c := &Check{}
+	if err := LintNaturalKeys(t); err != nil {
+		c.Problem = err.Error()
+		return c, nil
+	}
 	v0, err := env.Verify(ctx, t, vdir, t.Provenance.Snapshot, "")
 	if err != nil {
 		return nil, err

@@ -142,6 +142,9 @@ func TestFamiliesSuite(t *testing.T) {
 				if err := tk.Validate(); err != nil {
 					t.Fatal(err)
 				}
+				if err := LintNaturalKeys(tk); err != nil {
+					t.Fatalf("%s: %v", tk.ID, err)
+				}
 				if !slices.Equal(tk.Interfaces, []string{task.GUI, task.MCP, task.CLI}) {
 					t.Fatalf("%s: interfaces %v, want all three", tk.ID, tk.Interfaces)
 				}
