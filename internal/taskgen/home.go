@@ -45,16 +45,22 @@ result(not bad and not extra, f"missing or wrong rows: {bad}; rows that should n
 
 // homeNoteCheck is a verifier script: exactly one note titled title in
 // notebook (ignoring case) whose body's first non-empty line is first
-// (ignoring case and surrounding spaces) and that contains every string
-// of contains (ignoring case).
-func homeNoteCheck(notebook, title, first string, contains []string) string {
+// (ignoring case and surrounding spaces), that contains every string of
+// contains (ignoring case), and that has, for each key of lines, a line
+// naming the key with the number lines gives it (the per-course lines an
+// instruction asks for).
+func homeNoteCheck(notebook, title, first string, contains []string, lines map[string]int64) string {
 	if contains == nil {
 		contains = []string{}
 	}
-	return fmt.Sprintf(`import json
+	if lines == nil {
+		lines = map[string]int64{}
+	}
+	return fmt.Sprintf(`import json, re
 from _verify_sdk import query, result
 notebook, title, first = %s, %s, %s
 contains = %s
+per_line = %s
 rows = query("notes", "SELECT n.body FROM notes n JOIN notebooks b ON b.id = n.notebook_id WHERE lower(b.name) = lower(?) AND lower(trim(n.title)) = lower(?)", (notebook, title))
 if len(rows) != 1:
     result(False, f"{len(rows)} notes titled {title!r} in notebook {notebook!r}, want one")
@@ -63,7 +69,14 @@ body = rows[0]["body"] or ""
 lines = [l.strip() for l in body.splitlines() if l.strip()]
 head = lines[0] if lines else ""
 missing = [c for c in contains if c.lower() not in body.lower()]
-ok = head.lower() == first.lower() and not missing
-result(ok, f"first line {head!r}, want {first!r}; missing {missing}")
-`, pyJSON(notebook), pyJSON(title), pyJSON(first), pyJSON(contains))
+def has_line(key, n):
+    for l in lines[1:]:
+        rest = l.lower().replace(key.lower(), " ", 1)
+        if key.lower() in l.lower() and str(n) in re.findall(r"\d+", rest):
+            return True
+    return False
+no_line = sorted(k for k, n in per_line.items() if not has_line(k, n))
+ok = head.lower() == first.lower() and not missing and not no_line
+result(ok, f"first line {head!r}, want {first!r}; missing {missing}; no line with the right count for {no_line}")
+`, pyJSON(notebook), pyJSON(title), pyJSON(first), pyJSON(contains), pyJSON(lines))
 }

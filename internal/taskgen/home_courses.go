@@ -148,9 +148,11 @@ PY`, pyJSON(rows), homeFocusFile), "submissions per course; the fewest is the fo
 	ref.MCP("notes", "create_note", map[string]any{"notebook": homeFocusNotebook, "title": homeFocusTitle, "body": body}, "the note, headed by the script's pick")
 
 	want := map[string][]string{}
+	perCourse := map[string]int64{}
 	var lines []string
 	for _, c := range cs {
 		want[c.title] = []string{fmt.Sprint(c.submitted)}
+		perCourse[c.title] = c.submitted
 		lines = append(lines, fmt.Sprintf("%s (%s, enrolled %s): %d", c.title, c.slug, c.enrolled, c.submitted))
 	}
 	t := &task.Task{
@@ -168,7 +170,7 @@ PY`, pyJSON(rows), homeFocusFile), "submissions per course; the fewest is the fo
 			"The notes app's create_note takes notebook, title and body.",
 		Rubric: []string{
 			fmt.Sprintf("~/%s has every active course with its number of submissions", homeFocusFile),
-			fmt.Sprintf("one new note %q in %q whose first line is %q", homeFocusTitle, homeFocusNotebook, first),
+			fmt.Sprintf("one new note %q in %q whose first line is %q, then a line per course with its count", homeFocusTitle, homeFocusNotebook, first),
 			"no other note was created",
 		},
 		Reference: ref,
@@ -183,7 +185,7 @@ PY`, pyJSON(rows), homeFocusFile), "submissions per course; the fewest is the fo
 			"the note is only in the notes app (MCP).", strings.Join(lines, "; "), best.title),
 	}
 	return &Draft{Task: t, Scripts: map[string]string{
-		"focus_note.py":       homeNoteCheck(homeFocusNotebook, homeFocusTitle, first, nil),
+		"focus_note.py":       homeNoteCheck(homeFocusNotebook, homeFocusTitle, first, nil, perCourse),
 		"coursework_table.py": homeCSVCheck(homeFocusFile, "course", []string{"submitted"}, want),
 	}}, nil
 }

@@ -171,7 +171,7 @@ PY`, pyJSON(rows), homeSpendFile), "the kept total and the dearest kept order")
 			"the totals and the choice come from the script (CLI); the note is only in the notes app (MCP).", strings.Join(lines, "; "), dollars(sum), best.order, dollars(best.total)),
 	}
 	return &Draft{Task: t, Scripts: map[string]string{
-		"spend_note.py":   homeNoteCheck(homeSpendNotebook, homeSpendTitle, first, []string{dollars(sum)}),
+		"spend_note.py":   homeNoteCheck(homeSpendNotebook, homeSpendTitle, first, []string{dollars(sum)}, nil),
 		"orders_table.py": homeCSVCheck(homeSpendFile, "order_no", []string{"total", "status"}, want),
 	}}, nil
 }
