@@ -240,7 +240,27 @@ type without struct {
 func (w *without) Name() string { return "scripted:replay-without-" + w.in }
 
 func (w *without) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
-	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(s task.Step) bool { return s.Interface == w.in })
+	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(_ int, s task.Step) bool { return s.Interface == w.in })
+}
+
+// ReplayWithoutStep is the reference completion replayed without its
+// step i (0-based), knowing nothing that step read, computed or chose:
+// the effects check, which leaves out each step that may change the world
+// in turn and wants V to notice.
+func ReplayWithoutStep(t *task.Task, i int) rollout.Policy {
+	return &withoutStep{i: i, steps: slices.Clone(t.Reference), expected: t.Answer}
+}
+
+type withoutStep struct {
+	i        int
+	steps    []task.Step
+	expected string
+}
+
+func (w *withoutStep) Name() string { return fmt.Sprintf("scripted:replay-without-step-%d", w.i+1) }
+
+func (w *withoutStep) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
+	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(i int, _ task.Step) bool { return i == w.i })
 }
 
 // ReplayOracle is the reference completion replayed without mistakes.

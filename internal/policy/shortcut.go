@@ -60,7 +60,7 @@ func (s *Shortcut) Name() string { return "scripted:shortcut-" + s.ShortcutKind.
 // Run implements rollout.Policy.
 func (s *Shortcut) Run(ctx context.Context, env *agent.Env, pub task.Public) (string, error) {
 	taken := func(f task.Fact) bool { return f.Kind == s.Kind && !f.Cued(pub.Hint) }
-	return runMistaken(ctx, env, s.steps, s.expected, taken, func(task.Step) bool { return false })
+	return runMistaken(ctx, env, s.steps, s.expected, taken, func(int, task.Step) bool { return false })
 }
 
 // sub is one value replaced by another in every later step.
@@ -80,7 +80,7 @@ func subsOf(f task.Fact) []sub {
 // itself, reading or computing, is left out). A fact declared at a step
 // skip leaves out is unknown to the agent: its Wrong applies too. The
 // answer is the expected one with every mistake applied.
-func runMistaken(ctx context.Context, env *agent.Env, steps []task.Step, expected string, taken func(task.Fact) bool, skip func(task.Step) bool) (string, error) {
+func runMistaken(ctx context.Context, env *agent.Env, steps []task.Step, expected string, taken func(task.Fact) bool, skip func(int, task.Step) bool) (string, error) {
 	var subs []sub
 	apply := func(args map[string]any) map[string]any {
 		for _, x := range subs {
@@ -89,7 +89,7 @@ func runMistaken(ctx context.Context, env *agent.Env, steps []task.Step, expecte
 		return args
 	}
 	for i, st := range steps {
-		leave := skip(st)
+		leave := skip(i, st)
 		var later []sub
 		for _, f := range st.Facts {
 			switch {
