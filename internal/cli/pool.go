@@ -395,7 +395,11 @@ func (e *env) poolListCmd() *cobra.Command {
 			}
 			var b bytes.Buffer
 			for _, en := range es {
-				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s day %d\n", en.ID, en.Split, en.Difficulty, en.Family, en.Persona, en.Day)
+				level := en.Difficulty
+				if en.RatedBy != "" {
+					level += " (" + en.RatedBy + ")"
+				}
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s day %d\n", en.ID, en.Split, level, en.Family, en.Persona, en.Day)
 			}
 			e.stdout.Write(b.Bytes())
 			return nil

@@ -44,11 +44,15 @@ type Entry struct {
 	Day        int      `json:"day"`
 	Snapshot   world.ID `json:"snapshot"`
 	Difficulty string   `json:"difficulty"`
-	Direct     bool     `json:"direct"`
-	Revisions  int      `json:"revisions"`
-	Subtasks   int      `json:"subtasks"`
-	Switches   int      `json:"interface_switches"`
-	Revisits   bool     `json:"revisits_interface"`
+	// RatedBy names what rated Difficulty: "shortcut agents" (the offline
+	// shortcut ensemble), "model NAME" for each model of a model ensemble,
+	// "scripted agents" for other scripts (RatedBy).
+	RatedBy   string `json:"rated_by"`
+	Direct    bool   `json:"direct"`
+	Revisions int    `json:"revisions"`
+	Subtasks  int    `json:"subtasks"`
+	Switches  int    `json:"interface_switches"`
+	Revisits  bool   `json:"revisits_interface"`
 	// Ratings are the re-ratings of the task's difficulty by agents (pool
 	// rate), by agent; Difficulty stays the gate's own.
 	Ratings []Rating `json:"ratings,omitempty"`
@@ -62,6 +66,18 @@ type Pool struct {
 	Counts      map[string]int `json:"counts"`
 	Gated       int            `json:"gated"`
 	Tasks       []Entry        `json:"tasks"`
+}
+
+// RatedBy names what rated o's difficulty: the sources of its hint-free
+// ensemble rollouts, comma-separated.
+func RatedBy(o *Outcome) string {
+	var by []string
+	for _, r := range o.Rollouts {
+		if !r.Hint && r.Without == "" && r.Policy != "" {
+			by = addSource(by, rolloutSource(r.Policy))
+		}
+	}
+	return strings.Join(by, ", ")
 }
 
 // Outcomes reads every gated task's outcome under tasksDir, in ID order.
@@ -124,7 +140,7 @@ func Build(tasksDir string, proportions map[string]int) (*Pool, error) {
 			return nil, err
 		}
 		p.Tasks = append(p.Tasks, Entry{ID: o.TaskID, Dir: filepath.Base(dirs[i]), Family: o.Family, Persona: o.Persona, Day: o.Day,
-			Snapshot: t.Provenance.Snapshot, Difficulty: o.Difficulty, Direct: o.Direct, Revisions: len(o.Revisions),
+			Snapshot: t.Provenance.Snapshot, Difficulty: o.Difficulty, RatedBy: RatedBy(o), Direct: o.Direct, Revisions: len(o.Revisions),
 			Subtasks: o.Subtasks, Switches: o.Switches, Revisits: o.Revisits, Ratings: rs})
 	}
 	// Order by hash, then deal the splits out by largest remainder.
