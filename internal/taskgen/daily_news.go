@@ -25,16 +25,16 @@ func (sectionDigest) Covers() []string { return []string{"news", "messages"} }
 const newsMinLead = 3
 
 type newsStory struct {
-	slug, title, published, body string
-	words                        int
-	bookmarked                   bool
+	slug, title, published, body, summary string
+	words                                 int
+	bookmarked                            bool
 }
 
 // newsLatest are the k latest articles of section as the site lists them
 // (published_at DESC, then slug), with their words and whether the
 // persona bookmarked them.
 func newsLatest(w *World, user, section string, k int) ([]newsStory, error) {
-	rows, err := w.Catalog(`SELECT slug, title, published_at, body FROM articles WHERE section = ? ORDER BY published_at DESC, slug LIMIT ?`, section, k)
+	rows, err := w.Catalog(`SELECT slug, title, published_at, body, summary FROM articles WHERE section = ? ORDER BY published_at DESC, slug LIMIT ?`, section, k)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func newsLatest(w *World, user, section string, k int) ([]newsStory, error) {
 	var out []newsStory
 	for _, r := range rows {
 		body := str(r[3])
-		out = append(out, newsStory{slug: str(r[0]), title: str(r[1]), published: str(r[2]), body: body, words: len(strings.Fields(body)), bookmarked: have[str(r[0])]})
+		out = append(out, newsStory{slug: str(r[0]), title: str(r[1]), published: str(r[2]), body: body, summary: str(r[4]), words: len(strings.Fields(body)), bookmarked: have[str(r[0])]})
 	}
 	return out, nil
 }
@@ -158,15 +158,20 @@ func (f sectionDigest) Author(w *World, s Sketch) (*Draft, error) {
 		Headline string `json:"headline"`
 		Story    string `json:"story"`
 	}
-	var rows []pyRow
+	var rows, summaries []pyRow
 	want := map[string]int{}
 	var lines []string
 	for _, st := range ss {
 		ref.Open("news", "/articles/"+st.slug, "the story")
 		ref.Read("#main", "")
 		rows = append(rows, pyRow{st.title, st.body})
+		summaries = append(summaries, pyRow{st.title, st.summary})
 		want[st.title] = st.words
 		lines = append(lines, fmt.Sprintf("%s (%s): %d words", st.slug, st.published, st.words))
+	}
+	// Read carelessly, the text is the article's summary ("In short").
+	if v, wrong := pyJSON(rows), pyJSON(summaries); v != wrong {
+		ref.Fact(task.Fact{ID: "stories", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: `has the story under "Story"`})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
@@ -178,7 +183,25 @@ with open(%q, 'w', newline='') as f:
         w.writerow([r['headline'], len(r['story'].split())])
 print('longest:', max(rows, key=lambda r: len(r['story'].split()))['headline'])
 PY`, pyJSON(rows), out), "count the words of each story; the longest is the one to keep")
+	// Without the count, the guess is the story of the longest summary;
+	// choosing carelessly, the runner-up.
+	instead := func(id, kind string, st *newsStory) task.Fact {
+		return task.Fact{ID: id, Kind: kind, Value: pick.slug, Wrong: st.slug, Forms: []task.Form{{Value: pick.title, Wrong: st.title}}}
+	}
+	guess, runnerUp := &ss[0], (*newsStory)(nil)
+	for i := range ss {
+		st := &ss[i]
+		if len(strings.Fields(st.summary)) > len(strings.Fields(guess.summary)) {
+			guess = st
+		}
+		if st.slug != pick.slug && (runnerUp == nil || st.words > runnerUp.words) {
+			runnerUp = st
+		}
+	}
+	ref.Fact(instead("longest", task.FactOutput, guess))
+	bookmark := len(ref)
 	ref.KitAction("news", "/articles", pick.slug, "bookmark", nil, "bookmark the longest story")
+	ref.FactAt(bookmark, instead("bookmark", task.FactChoice, runnerUp))
 	ref.MCP("messages", "list_threads", nil, "the chat with "+friend)
 	ref.MCP("messages", "send_message", map[string]any{"thread": thread, "body": "Worth a read from The Daily Ledger: " + pick.title}, "tell "+friend)
 

@@ -125,6 +125,20 @@ func larderList(w *World, r *larderRecipe, people int64) ([]larderItem, error) {
 	return out, nil
 }
 
+// larderNotes is r's shopping list for people as the to-do's notes: a
+// line "QUANTITY UNIT INGREDIENT" per item.
+func larderNotes(w *World, r *larderRecipe, people int64) (string, error) {
+	items, err := larderList(w, r, people)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, it := range items {
+		notes = append(notes, fmt.Sprintf("%d %s %s", it.qty, it.unit, it.ingredient))
+	}
+	return strings.Join(notes, "\n"), nil
+}
+
 func (f larderShopping) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["recipes"]
 	if !ok || !hasTable(w, "tasks", "todos") {
@@ -211,7 +225,8 @@ func (f larderShopping) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Open("recipes", "/saved", "the saved recipes")
 	ref.Read("#results", "")
 	ref.Open("recipes", "/my-reviews", "the recipes I reviewed")
-	ref.Read("#results", "")
+	ref.Read("#main", "") // with no review yet, the page has no table
+	reviews := len(ref) - 1
 	type pyIngredient struct {
 		Quantity   int64  `json:"quantity"`
 		Unit       string `json:"unit"`
@@ -224,12 +239,16 @@ func (f larderShopping) Author(w *World, s Sketch) (*Draft, error) {
 		Reviewed    bool           `json:"reviewed"`
 		Ingredients []pyIngredient `json:"ingredients"`
 	}
-	var recipes []pyRecipe
+	var recipes, unchecked []pyRecipe
+	cook := 0
 	wantSaved := map[string][]string{}
 	var lines []string
 	for _, r := range rs {
 		ref.Open("recipes", "/recipes/"+r.slug, "its minutes, servings and ingredients")
 		ref.Read("#main", "")
+		if r.slug == pick.slug {
+			cook = len(ref) - 1
+		}
 		ing, err := w.Catalog(`SELECT i.quantity, i.unit, i.ingredient FROM recipe_ingredients i JOIN recipes r ON r.id = i.recipe_id WHERE r.slug = ? ORDER BY i.pos`, r.slug)
 		if err != nil {
 			return nil, err
@@ -240,8 +259,34 @@ func (f larderShopping) Author(w *World, s Sketch) (*Draft, error) {
 			pr.Ingredients = append(pr.Ingredients, pyIngredient{q, str(row[1]), str(row[2])})
 		}
 		recipes = append(recipes, pr)
+		pr.Reviewed = false
+		unchecked = append(unchecked, pr)
 		wantSaved[r.title] = []string{strconv.FormatInt(r.minutes, 10), yesNo(r.reviewed)}
 		lines = append(lines, fmt.Sprintf("%s %d min, serves %d, reviewed %s", r.slug, r.minutes, r.servings, yesNo(r.reviewed)))
+	}
+	// /my-reviews not read, no recipe is taken for reviewed.
+	if v, wrong := pyJSON(recipes), pyJSON(unchecked); v != wrong {
+		ref.FactAt(reviews, task.Fact{ID: "reviewed", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "show what I saved and reviewed"})
+	}
+	// Read carelessly, an ingredient the recipe names twice in one unit
+	// is taken once, at its first amount.
+	var once []pyRecipe
+	for _, r := range recipes {
+		if r.Title == pick.title {
+			seen := map[[2]string]bool{}
+			var first []pyIngredient
+			for _, i := range r.Ingredients {
+				if k := [2]string{i.Ingredient, i.Unit}; !seen[k] {
+					seen[k] = true
+					first = append(first, i)
+				}
+			}
+			r.Ingredients = first
+		}
+		once = append(once, r)
+	}
+	if v, wrong := pyJSON(recipes), pyJSON(once); v != wrong {
+		ref.FactAt(cook, task.Fact{ID: "ingredients", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "summed amount"})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions lists && python3 - <<'PY'
 import csv, json
@@ -265,14 +310,51 @@ with open(%q, 'w', newline='') as f:
 print('cook:', pick['title'])
 print(open(%q).read(), end='')
 PY`, pyJSON(recipes), people, larderSavedFile, larderListFile, larderListFile), "pick the quickest unreviewed recipe and scale its ingredients")
-	var notes []string
 	wantList := map[string]int64{}
 	for _, it := range items {
-		notes = append(notes, fmt.Sprintf("%d %s %s", it.qty, it.unit, it.ingredient))
 		wantList[it.ingredient+"|"+it.unit] = it.qty
 	}
+	listed, err := larderNotes(w, pick, people)
+	if err != nil {
+		return nil, err
+	}
+	// Without the script, the guess is the amounts as the recipe gives
+	// them, not scaled.
+	asWritten, err := larderNotes(w, pick, pick.servings)
+	if err != nil {
+		return nil, err
+	}
+	ref.Fact(task.Fact{ID: "shopping-list", Kind: task.FactOutput, Value: listed, Wrong: asWritten})
+	// Choosing carelessly, the quickest saved recipe reviewed or not, or
+	// else the next quickest unreviewed one.
+	var distractor *larderRecipe
+	for i := range rs {
+		r := &rs[i]
+		if r.slug != pick.slug && r.minutes <= pick.minutes && (distractor == nil || r.minutes < distractor.minutes) {
+			distractor = r
+		}
+	}
+	if distractor == nil {
+		for i := range rs {
+			if r := &rs[i]; r.slug != pick.slug && !r.reviewed && (distractor == nil || r.minutes < distractor.minutes) {
+				distractor = r
+			}
+		}
+	}
 	ref.MCP("tasks", "list_projects", nil, "the project and today's date")
-	ref.MCP("tasks", "create_todo", map[string]any{"title": title, "project": project, "due_on": due, "notes": strings.Join(notes, "\n")}, "the shopping to-do with the list")
+	todo := len(ref)
+	ref.MCP("tasks", "create_todo", map[string]any{"title": title, "project": project, "due_on": due, "notes": listed}, "the shopping to-do with the list")
+	if distractor != nil {
+		other, err := larderNotes(w, distractor, people)
+		if err != nil {
+			return nil, err
+		}
+		f := task.Fact{ID: "recipe", Kind: task.FactChoice, Value: pick.title, Wrong: distractor.title}
+		if other != listed {
+			f.Forms = []task.Form{{Value: listed, Wrong: other}}
+		}
+		ref.FactAt(todo, f)
+	}
 
 	listPy := fmt.Sprintf(`import json
 from decimal import Decimal, InvalidOperation

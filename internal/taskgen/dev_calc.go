@@ -66,6 +66,42 @@ func devKept(w *World, user string) (cs []devCalc, ok bool, err error) {
 	return cs, ok && len(cs) >= 2, nil
 }
 
+// devRounded is a result worked out by hand instead of read off
+// Reckoner: its number to two decimals, the unit kept ("7.767424 mi" is
+// "7.77 mi"); a number with fewer decimals stays as it is.
+func devRounded(answer string) string {
+	num, unit, _ := strings.Cut(answer, " ")
+	if _, dec, ok := strings.Cut(num, "."); !ok || len(dec) <= 2 {
+		return answer
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(num, ",", ""), 64)
+	if err != nil {
+		return answer
+	}
+	r := strconv.FormatFloat(v, 'f', 2, 64)
+	if unit != "" {
+		r += " " + unit
+	}
+	return r
+}
+
+// devKeptOrder is cs in the order Reckoner's /kept lists them, newest
+// first (each calculation where it was last kept).
+func devKeptOrder(w *World, user string, cs []devCalc) ([]devCalc, error) {
+	rows, err := w.Query("calc", `SELECT query FROM saved WHERE username = ? ORDER BY id DESC`, user)
+	if err != nil {
+		return nil, err
+	}
+	var out []devCalc
+	for _, r := range rows {
+		i := slices.IndexFunc(cs, func(c devCalc) bool { return c.query == str(r[0]) })
+		if i >= 0 && !slices.ContainsFunc(out, func(c devCalc) bool { return c.query == cs[i].query }) {
+			out = append(out, cs[i])
+		}
+	}
+	return out, nil
+}
+
 func (f keptCalcs) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["calc"]
 	if !ok || !hasTable(w, "notes", "notes") {
@@ -109,17 +145,26 @@ func (f keptCalcs) Author(w *World, s Sketch) (*Draft, error) {
 		Query  string `json:"query"`
 		Answer string `json:"answer"`
 	}
-	var rows []pyRow
-	var lines []string
+	var rows, rough []pyRow
+	var lines, roughLines []string
 	for _, c := range cs {
 		ref.Open("calc", "/?q="+url.QueryEscape(c.query), "Reckoner's result")
 		ref.Read("#calc-answer", "")
 		rows = append(rows, pyRow{c.query, c.answer})
+		rough = append(rough, pyRow{c.query, devRounded(c.answer)})
 		lines = append(lines, c.query+" = "+c.answer)
+		roughLines = append(roughLines, c.query+" = "+devRounded(c.answer))
 	}
 	// The rows go to the script in the order /kept shows them (newest
 	// first is not the order asked for): the script sorts.
 	slices.Reverse(rows)
+	slices.Reverse(rough)
+	body := strings.Join(lines, "\n") + "\n"
+	// Not read off Reckoner, the results are worked out to two decimals.
+	if v, wrong := pyJSON(rows), pyJSON(rough); v != wrong {
+		ref.Fact(task.Fact{ID: "results", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "each linking to its result page",
+			Forms: []task.Form{{Value: body, Wrong: strings.Join(roughLines, "\n") + "\n"}}})
+	}
 	ref.Shell(fmt.Sprintf(`mkdir -p reports && python3 - <<'PY'
 import csv, json
 rows = %s
@@ -134,7 +179,18 @@ with open(%q, 'w', newline='') as f:
 for r in rows:
     print(r['query'], '=', r['answer'])
 PY`, pyJSON(rows), out), "the table, largest result first: the note's order")
-	ref.MCP("notes", "create_note", map[string]any{"notebook": "Reckoner", "title": devNoteTitle, "body": strings.Join(lines, "\n") + "\n"}, "the note, in the script's order")
+	// Without the script, the note keeps the order /kept shows (newest
+	// first) and names its first as the largest.
+	kept, err := devKeptOrder(w, login.User, cs)
+	if err != nil {
+		return nil, err
+	}
+	var keptLines []string
+	for _, c := range kept {
+		keptLines = append(keptLines, c.query+" = "+c.answer)
+	}
+	ref.Fact(task.Fact{ID: "largest-first", Kind: task.FactOutput, Value: body, Wrong: strings.Join(keptLines, "\n") + "\n"})
+	ref.MCP("notes", "create_note", map[string]any{"notebook": "Reckoner", "title": devNoteTitle, "body": body}, "the note, in the script's order")
 
 	want := make([][2]string, len(cs))
 	for i, c := range cs {

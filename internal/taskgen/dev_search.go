@@ -1,9 +1,11 @@
 package taskgen
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/site/search"
@@ -120,15 +122,20 @@ func (f broadSearch) Author(w *World, s Sketch) (*Draft, error) {
 		Query   string `json:"query"`
 		Results int64  `json:"results"`
 	}
-	var rows []pyRow
+	var rows, listed []pyRow
 	want := map[string]int64{}
 	var lines []string
 	for _, sv := range ss {
 		ref.Open("search", "/?q="+url.QueryEscape(sv.query), "how many results the search brings")
 		ref.Read("#main", "")
 		rows = append(rows, pyRow{sv.query, sv.results})
+		listed = append(listed, pyRow{sv.query, min(sv.results, search.PerPage)})
 		want[sv.query] = sv.results
 		lines = append(lines, fmt.Sprintf("%q: %d results", sv.query, sv.results))
+	}
+	// Read carelessly, the count is the results listed on the first page.
+	if v, wrong := pyJSON(rows), pyJSON(listed); v != wrong {
+		ref.Fact(task.Fact{ID: "result-counts", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: `start with "N results for"`})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p reports && python3 - <<'PY'
 import csv, json
@@ -141,6 +148,13 @@ with open(%q, 'w', newline='') as f:
         w.writerow([r['query'], r['results']])
 print('broadest:', rows[0]['query'], rows[0]['results'])
 PY`, pyJSON(rows), out), "the counts; the broadest search is the one to narrow")
+	// Without the table, the guess is the search of the fewest words
+	// (it sounds the broadest).
+	guess := slices.MinFunc(ss, func(a, b devSaved) int {
+		return cmp.Or(cmp.Compare(len(strings.Fields(a.query)), len(strings.Fields(b.query))), cmp.Compare(len(a.query), len(b.query)), strings.Compare(a.query, b.query))
+	})
+	ref.Fact(task.Fact{ID: "broadest", Kind: task.FactOutput, Value: pick.query, Wrong: guess.query,
+		Forms: []task.Form{{Value: fmt.Sprintf("%d results on Seekr", pick.results), Wrong: fmt.Sprintf("%d results on Seekr", guess.results)}}})
 	ref.MCP("tasks", "list_projects", nil, "the active project")
 	ref.MCP("tasks", "create_todo", map[string]any{"title": "Narrow down the Seekr search " + pick.query, "project": project, "priority": "low",
 		"notes": fmt.Sprintf("%d results on Seekr", pick.results)}, "the to-do for the broadest search")

@@ -1,8 +1,10 @@
 package taskgen
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/task"
@@ -27,24 +29,27 @@ const (
 type homeCourse struct {
 	slug, title, enrolled string
 	submitted             int64
+	// assignments is how many the course sets; listed is its place on
+	// /enrollments (newest first).
+	assignments, listed int64
 }
 
 // homeCourses are the persona's active enrolments with their submission
 // counts, in enrolment order.
 func homeCourses(w *World, user string) ([]homeCourse, error) {
-	rows, err := w.Query("courses", `SELECT e.course, e.enrolled_at, (SELECT count(*) FROM submissions s WHERE s.username = e.username AND s.course = e.course)
+	rows, err := w.Query("courses", `SELECT e.course, e.enrolled_at, (SELECT count(*) FROM submissions s WHERE s.username = e.username AND s.course = e.course), e.id
 		FROM enrollments e WHERE e.username = ? AND e.status = 'active' ORDER BY e.enrolled_at, e.course`, user)
 	if err != nil {
 		return nil, err
 	}
 	var out []homeCourse
 	for _, r := range rows {
-		c, err := w.Catalog(`SELECT title FROM courses WHERE slug = ?`, str(r[0]))
+		c, err := w.Catalog(`SELECT c.title, (SELECT count(*) FROM course_assignments a WHERE a.course_id = c.id) FROM courses c WHERE c.slug = ?`, str(r[0]))
 		if err != nil {
 			return nil, err
 		}
 		if len(c) == 1 {
-			out = append(out, homeCourse{slug: str(r[0]), title: str(c[0][0]), enrolled: str(r[1]), submitted: num(r[2])})
+			out = append(out, homeCourse{slug: str(r[0]), title: str(c[0][0]), enrolled: str(r[1]), submitted: num(r[2]), assignments: num(c[0][1]), listed: num(r[3])})
 		}
 	}
 	return out, nil
@@ -112,9 +117,10 @@ func (f courseFocusNote) Author(w *World, s Sketch) (*Draft, error) {
 		return nil, err
 	}
 	first := "Focus: " + best.title
-	var bodyLines []string
+	var bodyLines, carelessLines []string
 	for _, c := range cs {
 		bodyLines = append(bodyLines, fmt.Sprintf("- %s: %d submitted", c.title, c.submitted))
+		carelessLines = append(carelessLines, fmt.Sprintf("- %s: %d submitted", c.title, c.assignments))
 	}
 	body := first + "\n\n" + strings.Join(bodyLines, "\n") + "\n"
 
@@ -130,9 +136,16 @@ func (f courseFocusNote) Author(w *World, s Sketch) (*Draft, error) {
 		Enrolled  string `json:"enrolled"`
 		Submitted int64  `json:"submitted"`
 	}
-	var rows []pyRow
+	var rows, careless []pyRow
 	for _, c := range cs {
 		rows = append(rows, pyRow{c.title, c.enrolled, c.submitted})
+		careless = append(careless, pyRow{c.title, c.enrolled, c.assignments})
+	}
+	// Read carelessly, a course's count is the assignments it sets, not
+	// the ones submitted.
+	if v, wrong := pyJSON(rows), pyJSON(careless); v != wrong {
+		ref.Fact(task.Fact{ID: "submissions", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "lists every submission with its course",
+			Forms: []task.Form{{Value: body, Wrong: first + "\n\n" + strings.Join(carelessLines, "\n") + "\n"}}})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
@@ -145,7 +158,22 @@ with open(%q, 'w', newline='') as f:
 focus = min(rows, key=lambda r: (r['submitted'], r['enrolled']))
 print('Focus:', focus['course'])
 PY`, pyJSON(rows), homeFocusFile), "submissions per course; the fewest is the focus")
+	// Without the script, the guess is the course enrolled in last (the
+	// top of /enrollments); choosing carelessly, the other of a tie (the
+	// rule misread) or else the next fewest.
+	focus := func(c homeCourse) string { return "Focus: " + c.title + "\n\n" }
+	latest := slices.MaxFunc(cs, func(a, b homeCourse) int { return cmp.Compare(a.listed, b.listed) })
+	ref.Fact(task.Fact{ID: "focus", Kind: task.FactOutput, Value: focus(*best), Wrong: focus(latest)})
+	var distractor *homeCourse
+	for i := range cs {
+		c := &cs[i]
+		if c.slug != best.slug && (distractor == nil || c.submitted < distractor.submitted || c.submitted == distractor.submitted && c.enrolled < distractor.enrolled) {
+			distractor = c
+		}
+	}
+	note := len(ref)
 	ref.MCP("notes", "create_note", map[string]any{"notebook": homeFocusNotebook, "title": homeFocusTitle, "body": body}, "the note, headed by the script's pick")
+	ref.FactAt(note, task.Fact{ID: "focus-course", Kind: task.FactChoice, Value: focus(*best), Wrong: focus(*distractor)})
 
 	want := map[string][]string{}
 	perCourse := map[string]int64{}

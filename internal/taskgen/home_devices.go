@@ -26,17 +26,17 @@ const (
 
 type homeDeviceOrder struct {
 	order, sku, status string
-	total              int64
+	total, price       int64
 }
 
 func homeDeviceOrders(w *World, user string) ([]homeDeviceOrder, error) {
-	rows, err := w.Query("devices", `SELECT order_no, sku, qty * price_cents, status FROM orders WHERE username = ? ORDER BY order_no`, user)
+	rows, err := w.Query("devices", `SELECT order_no, sku, qty * price_cents, status, price_cents FROM orders WHERE username = ? ORDER BY order_no`, user)
 	if err != nil {
 		return nil, err
 	}
 	var out []homeDeviceOrder
 	for _, r := range rows {
-		out = append(out, homeDeviceOrder{order: str(r[0]), sku: str(r[1]), total: num(r[2]), status: str(r[3])})
+		out = append(out, homeDeviceOrder{order: str(r[0]), sku: str(r[1]), total: num(r[2]), status: str(r[3]), price: num(r[4])})
 	}
 	return out, nil
 }
@@ -116,9 +116,15 @@ func (f deviceSpendNote) Author(w *World, s Sketch) (*Draft, error) {
 		Total  string `json:"total"`
 		Status string `json:"status"`
 	}
-	var rows []pyRow
+	var rows, priced []pyRow
 	for _, o := range os {
 		rows = append(rows, pyRow{o.order, dollars(o.total), o.status})
+		priced = append(priced, pyRow{o.order, dollars(o.price), o.status})
+	}
+	// Read carelessly, an order's total is its product's price (the
+	// quantity missed).
+	if v, wrong := pyJSON(rows), pyJSON(priced); v != wrong {
+		ref.Fact(task.Fact{ID: "order-totals", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "shows each order's total and status"})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
@@ -133,7 +139,37 @@ kept = [r for r in rows if r['status'] == 'placed']
 print('kept total:', sum(Decimal(r['total']) for r in kept))
 print('dearest kept:', max(kept, key=lambda r: Decimal(r['total']))['order_no'])
 PY`, pyJSON(rows), homeSpendFile), "the kept total and the dearest kept order")
+	// Without the script, the guess counts every order, returned or not.
+	var all int64
+	dearest := &os[0]
+	for i := range os {
+		all += os[i].total
+		if os[i].total > dearest.total {
+			dearest = &os[i]
+		}
+	}
+	ref.Fact(task.Fact{ID: "kept-spending", Kind: task.FactOutput, Value: body,
+		Wrong: fmt.Sprintf("Dearest kept order: %s\nKept total: %s\n", dearest.order, dollars(all)),
+		Forms: []task.Form{{Value: best.order + " " + dollars(sum), Wrong: dearest.order + " " + dollars(all)}}})
+	// Choosing carelessly, the dearest order returned or not, or else the
+	// next dearest kept one.
+	var distractor *homeDeviceOrder
+	cue := ""
+	if dearest.order != best.order {
+		distractor, cue = dearest, "only status placed counts as kept"
+	} else {
+		for i := range os {
+			if o := &os[i]; o.status == "placed" && o.order != best.order && (distractor == nil || o.total > distractor.total) {
+				distractor = o
+			}
+		}
+	}
+	note := len(ref)
 	ref.MCP("notes", "create_note", map[string]any{"notebook": homeSpendNotebook, "title": homeSpendTitle, "body": body}, "the note, headed by the script's answer")
+	if distractor != nil {
+		ref.FactAt(note, task.Fact{ID: "dearest-kept", Kind: task.FactChoice, Value: first + "\n", Wrong: "Dearest kept order: " + distractor.order + "\n", Cue: cue,
+			Forms: []task.Form{{Value: best.order + " " + dollars(sum), Wrong: distractor.order + " " + dollars(sum)}}})
+	}
 
 	want := map[string][]string{}
 	var lines []string

@@ -1,6 +1,7 @@
 package taskgen
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -24,12 +25,17 @@ const (
 	homeLibraryTop  = 3
 )
 
-type homePaper struct{ id, shelf, submitted string }
+// homePaper is a paper of the library: added is the day it went in (the
+// library page's Added column), listed its place there (newest first).
+type homePaper struct {
+	id, shelf, submitted, added string
+	listed                      int64
+}
 
 // homeLibrary is the persona's library, the most recently submitted first
 // (ties by id).
 func homeLibrary(w *World, user string) ([]homePaper, error) {
-	rows, err := w.Query("archive", `SELECT paper, shelf FROM library WHERE username = ? ORDER BY paper`, user)
+	rows, err := w.Query("archive", `SELECT paper, shelf, added_at, id FROM library WHERE username = ? ORDER BY paper`, user)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +46,7 @@ func homeLibrary(w *World, user string) ([]homePaper, error) {
 			return nil, err
 		}
 		if len(p) == 1 {
-			out = append(out, homePaper{id: str(r[0]), shelf: str(r[1]), submitted: str(p[0][0])})
+			out = append(out, homePaper{id: str(r[0]), shelf: str(r[1]), submitted: str(p[0][0]), added: str(r[2])[:min(10, len(str(r[2])))], listed: num(r[3])})
 		}
 	}
 	slices.SortFunc(out, func(a, b homePaper) int {
@@ -121,9 +127,15 @@ func (f libraryContact) Author(w *World, s Sketch) (*Draft, error) {
 		Submitted string `json:"submitted_on"`
 		Shelf     string `json:"shelf"`
 	}
-	var rows []pyRow
+	var rows, careless []pyRow
 	for _, p := range slices.SortedFunc(slices.Values(ps), func(a, b homePaper) int { return strings.Compare(a.id, b.id) }) {
 		rows = append(rows, pyRow{p.id, p.submitted, p.shelf})
+		careless = append(careless, pyRow{p.id, p.added, p.shelf})
+	}
+	// Read carelessly, the days are the library's Added column, not the
+	// papers' Submitted day.
+	if v, wrong := pyJSON(rows), pyJSON(careless); v != wrong {
+		ref.Fact(task.Fact{ID: "submitted-days", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "each paper's page shows its Submitted day"})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
@@ -137,6 +149,16 @@ with open(%q, 'w', newline='') as f:
         w.writerow([r['paper'], r['submitted_on'], r['shelf']])
 print('Papers: ' + ', '.join(r['paper'] for r in rows[:%d]))
 PY`, pyJSON(rows), homeLibraryFile, homeLibraryTop), "the newest papers, in order")
+	// Without the script, the guess is the top of the library page (the
+	// papers added last).
+	ref.Fact(task.Fact{ID: "newest-papers", Kind: task.FactOutput, Value: line,
+		Wrong: homePapersLine(slices.SortedFunc(slices.Values(ps), func(a, b homePaper) int { return cmp.Compare(b.listed, a.listed) }))})
+	ref.MCP("contacts", "search_contacts", map[string]any{"query": s.Params["name"]}, "the contact's id")
+	ref.MCP("contacts", "get_contact", map[string]any{"contact": s.Params["contact"]}, "the notes the contact has")
+	// Not read, the old notes are replaced by the line.
+	if newNotes != line {
+		ref.Fact(task.Fact{ID: "old-notes", Kind: task.FactRead, Value: newNotes, Wrong: line, Cue: "so include the old ones"})
+	}
 	ref.MCP("contacts", "update_contact", map[string]any{"contact": s.Params["contact"], "fields": map[string]any{"notes": newNotes}}, "the line on the contact's card, the old notes kept")
 
 	want := map[string][]string{}

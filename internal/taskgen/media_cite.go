@@ -1,6 +1,7 @@
 package taskgen
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -25,6 +26,10 @@ func (citeReferences) Covers() []string { return []string{"archive", "notes"} }
 type mediaPaper struct {
 	id, shelf, title, submitted string
 	authors                     []string
+	// added is the day the paper went into the library (the library
+	// page's Added column), listed is its place there (newest first).
+	added  string
+	listed int64
 }
 
 func (p mediaPaper) surname() string {
@@ -38,7 +43,7 @@ func (p mediaPaper) surname() string {
 // mediaLibrary is the persona's library by paper id; nil when a paper is
 // not in the catalog.
 func mediaLibrary(w *World, user string) ([]mediaPaper, error) {
-	rows, err := w.Query("archive", `SELECT paper, shelf FROM library WHERE username = ? ORDER BY paper`, user)
+	rows, err := w.Query("archive", `SELECT paper, shelf, added_at, id FROM library WHERE username = ? ORDER BY paper`, user)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +56,7 @@ func mediaLibrary(w *World, user string) ([]mediaPaper, error) {
 		if len(c) != 1 {
 			return nil, nil
 		}
-		p := mediaPaper{id: str(r[0]), shelf: str(r[1]), title: str(c[0][0]), submitted: str(c[0][1])}
+		p := mediaPaper{id: str(r[0]), shelf: str(r[1]), title: str(c[0][0]), submitted: str(c[0][1]), added: str(r[2])[:min(10, len(str(r[2])))], listed: num(r[3])}
 		if err := json.Unmarshal([]byte(str(c[0][2])), &p.authors); err != nil || len(p.authors) == 0 {
 			return nil, nil
 		}
@@ -95,6 +100,38 @@ func mediaCited(ps []mediaPaper, pick string) []mediaPaper {
 }
 
 const mediaReferencesTitle = "References"
+
+// mediaReadPapers are the papers of the read shelf, most recently
+// submitted first (then by id).
+func mediaReadPapers(ps []mediaPaper) []mediaPaper {
+	var read []mediaPaper
+	for _, p := range ps {
+		if p.shelf == "read" {
+			read = append(read, p)
+		}
+	}
+	slices.SortStableFunc(read, func(a, b mediaPaper) int {
+		if c := strings.Compare(b.submitted, a.submitted); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return read
+}
+
+// mediaReferences is the reference list of the cite shelf with pick on
+// it, oldest submitted first.
+func mediaReferences(ps []mediaPaper, pick string) string {
+	var lines []string
+	for _, p := range mediaCited(ps, pick) {
+		who := p.surname()
+		if len(p.authors) > 1 {
+			who += " et al."
+		}
+		lines = append(lines, fmt.Sprintf("- %s (%s). %s. arXiv:%s", who, p.submitted[:4], p.title, p.id))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
 
 func (f citeReferences) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["archive"]
@@ -144,11 +181,26 @@ func (f citeReferences) Author(w *World, s Sketch) (*Draft, error) {
 		Authors   []string `json:"authors"`
 		Submitted string   `json:"submitted"`
 	}
-	var rows []pyRow
+	var rows, careless []pyRow
+	var added []mediaPaper
 	for _, p := range ps {
 		ref.Open("archive", "/papers/"+p.id, "the authors and day of "+p.id)
 		ref.Read("#main", "")
 		rows = append(rows, pyRow{p.id, p.shelf, p.authors, p.submitted})
+		careless = append(careless, pyRow{p.id, p.shelf, p.authors, p.added})
+		q := p
+		q.submitted = p.added
+		added = append(added, q)
+	}
+	body := mediaReferences(ps, pick.id)
+	// Read carelessly, the days are the library's Added column, not the
+	// papers' Submitted day.
+	if v, wrong := pyJSON(rows), pyJSON(careless); v != wrong {
+		f := task.Fact{ID: "submitted-days", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "shows its authors and Submitted day"}
+		if b := mediaReferences(added, pick.id); b != body {
+			f.Forms = []task.Form{{Value: body, Wrong: b}}
+		}
+		ref.Fact(f)
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p reading && python3 - <<'PY'
 import csv, json
@@ -161,16 +213,20 @@ with open(%q, 'w', newline='') as f:
 read = sorted((r for r in rows if r['shelf'] == 'read'), key=lambda r: r['submitted'], reverse=True)
 print('cite next:', read[0]['id'], read[0]['submitted'])
 PY`, pyJSON(rows), out), "tabulate the library; the read paper submitted last is the one to cite")
+	read := mediaReadPapers(ps)
+	// Without the table, the guess is the read paper at the top of the
+	// library (the one added last).
+	top := slices.MinFunc(read, func(a, b mediaPaper) int { return cmp.Compare(b.listed, a.listed) })
+	ref.Fact(task.Fact{ID: "cite-next", Kind: task.FactOutput, Value: body, Wrong: mediaReferences(ps, top.id),
+		Forms: []task.Form{{Value: pick.id, Wrong: top.id}}})
+	move := len(ref)
 	ref.KitAction("archive", "/papers", pick.id, "shelve", map[string]string{"shelf": "cite"}, "move "+pick.id+" to cite")
-	var lines []string
-	for _, p := range cited {
-		who := p.surname()
-		if len(p.authors) > 1 {
-			who += " et al."
-		}
-		lines = append(lines, fmt.Sprintf("- %s (%s). %s. arXiv:%s", who, p.submitted[:4], p.title, p.id))
+	// Choosing carelessly, the runner-up: the read paper submitted next.
+	if len(read) > 1 {
+		ref.FactAt(move, task.Fact{ID: "cite", Kind: task.FactChoice, Value: body, Wrong: mediaReferences(ps, read[1].id),
+			Forms: []task.Form{{Value: pick.id, Wrong: read[1].id}}})
 	}
-	ref.MCP("notes", "create_note", map[string]any{"notebook": notebook, "title": mediaReferencesTitle, "body": strings.Join(lines, "\n") + "\n"}, "the references, oldest first")
+	ref.MCP("notes", "create_note", map[string]any{"notebook": notebook, "title": mediaReferencesTitle, "body": body}, "the references, oldest first")
 
 	wantCSV := map[string][]string{}
 	others := []string{}

@@ -112,6 +112,57 @@ func mediaOpenAssignments(c *mediaCourse) []mediaAssignment {
 
 const mediaStudyTitle = "Study plan"
 
+// mediaStudyBody is the study-plan note of c, its open assignments by
+// due week.
+func mediaStudyBody(c *mediaCourse) string {
+	var lines []string
+	for _, a := range mediaOpenAssignments(c) {
+		lines = append(lines, fmt.Sprintf("- week %d: %s (%s, %d points)", a.week, a.title, a.kind, a.points))
+	}
+	return fmt.Sprintf("%s\n\n%s\n", c.title, strings.Join(lines, "\n"))
+}
+
+// mediaMatchedByTitle are the courses as an agent sees them that matches
+// the submissions to assignments by title alone (the titles repeat from
+// course to course): an assignment counts as handed in when one of that
+// title was, in any course.
+func mediaMatchedByTitle(cs []mediaCourse) []mediaCourse {
+	done := map[string]bool{}
+	for _, c := range cs {
+		for _, a := range c.assignments {
+			done[a.title] = done[a.title] || a.submitted
+		}
+	}
+	out := slices.Clone(cs)
+	for i := range out {
+		c := &out[i]
+		c.assignments = slices.Clone(c.assignments)
+		c.done, c.open = 0, 0
+		for j := range c.assignments {
+			a := &c.assignments[j]
+			a.submitted = done[a.title]
+			if a.submitted {
+				c.done += a.points
+			} else {
+				c.open += a.points
+			}
+		}
+	}
+	return out
+}
+
+// mediaMost is the course with the most of by, the first on a tie, other
+// than not.
+func mediaMost(cs []mediaCourse, not string, by func(mediaCourse) int64) *mediaCourse {
+	var best *mediaCourse
+	for i := range cs {
+		if cs[i].slug != not && (best == nil || by(cs[i]) > by(*best)) {
+			best = &cs[i]
+		}
+	}
+	return best
+}
+
 func (f coursePoints) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
 	login, ok := w.Logins["courses"]
 	if !ok || !hasTable(w, "notes", "notebooks") {
@@ -152,6 +203,7 @@ func (f coursePoints) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Read("#results", "")
 	ref.Open("courses", "/submissions", "what I have handed in")
 	ref.Read("#main", "")
+	submissions := len(ref) - 1
 	type pyA struct {
 		Title     string `json:"title"`
 		Points    int64  `json:"points"`
@@ -161,15 +213,31 @@ func (f coursePoints) Author(w *World, s Sketch) (*Draft, error) {
 		Slug        string `json:"slug"`
 		Assignments []pyA  `json:"assignments"`
 	}
-	var rows []pyC
+	pyRows := func(cs []mediaCourse) string {
+		var rows []pyC
+		for _, c := range cs {
+			r := pyC{Slug: c.slug}
+			for _, a := range c.assignments {
+				r.Assignments = append(r.Assignments, pyA{a.title, a.points, a.submitted})
+			}
+			rows = append(rows, r)
+		}
+		return pyJSON(rows)
+	}
 	for _, c := range cs {
 		ref.Open("courses", "/courses/"+c.slug, "the assignments and points of "+c.title)
 		ref.Read("#main", "")
-		r := pyC{Slug: c.slug}
-		for _, a := range c.assignments {
-			r.Assignments = append(r.Assignments, pyA{a.title, a.points, a.submitted})
+	}
+	body := mediaStudyBody(pick)
+	// What /submissions says, read carelessly: a submission matched to
+	// the assignments by title alone, in every course.
+	if careless := mediaMatchedByTitle(cs); pyRows(careless) != pyRows(cs) {
+		f := task.Fact{ID: "handed-in", Kind: task.FactRead, Value: pyRows(cs), Wrong: pyRows(careless), Cue: "match each submission by its course"}
+		i := slices.IndexFunc(careless, func(c mediaCourse) bool { return c.slug == pick.slug })
+		if b := mediaStudyBody(&careless[i]); b != body {
+			f.Forms = []task.Form{{Value: body, Wrong: b}}
 		}
-		rows = append(rows, r)
+		ref.FactAt(submissions, f)
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p plans && python3 - <<'PY'
 import csv, json
@@ -185,13 +253,21 @@ with open(%q, 'w', newline='') as f:
     for r in out:
         w.writerow(r)
 print('most open:', max(out, key=lambda r: r[3]))
-PY`, pyJSON(rows), out), "sum the points per course; the most still open decides")
-	var lines []string
-	for _, a := range open {
-		lines = append(lines, fmt.Sprintf("- week %d: %s (%s, %d points)", a.week, a.title, a.kind, a.points))
+PY`, pyRows(cs), out), "sum the points per course; the most still open decides")
+	// Without the sums, the guess is the course with the most points in
+	// all; choosing carelessly, the one with the most assignments left.
+	instead := func(id, kind string, c *mediaCourse) task.Fact {
+		return task.Fact{ID: id, Kind: kind, Value: body, Wrong: mediaStudyBody(c), Forms: []task.Form{{Value: pick.slug, Wrong: c.slug}}}
 	}
-	body := fmt.Sprintf("%s\n\n%s\n", pick.title, strings.Join(lines, "\n"))
+	ref.Fact(instead("most-open", task.FactOutput, mediaMost(cs, "", func(c mediaCourse) int64 { return c.total })))
+	left := func(c mediaCourse) int64 { return int64(len(mediaOpenAssignments(&c)))*1000 + c.open }
+	distractor := mediaMost(cs, pick.slug, left)
+	if n := int64(len(open)); left(*distractor) < n*1000 {
+		distractor = mediaMost(cs, pick.slug, func(c mediaCourse) int64 { return c.open })
+	}
+	note := len(ref)
 	ref.MCP("notes", "create_note", map[string]any{"notebook": notebook, "title": mediaStudyTitle, "body": body}, "the study plan of "+pick.title)
+	ref.FactAt(note, instead("study-course", task.FactChoice, distractor))
 
 	wantCSV := map[string][]string{}
 	for _, c := range cs {
@@ -271,6 +347,7 @@ result(not bad and not extra and ordered and named and ok_nb, f"course named: {n
 			{ID: "note", Title: fmt.Sprintf("Create the note %q of the course with the most open points", mediaStudyTitle), Interface: task.MCP},
 		},
 		Hint: fmt.Sprintf("Openclass' /enrollments lists my courses and /submissions what I handed in, once logged in (the login is in ~/%s); each course's page /courses/ID lists its assignments with their due week and points. "+
+			"Assignment titles repeat from course to course: match each submission by its course too. "+
 			"The notes app's create_note takes notebook, title and body.", LoginsFile),
 		Rubric: []string{
 			fmt.Sprintf("~/%s has every active course with the right total, submitted and open points", out),

@@ -22,8 +22,8 @@ func (wordPractice) Covers() []string { return []string{"dictionary", "notes"} }
 
 // mediaWord is a word of the persona's word list, as the catalog has it.
 type mediaWord struct {
-	headword, pos, pronunciation, definition string
-	syllables                                int
+	headword, pos, pronunciation, definition, example string
+	syllables                                         int
 }
 
 // mediaSyllables counts a pronunciation's parts between middle dots
@@ -36,6 +36,30 @@ func mediaSyllables(pron string) int {
 	return len(strings.Split(p, "·"))
 }
 
+// mediaSpelled is the pronunciation a careless agent makes up from the
+// spelling instead of reading Wordhoard's: a syllable per vowel group, the
+// consonants before a group going with it and the last ones with the last
+// ("muwoviel" is /mu·wo·viel/ where Wordhoard writes /mu·wo·vie·l/).
+func mediaSpelled(w string) string {
+	vowel := func(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
+	var parts []string
+	start, in, seen := 0, false, false
+	for i := 0; i < len(w); i++ {
+		v := vowel(w[i])
+		if v && !in && seen {
+			cut := i
+			for cut > start && !vowel(w[cut-1]) {
+				cut--
+			}
+			parts = append(parts, w[start:cut])
+			start = cut
+		}
+		seen = seen || v
+		in = v
+	}
+	return "/" + strings.Join(append(parts, w[start:]), "·") + "/"
+}
+
 // mediaWordList is the persona's word list, by headword; nil when a word
 // is not in the catalog (the site could not show it).
 func mediaWordList(w *World, user string) ([]mediaWord, error) {
@@ -45,14 +69,14 @@ func mediaWordList(w *World, user string) ([]mediaWord, error) {
 	}
 	var out []mediaWord
 	for _, r := range rows {
-		c, err := w.Catalog(`SELECT pos, pronunciation, definition FROM words WHERE headword = ?`, str(r[0]))
+		c, err := w.Catalog(`SELECT pos, pronunciation, definition, example FROM words WHERE headword = ?`, str(r[0]))
 		if err != nil {
 			return nil, err
 		}
 		if len(c) != 1 {
 			return nil, nil
 		}
-		out = append(out, mediaWord{headword: str(r[0]), pos: str(c[0][0]), pronunciation: str(c[0][1]), definition: str(c[0][2]), syllables: mediaSyllables(str(c[0][1]))})
+		out = append(out, mediaWord{headword: str(r[0]), pos: str(c[0][0]), pronunciation: str(c[0][1]), definition: str(c[0][2]), example: str(c[0][3]), syllables: mediaSyllables(str(c[0][1]))})
 	}
 	return out, nil
 }
@@ -140,11 +164,22 @@ func (f wordPractice) Author(w *World, s Sketch) (*Draft, error) {
 		Pos           string `json:"pos"`
 		Pronunciation string `json:"pronunciation"`
 	}
-	var rows []pyRow
+	var rows, spelled []pyRow
 	for _, x := range ws {
 		ref.Open("dictionary", "/words/"+x.headword, "the pronunciation and definition of "+x.headword)
 		ref.Read("#main", "")
 		rows = append(rows, pyRow{x.headword, x.pos, x.pronunciation})
+		spelled = append(spelled, pyRow{x.headword, x.pos, mediaSpelled(x.headword)})
+		// The note gives the definitions of the long words; copied
+		// carelessly from the page, the example below it.
+		if x.syllables >= k && x.example != x.definition {
+			ref.Fact(task.Fact{ID: "definition-" + x.headword, Kind: task.FactRead, Value: x.definition, Wrong: x.example, Cue: "a Definition above the Example"})
+		}
+	}
+	// Not read, the pronunciations are made up from the spelling (a
+	// syllable per vowel group).
+	if v, wrong := pyJSON(rows), pyJSON(spelled); v != wrong {
+		ref.Fact(task.Fact{ID: "pronunciations", Kind: task.FactRead, Value: v, Wrong: wrong, Cue: "shows a pronunciation like"})
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p vocab && python3 - <<'PY'
 import csv, json
@@ -163,6 +198,19 @@ PY`, pyJSON(rows), out, k), "count the syllables; the words with enough go into 
 		lines = append(lines, fmt.Sprintf("- %s (%s): %s", x.headword, x.pos, x.definition))
 	}
 	body := strings.Join(lines, "\n") + "\n"
+	// Without the count, the words guessed long from their spelling.
+	var guessed, guessedHeads, heads []string
+	for _, x := range ws {
+		if mediaSyllables(mediaSpelled(x.headword)) >= k {
+			guessed = append(guessed, fmt.Sprintf("- %s (%s): %s", x.headword, x.pos, x.definition))
+			guessedHeads = append(guessedHeads, x.headword)
+		}
+	}
+	for _, x := range long {
+		heads = append(heads, x.headword)
+	}
+	ref.Fact(task.Fact{ID: "long-words", Kind: task.FactOutput, Value: body, Wrong: strings.Join(guessed, "\n") + "\n",
+		Forms: []task.Form{{Value: strings.Join(heads, ", "), Wrong: strings.Join(guessedHeads, ", ")}}})
 	ref.MCP("notes", "list_notebooks", nil, "the notebooks")
 	ref.MCP("notes", "create_note", map[string]any{"notebook": notebook, "title": mediaPracticeTitle, "body": body}, "the note of the words to practise")
 
@@ -218,7 +266,7 @@ result(not missing and not extra and ok_nb, f"missing or without definition: {mi
 			{ID: "count", Title: "Count the syllables with a script and save " + out, Interface: task.CLI},
 			{ID: "note", Title: fmt.Sprintf("Create the note %q of the words with %d or more syllables", mediaPracticeTitle, k), Interface: task.MCP},
 		},
-		Hint: fmt.Sprintf("The word list is Wordhoard's /word-list once logged in (the login is in ~/%s); each word's page /words/WORD shows a pronunciation like /mu·wo·vie·l/ (4 syllables). "+
+		Hint: fmt.Sprintf("The word list is Wordhoard's /word-list once logged in (the login is in ~/%s); each word's page /words/WORD shows a pronunciation like /mu·wo·vie·l/ (4 syllables) and a Definition above the Example. "+
 			"The notes app's create_note takes notebook, title and body.", LoginsFile),
 		Rubric: []string{
 			fmt.Sprintf("~/%s lists every word of the word list with its part of speech and syllable count", out),
@@ -232,13 +280,7 @@ result(not missing and not extra and ok_nb, f"missing or without definition: {mi
 			{ID: "list-kept", Kind: "sql", DB: "dictionary", Description: "the word list is unchanged",
 				Query: fmt.Sprintf(`SELECT count(*) FROM word_list WHERE username = %s`, sqlText(login.User)), Expect: rawInt(int64(len(ws)))},
 		}},
-		Answer: strings.Join(func() []string {
-			var h []string
-			for _, x := range long {
-				h = append(h, x.headword)
-			}
-			return h
-		}(), ", "),
+		Answer:     strings.Join(heads, ", "),
 		Provenance: provenance(w),
 		Rationale: fmt.Sprintf("%d words on the list; with %d or more syllables: %s. The list and pronunciations are only on the website (GUI), the count is the script's (CLI), the note goes to the notes service (MCP).",
 			len(ws), k, strings.Join(names, ", ")),
