@@ -204,6 +204,8 @@ func (o *Observer) compare(ctx context.Context, ref *observation, final world.ID
 	for i, p := range ref.probes {
 		if why, differs := compareObs(p, ref.w0[i], ref.wr[i], got[i]); differs {
 			diffs = append(diffs, fmt.Sprintf("%s: %s %s.", probeInterface(p), p.what(), why))
+		} else if m, ok := declaredMistake(o.Task, got[i], ref.wr[i]); ok {
+			diffs = append(diffs, fmt.Sprintf("%s: %s shows %q where the reference's final world shows %q (the mistake the task's fact %s names).", probeInterface(p), p.what(), clip(m.wrong, 120), clip(m.value, 120), m.fact))
 		} else if ref.w0[i] != ref.wr[i] {
 			same = append(same, p.what())
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -22,7 +23,11 @@ import (
 type ReplayJudge struct {
 	// W0 is the initial world; Ref is W0 after the reference completion.
 	W0, Ref string
-	ref     *state.Diff
+	// Task, when set, lends its declared mistakes (its facts' wrong
+	// values): a rollout whose changes carry one where the reference's
+	// carry the value fails, however alike the rest.
+	Task *task.Task
+	ref  *state.Diff
 }
 
 var tokenRE = regexp.MustCompile(`\b[A-Z]{1,5}\d*-\d{3,5}\b|\b\d+\b`)
@@ -96,6 +101,9 @@ func (j *ReplayJudge) Judge(ctx context.Context, dir string) (gate.Verdict, []st
 		if !ok {
 			misses = append(misses, fmt.Sprintf("home/%s: %s", rf.Path, why))
 		}
+	}
+	if m, ok := declaredMistake(j.Task, diffText(got, dir), diffText(j.ref, j.Ref)); ok {
+		misses = append(misses, fmt.Sprintf("its changes carry %q where the reference completion's carry %q (the mistake the task's fact %s names)", clip(m.wrong, 120), clip(m.value, 120), m.fact))
 	}
 	evidence := []string{"offline replay judge: compared the rollout's state diff with the reference completion's"}
 	if len(misses) == 0 {

@@ -527,7 +527,7 @@ func (g *Gater) open(ctx context.Context, dir string) (*gating, error) {
 	if st.ref, err = env.Materializer.Lower(ctx, c.Final); err != nil {
 		return nil, err
 	}
-	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref}
+	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref, Task: st.t}
 	st.copyDir, err = os.MkdirTemp(env.WorkDir, "observer-verifier-")
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ func (st *gating) reauthor(ctx context.Context, draft *taskgen.Draft, feedback s
 	if st.ref, err = st.env.Materializer.Lower(ctx, c.Final); err != nil {
 		return nil, "", err
 	}
-	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref}
+	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref, Task: st.t}
 	if st.g.Observer != nil {
 		st.obs = st.g.Observer(st.env, st.t, c.Final, filepath.Join(st.copyDir, "verifier"))
 	}
