@@ -111,6 +111,19 @@ func tripFlights(w *World) ([]tripFlight, error) {
 	return out, nil
 }
 
+// runnerUp is the option cheapest() would take after its pick: the next
+// cheapest, or on a tie with the pick the earlier day.
+func (t tripFlight) runnerUp() flightOption {
+	os := slices.Clone(t.options)
+	slices.SortStableFunc(os, func(a, b flightOption) int {
+		if c := cmp.Compare(a.cents, b.cents); c != 0 {
+			return c
+		}
+		return strings.Compare(b.day, a.day)
+	})
+	return os[1]
+}
+
 func faresPath(note string) string { return strings.TrimSuffix(note, ".md") + "-fares.csv" }
 
 func (f flightCheapestDay) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
@@ -170,12 +183,21 @@ func (f flightCheapestDay) Author(w *World, s Sketch) (*Draft, error) {
 		ref.Open("flights", fmt.Sprintf("/flights?from=%s&to=%s&day=%s", t.origin, t.dest, o.day), "the route's flight on "+o.day)
 		ref.Read("#results", "")
 	}
-	var rowsPy []string
+	var rowsPy, roundPy []string
+	cents := false
 	for _, o := range t.options {
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %s, %s, %s)", pyq(o.day), pyq(o.departs), pyq(o.arr), dollars(o.cents)))
+		roundPy = append(roundPy, fmt.Sprintf("(%s, %s, %s, %d)", pyq(o.day), pyq(o.departs), pyq(o.arr), (o.cents+50)/100))
+		cents = cents || o.cents%100 != 0
+	}
+	// Read carelessly, the fares come out in whole dollars (when they
+	// have cents).
+	faresPy := "rows = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("fares", task.FactRead, "fares to the cent", task.Form{Value: faresPy, Wrong: "rows = [" + strings.Join(roundPy, ", ") + "]"}); ok && cents {
+		ref.Fact(f)
 	}
 	ref.pyScript(path.Dir(out), fmt.Sprintf(`import csv
-rows = [%s]
+%s
 with open(%s, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['date', 'flight', 'departs', 'arrives', 'fare'])
@@ -183,8 +205,23 @@ with open(%s, 'w', newline='') as f:
         w.writerow([day, %s, dep, arr, '%%.2f' %% fare])
 best = min(reversed(rows), key=lambda r: r[3])
 print('cheapest:', best)
-`, strings.Join(rowsPy, ", "), pyq(out), pyq(t.number)), "the table that decides the day")
+`, faresPy, pyq(out), pyq(t.number)), "the table that decides the day")
+	// Without the script, the guess is the day the note plans; choosing
+	// carelessly, the runner-up (on a tie, the earlier day).
+	instead := func(id, kind string, o flightOption) (task.Fact, bool) {
+		return factOf(id, kind, "",
+			task.Form{Value: fmt.Sprintf("site:flights/flights/%d", pick.id), Wrong: fmt.Sprintf("site:flights/flights/%d", o.id)},
+			task.Form{Value: pick.departs[:16], Wrong: o.departs[:16]}, task.Form{Value: pick.arr[:16], Wrong: o.arr[:16]},
+			task.Form{Value: pick.day, Wrong: o.day})
+	}
+	if f, ok := instead("cheapest-day", task.FactOutput, t.options[len(t.options)-1]); ok {
+		ref.Fact(f)
+	}
+	save := len(ref)
 	ref.KitAction("flights", "/flights", strconv.FormatInt(pick.id, 10), "reserve", map[string]string{"passengers": "1", "cabin": "economy"}, "reserve the cheapest day")
+	if f, ok := instead("day", task.FactChoice, t.runnerUp()); ok {
+		ref.FactAt(save, f)
+	}
 	ref.MCP("calendar", "create_event", map[string]any{"title": title, "starts_at": pick.departs[:16], "ends_at": pick.arr[:16], "location": t.origin + " airport"}, "the flight in the calendar")
 	ref.pyScript("", fmt.Sprintf(`import re
 p = %s
@@ -233,7 +270,7 @@ result(not bad and not extra, f"wrong or missing fares for {bad}; days not asked
 			{ID: "calendar", Title: "Add the flight to the calendar", Interface: task.MCP},
 			{ID: "note", Title: "Update the trip note's departure and arrival", Interface: task.CLI},
 		},
-		Hint: fmt.Sprintf("Skyway's /flights list filters by from, to and day (YYYY-MM-DD); the Skyway login is in ~/%s. The calendar's create_event takes starts_at and ends_at as YYYY-MM-DD HH:MM in UTC, the times Skyway shows.", LoginsFile),
+		Hint: fmt.Sprintf("Skyway's /flights list filters by from, to and day (YYYY-MM-DD) and gives the fares to the cent; the Skyway login is in ~/%s. The calendar's create_event takes starts_at and ends_at as YYYY-MM-DD HH:MM in UTC, the times Skyway shows.", LoginsFile),
 		Rubric: []string{
 			fmt.Sprintf("~/%s has one row per day %s to %s with that day's fare", out, first, last),
 			fmt.Sprintf("exactly one new Skyway reservation: %s on the cheapest day, one passenger, economy", t.number),
