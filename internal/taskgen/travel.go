@@ -377,6 +377,33 @@ func followedRecords(w *World, user string) ([]teamRecord, error) {
 	return out, nil
 }
 
+// teamMatch is a fixture as a team's page lists it.
+type teamMatch struct{ kickoff, home, away string }
+
+func (m teamMatch) title() string { return m.home + " v " + m.away }
+
+// teamMatches are a team's first match after today and the one its page
+// lists just before it (the latest up to today: zero when there is none).
+func teamMatches(w *World, slug string, today time.Time) (next, before teamMatch, err error) {
+	rows, err := w.Catalog(`SELECT f.starts_at, h.name, a.name FROM teams t JOIN fixtures f ON t.id IN (f.home_id, f.away_id)
+		JOIN teams h ON h.id = f.home_id JOIN teams a ON a.id = f.away_id
+		WHERE t.slug = ? ORDER BY f.starts_at, f.id`, slug)
+	if err != nil {
+		return next, before, err
+	}
+	from := today.AddDate(0, 0, 1).Format("2006-01-02")
+	for i, r := range rows {
+		if str(r[0]) >= from {
+			next = teamMatch{str(r[0]), str(r[1]), str(r[2])}
+			if i > 0 {
+				before = teamMatch{str(rows[i-1][0]), str(rows[i-1][1]), str(rows[i-1][2])}
+			}
+			break
+		}
+	}
+	return next, before, nil
+}
+
 // directThreads are the persona's direct threads: ext_id and the other
 // person's name.
 func directThreads(w *World) ([][2]string, error) {
@@ -450,29 +477,81 @@ func (f matchInvite) Author(w *World, s Sketch) (*Draft, error) {
 		pm = num(priorMsg[0][0])
 	}
 
+	// What a careless agent has instead of the best team and its match:
+	// the team's match read off the wrong row, the guessed team's or the
+	// runner-up's.
+	instead := func(id, kind, cue string, t teamRecord, m teamMatch) (task.Fact, bool) {
+		if m.kickoff == "" {
+			return task.Fact{}, false
+		}
+		mk, _ := time.Parse("2006-01-02 15:04:05", m.kickoff)
+		return factOf(id, kind, cue,
+			task.Form{Value: match, Wrong: m.title()},
+			task.Form{Value: best.kickoff[:16], Wrong: m.kickoff[:16]},
+			task.Form{Value: end[:16], Wrong: mk.Add(2 * time.Hour).Format("2006-01-02 15:04")},
+			task.Form{Value: date, Wrong: m.kickoff[:10]},
+			task.Form{Value: "kick-off " + best.kickoff[11:16], Wrong: "kick-off " + m.kickoff[11:16]},
+			task.Form{Value: best.name, Wrong: t.name})
+	}
+	_, before, err := teamMatches(w, best.slug, today)
+	if err != nil {
+		return nil, err
+	}
+
 	var ref Steps
 	ref.Shell("cat "+LoginsFile, "the Scoreline login")
 	ref.Login("sports", login)
 	ref.Open("sports", "/following", "the followed teams")
 	ref.Read("#results", "")
-	var rowsPy []string
+	var rowsPy, drawlessPy []string
 	for _, t := range slices.SortedFunc(slices.Values(teams), func(a, b teamRecord) int { return strings.Compare(a.slug, b.slug) }) {
 		ref.Open("sports", "/teams/"+t.slug, t.name+": won, drawn, lost and the fixtures")
 		ref.Read("article", "")
+		if t.slug == best.slug {
+			// Read carelessly, the match is the row above the first after
+			// today: the latest one played (or today's).
+			if f, ok := instead("fixture", task.FactRead, "fixtures with kick-off times", best, before); ok {
+				ref.Fact(f)
+			}
+		}
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %d, %d, %d)", pyq(t.name), t.won, t.drawn, t.lost))
+		drawlessPy = append(drawlessPy, fmt.Sprintf("(%s, %d, %d, %d)", pyq(t.name), t.won, 0, t.lost))
+	}
+	// Read carelessly, the records are wins and losses: the draws overlooked.
+	records := "teams = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("records", task.FactRead, "gives Won, Drawn, Lost", task.Form{Value: records, Wrong: "teams = [" + strings.Join(drawlessPy, ", ") + "]"}); ok {
+		ref.Fact(f)
 	}
 	ref.pyScript("sports", fmt.Sprintf(`import csv
-teams = [%s]
+%s
 rows = sorted(((n, w, d, l, 3 * w + d) for n, w, d, l in teams), key=lambda r: (-r[4], -r[1], r[0]))
 with open(%s, 'w', newline='') as f:
     out = csv.writer(f, lineterminator='\n')
     out.writerow(['team', 'won', 'drawn', 'lost', 'points'])
     out.writerows(rows)
 print('best:', rows[0])
-`, strings.Join(rowsPy, ", "), pyq(out)), "the table that decides the team")
+`, records, pyq(out)), "the table that decides the team")
+	// Without the table, the guess is the team with the most wins.
+	guess := slices.MaxFunc(teams, func(a, b teamRecord) int { return cmp.Compare(a.won, b.won) })
+	guessed, _, err := teamMatches(w, guess.slug, today)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := instead("best-team", task.FactOutput, "", guess, guessed); ok {
+		ref.Fact(f)
+	}
+	second, _, err := teamMatches(w, teams[1].slug, today)
+	if err != nil {
+		return nil, err
+	}
+	choose := len(ref)
 	ref.MCP("calendar", "create_event", map[string]any{"title": match, "starts_at": best.kickoff[:16], "ends_at": end[:16]}, "the match in the calendar")
 	ref.MCP("messages", "send_message", map[string]any{"thread": thread,
 		"body": fmt.Sprintf("I'm going to see %s play: %s on %s, kick-off %s UTC. Want to come along?", best.name, match, date, best.kickoff[11:16])}, "ask "+friend)
+	// Choosing carelessly, the runner-up's match.
+	if f, ok := instead("team", task.FactChoice, "", teams[1], second); ok {
+		ref.FactAt(choose, f)
+	}
 
 	want := map[string][4]int64{}
 	for _, t := range teams {
