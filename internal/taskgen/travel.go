@@ -1032,13 +1032,29 @@ func (f staysApproval) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Login("stays", login)
 	ref.Open("stays", "/bookings", "the bookings with their nights and totals")
 	ref.Read("#results", "")
-	var rowsPy []string
+	// Read carelessly, the Guests column is taken for the Nights beside
+	// it; without the script, the guess compares each total with the
+	// limit.
+	var rowsPy, guestsPy, overGuests, overTotal []string
 	for _, b := range bs {
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %s, %s, %d, %s)", pyq(b.code), pyq(b.name), pyq(b.checkIn), b.nights, dollars(b.cents)))
+		guestsPy = append(guestsPy, fmt.Sprintf("(%s, %s, %s, %d, %s)", pyq(b.code), pyq(b.name), pyq(b.checkIn), b.guests, dollars(b.cents)))
+		if b.guests > 0 && float64(b.cents)/float64(b.guests)/100 > float64(limit) {
+			overGuests = append(overGuests, b.code)
+		}
+		if float64(b.cents)/100 > float64(limit) {
+			overTotal = append(overTotal, b.code)
+		}
+	}
+	bookingsPy := "bookings = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("bookings", task.FactRead, "check-in, nights, total and status",
+		task.Form{Value: bookingsPy, Wrong: "bookings = [" + strings.Join(guestsPy, ", ") + "]"},
+		task.Form{Value: strings.Join(over, ", "), Wrong: strings.Join(overGuests, ", ")}); ok && f.Value == bookingsPy {
+		ref.Fact(f)
 	}
 	ref.pyScript("reports", fmt.Sprintf(`import csv
 limit = %d
-bookings = [%s]
+%s
 with open(%s, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['booking', 'hotel', 'check_in', 'nights', 'total', 'per_night', 'over'])
@@ -1046,7 +1062,10 @@ with open(%s, 'w', newline='') as f:
         per = total / nights
         w.writerow([code, hotel, day, nights, '%%.2f' %% total, '%%.2f' %% per, 'yes' if per > limit else 'no'])
 print(open(%s).read(), end='')
-`, limit, strings.Join(rowsPy, ", "), pyq(staysTable), pyq(staysTable)), "the table that decides which bookings need approval")
+`, limit, bookingsPy, pyq(staysTable), pyq(staysTable)), "the table that decides which bookings need approval")
+	if f, ok := factOf("over", task.FactOutput, "divided by its nights", task.Form{Value: strings.Join(over, ", "), Wrong: strings.Join(overTotal, ", ")}); ok {
+		ref.Fact(f)
+	}
 	ref.MCP("contacts", "search_contacts", map[string]any{"query": name}, name+"'s address")
 	ref.MCP("mail", "send_mail", map[string]any{"to": []string{email}, "subject": "Stay approval",
 		"body":        fmt.Sprintf("Hi %s,\n\nthese hotel bookings of mine cost more than $%d a night, the limit of the travel policy: %s. Could you approve them? The table of all my upcoming bookings is attached.\n\nThanks,\n%s", strings.Fields(name)[0], limit, strings.Join(over, ", "), w.Self),
@@ -1111,7 +1130,7 @@ result(not missing and not wrong and %s in paths, f"over the limit but not named
 			{ID: "address", Title: "Look up " + name + "'s address in the contacts", Interface: task.MCP},
 			{ID: "mail", Title: "Mail the approval request with the table attached", Interface: task.MCP},
 		},
-		Hint: fmt.Sprintf("Nightfall Stays' /bookings lists every booking with its check-in, nights, total and status; the login is in ~/%s. search_contacts finds %s; send_mail takes attachments as home-relative paths.", LoginsFile, name),
+		Hint: fmt.Sprintf("Nightfall Stays' /bookings lists every booking with its check-in, nights, total and status; the login is in ~/%s. The limit is a price a night: a booking's total counts divided by its nights. search_contacts finds %s; send_mail takes attachments as home-relative paths.", LoginsFile, name),
 		Rubric: []string{
 			fmt.Sprintf("~/%s has every upcoming confirmed booking with its price a night and the right over flag", staysTable),
 			fmt.Sprintf("one mail to %s with subject Stay approval and the table attached", email),
