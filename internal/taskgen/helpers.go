@@ -113,3 +113,34 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// factOf is a fact of kind whose value and forms are pairs (the value as
+// later steps carry it, the wrong one in its place), the value first;
+// give the most specific pairs first (a departure time before its day).
+// A pair the mistake leaves alone is dropped, and so is one whose value
+// an earlier pair's wrong carries (replacing it would rewrite that
+// replacement). ok is false when no pair is left for a read or a choice
+// (a mistake that changes nothing is no fact); an output keeps its first
+// pair then (a lucky guess: the computing step is still left out).
+func factOf(id, kind, cue string, pairs ...task.Form) (f task.Fact, ok bool) {
+	var kept []task.Form
+	for _, p := range pairs {
+		if p.Value == "" || p.Value == p.Wrong {
+			continue
+		}
+		chained := false
+		for _, k := range kept {
+			chained = chained || strings.Contains(k.Wrong, p.Value)
+		}
+		if !chained {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		if kind != task.FactOutput || len(pairs) == 0 || pairs[0].Value == "" {
+			return task.Fact{}, false
+		}
+		kept = pairs[:1]
+	}
+	return task.Fact{ID: id, Kind: kind, Value: kept[0].Value, Wrong: kept[0].Wrong, Cue: cue, Forms: kept[1:]}, true
+}

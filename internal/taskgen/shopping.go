@@ -1,6 +1,7 @@
 package taskgen
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -142,28 +143,65 @@ func (f wishlistBalance) Author(w *World, s Sketch) (*Draft, error) {
 
 	var ref Steps
 	ref.MCP("payments", "get_balance", map[string]any{"account": s.Params["account"]}, "the checking balance")
+	// Read carelessly, the balance is its cents taken for dollars.
+	balancePy := "balance = " + dollars(balance)
+	if f, ok := factOf("balance", task.FactRead, "get_balance in the payments app", task.Form{Value: balancePy, Wrong: fmt.Sprintf("balance = %d", balance)}); ok {
+		ref.Fact(f)
+	}
 	ref.Shell("cat "+LoginsFile, "the store's login")
 	ref.Login("devices", login)
 	ref.Open("devices", "/wishlist", "the wish list with its prices")
 	ref.Read("#results", "")
-	var rowsPy []string
+	// Read carelessly, the prices lose their cents (when they have any).
+	var rowsPy, roundPy []string
+	cents := false
 	for _, it := range items {
 		rowsPy = append(rowsPy, fmt.Sprintf("(%q, %s)", it.sku, dollars(it.cents)))
+		roundPy = append(roundPy, fmt.Sprintf("(%q, %d)", it.sku, it.cents/100))
+		cents = cents || it.cents%100 != 0
+	}
+	itemsPy := "items = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("prices", task.FactRead, "shows every price to the cent", task.Form{Value: itemsPy, Wrong: "items = [" + strings.Join(roundPy, ", ") + "]"}); ok && cents {
+		ref.Fact(f)
 	}
 	script := fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv
-balance = %s
+%s
 limit = balance / %d
-items = [%s]
+%s
 with open(%q, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['sku', 'price', 'fits'])
     for sku, price in sorted(items, key=lambda r: -r[1]):
         w.writerow([sku, '%%.2f' %% price, 'yes' if price <= limit + 1e-9 else 'no'])
 print(open(%q).read(), end='')
-PY`, dollars(balance), div, strings.Join(rowsPy, ", "), out, out)
+PY`, balancePy, div, itemsPy, out, out)
 	ref.Shell(script, "the table that decides: which devices fit")
+	// Without the table, the guess is the dearest device of the list;
+	// choosing carelessly, the runner-up: the next dearest that fits, or
+	// the nearest miss when nothing else fits.
+	instead := func(id, kind string, it wishItem) (task.Fact, bool) {
+		return factOf(id, kind, "", task.Form{Value: "site:devices/products/" + pick.sku, Wrong: "site:devices/products/" + it.sku}, task.Form{Value: pick.sku, Wrong: it.sku})
+	}
+	byPrice := slices.Clone(items)
+	slices.SortStableFunc(byPrice, func(a, b wishItem) int { return cmp.Or(cmp.Compare(b.cents, a.cents), strings.Compare(a.sku, b.sku)) })
+	if f, ok := instead("dearest-fit", task.FactOutput, byPrice[0]); ok {
+		ref.Fact(f)
+	}
+	at := slices.IndexFunc(byPrice, func(it wishItem) bool { return it.sku == pick.sku })
+	var runnerUp *wishItem
+	if at+1 < len(byPrice) {
+		runnerUp = &byPrice[at+1]
+	} else if at > 0 {
+		runnerUp = &byPrice[at-1]
+	}
+	buy := len(ref)
 	ref.KitAction("devices", "/products", pick.sku, "buy", map[string]string{"qty": "1"}, "order the dearest that fits")
+	if runnerUp != nil {
+		if f, ok := instead("device", task.FactChoice, *runnerUp); ok {
+			ref.FactAt(buy, f)
+		}
+	}
 
 	expect := map[string]string{}
 	for _, it := range items {
@@ -199,7 +237,7 @@ result(not bad and not extra, f"wrong or missing fits: {bad}; not on the wish li
 			{ID: "table", Title: "Compute which devices fit with a script and save " + out, Interface: task.CLI},
 			{ID: "order", Title: "Buy the most expensive device that fits", Interface: task.GUI},
 		},
-		Hint: fmt.Sprintf("get_balance in the payments app takes the account id %s; the wish list at Lumen Store's /wishlist shows every price; a device fits when its price is at most the balance divided by %d.", s.Params["account"], div),
+		Hint: fmt.Sprintf("get_balance in the payments app takes the account id %s; the wish list at Lumen Store's /wishlist shows every price to the cent; a device fits when its price is at most the balance divided by %d.", s.Params["account"], div),
 		Rubric: []string{
 			fmt.Sprintf("~/%s lists every wish-list device with the right yes/no", out),
 			"exactly one new Lumen Store order, of the dearest device that fits, quantity 1",

@@ -111,6 +111,19 @@ func tripFlights(w *World) ([]tripFlight, error) {
 	return out, nil
 }
 
+// runnerUp is the option cheapest() would take after its pick: the next
+// cheapest, or on a tie with the pick the earlier day.
+func (t tripFlight) runnerUp() flightOption {
+	os := slices.Clone(t.options)
+	slices.SortStableFunc(os, func(a, b flightOption) int {
+		if c := cmp.Compare(a.cents, b.cents); c != 0 {
+			return c
+		}
+		return strings.Compare(b.day, a.day)
+	})
+	return os[1]
+}
+
 func faresPath(note string) string { return strings.TrimSuffix(note, ".md") + "-fares.csv" }
 
 func (f flightCheapestDay) Sketch(w *World, rng *rand.Rand) ([]Sketch, error) {
@@ -170,12 +183,21 @@ func (f flightCheapestDay) Author(w *World, s Sketch) (*Draft, error) {
 		ref.Open("flights", fmt.Sprintf("/flights?from=%s&to=%s&day=%s", t.origin, t.dest, o.day), "the route's flight on "+o.day)
 		ref.Read("#results", "")
 	}
-	var rowsPy []string
+	var rowsPy, roundPy []string
+	cents := false
 	for _, o := range t.options {
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %s, %s, %s)", pyq(o.day), pyq(o.departs), pyq(o.arr), dollars(o.cents)))
+		roundPy = append(roundPy, fmt.Sprintf("(%s, %s, %s, %d)", pyq(o.day), pyq(o.departs), pyq(o.arr), (o.cents+50)/100))
+		cents = cents || o.cents%100 != 0
+	}
+	// Read carelessly, the fares come out in whole dollars (when they
+	// have cents).
+	faresPy := "rows = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("fares", task.FactRead, "fares to the cent", task.Form{Value: faresPy, Wrong: "rows = [" + strings.Join(roundPy, ", ") + "]"}); ok && cents {
+		ref.Fact(f)
 	}
 	ref.pyScript(path.Dir(out), fmt.Sprintf(`import csv
-rows = [%s]
+%s
 with open(%s, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['date', 'flight', 'departs', 'arrives', 'fare'])
@@ -183,8 +205,23 @@ with open(%s, 'w', newline='') as f:
         w.writerow([day, %s, dep, arr, '%%.2f' %% fare])
 best = min(reversed(rows), key=lambda r: r[3])
 print('cheapest:', best)
-`, strings.Join(rowsPy, ", "), pyq(out), pyq(t.number)), "the table that decides the day")
+`, faresPy, pyq(out), pyq(t.number)), "the table that decides the day")
+	// Without the script, the guess is the day the note plans; choosing
+	// carelessly, the runner-up (on a tie, the earlier day).
+	instead := func(id, kind string, o flightOption) (task.Fact, bool) {
+		return factOf(id, kind, "",
+			task.Form{Value: fmt.Sprintf("site:flights/flights/%d", pick.id), Wrong: fmt.Sprintf("site:flights/flights/%d", o.id)},
+			task.Form{Value: pick.departs[:16], Wrong: o.departs[:16]}, task.Form{Value: pick.arr[:16], Wrong: o.arr[:16]},
+			task.Form{Value: pick.day, Wrong: o.day})
+	}
+	if f, ok := instead("cheapest-day", task.FactOutput, t.options[len(t.options)-1]); ok {
+		ref.Fact(f)
+	}
+	save := len(ref)
 	ref.KitAction("flights", "/flights", strconv.FormatInt(pick.id, 10), "reserve", map[string]string{"passengers": "1", "cabin": "economy"}, "reserve the cheapest day")
+	if f, ok := instead("day", task.FactChoice, t.runnerUp()); ok {
+		ref.FactAt(save, f)
+	}
 	ref.MCP("calendar", "create_event", map[string]any{"title": title, "starts_at": pick.departs[:16], "ends_at": pick.arr[:16], "location": t.origin + " airport"}, "the flight in the calendar")
 	ref.pyScript("", fmt.Sprintf(`import re
 p = %s
@@ -233,7 +270,7 @@ result(not bad and not extra, f"wrong or missing fares for {bad}; days not asked
 			{ID: "calendar", Title: "Add the flight to the calendar", Interface: task.MCP},
 			{ID: "note", Title: "Update the trip note's departure and arrival", Interface: task.CLI},
 		},
-		Hint: fmt.Sprintf("Skyway's /flights list filters by from, to and day (YYYY-MM-DD); the Skyway login is in ~/%s. The calendar's create_event takes starts_at and ends_at as YYYY-MM-DD HH:MM in UTC, the times Skyway shows.", LoginsFile),
+		Hint: fmt.Sprintf("Skyway's /flights list filters by from, to and day (YYYY-MM-DD) and gives the fares to the cent; the Skyway login is in ~/%s. The calendar's create_event takes starts_at and ends_at as YYYY-MM-DD HH:MM in UTC, the times Skyway shows.", LoginsFile),
 		Rubric: []string{
 			fmt.Sprintf("~/%s has one row per day %s to %s with that day's fare", out, first, last),
 			fmt.Sprintf("exactly one new Skyway reservation: %s on the cheapest day, one passenger, economy", t.number),
@@ -340,6 +377,33 @@ func followedRecords(w *World, user string) ([]teamRecord, error) {
 	return out, nil
 }
 
+// teamMatch is a fixture as a team's page lists it.
+type teamMatch struct{ kickoff, home, away string }
+
+func (m teamMatch) title() string { return m.home + " v " + m.away }
+
+// teamMatches are a team's first match after today and the one its page
+// lists just before it (the latest up to today: zero when there is none).
+func teamMatches(w *World, slug string, today time.Time) (next, before teamMatch, err error) {
+	rows, err := w.Catalog(`SELECT f.starts_at, h.name, a.name FROM teams t JOIN fixtures f ON t.id IN (f.home_id, f.away_id)
+		JOIN teams h ON h.id = f.home_id JOIN teams a ON a.id = f.away_id
+		WHERE t.slug = ? ORDER BY f.starts_at, f.id`, slug)
+	if err != nil {
+		return next, before, err
+	}
+	from := today.AddDate(0, 0, 1).Format("2006-01-02")
+	for i, r := range rows {
+		if str(r[0]) >= from {
+			next = teamMatch{str(r[0]), str(r[1]), str(r[2])}
+			if i > 0 {
+				before = teamMatch{str(rows[i-1][0]), str(rows[i-1][1]), str(rows[i-1][2])}
+			}
+			break
+		}
+	}
+	return next, before, nil
+}
+
 // directThreads are the persona's direct threads: ext_id and the other
 // person's name.
 func directThreads(w *World) ([][2]string, error) {
@@ -413,29 +477,81 @@ func (f matchInvite) Author(w *World, s Sketch) (*Draft, error) {
 		pm = num(priorMsg[0][0])
 	}
 
+	// What a careless agent has instead of the best team and its match:
+	// the team's match read off the wrong row, the guessed team's or the
+	// runner-up's.
+	instead := func(id, kind, cue string, t teamRecord, m teamMatch) (task.Fact, bool) {
+		if m.kickoff == "" {
+			return task.Fact{}, false
+		}
+		mk, _ := time.Parse("2006-01-02 15:04:05", m.kickoff)
+		return factOf(id, kind, cue,
+			task.Form{Value: match, Wrong: m.title()},
+			task.Form{Value: best.kickoff[:16], Wrong: m.kickoff[:16]},
+			task.Form{Value: end[:16], Wrong: mk.Add(2 * time.Hour).Format("2006-01-02 15:04")},
+			task.Form{Value: date, Wrong: m.kickoff[:10]},
+			task.Form{Value: "kick-off " + best.kickoff[11:16], Wrong: "kick-off " + m.kickoff[11:16]},
+			task.Form{Value: best.name, Wrong: t.name})
+	}
+	_, before, err := teamMatches(w, best.slug, today)
+	if err != nil {
+		return nil, err
+	}
+
 	var ref Steps
 	ref.Shell("cat "+LoginsFile, "the Scoreline login")
 	ref.Login("sports", login)
 	ref.Open("sports", "/following", "the followed teams")
 	ref.Read("#results", "")
-	var rowsPy []string
+	var rowsPy, drawlessPy []string
 	for _, t := range slices.SortedFunc(slices.Values(teams), func(a, b teamRecord) int { return strings.Compare(a.slug, b.slug) }) {
 		ref.Open("sports", "/teams/"+t.slug, t.name+": won, drawn, lost and the fixtures")
 		ref.Read("article", "")
+		if t.slug == best.slug {
+			// Read carelessly, the match is the row above the first after
+			// today: the latest one played (or today's).
+			if f, ok := instead("fixture", task.FactRead, "fixtures with kick-off times", best, before); ok {
+				ref.Fact(f)
+			}
+		}
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %d, %d, %d)", pyq(t.name), t.won, t.drawn, t.lost))
+		drawlessPy = append(drawlessPy, fmt.Sprintf("(%s, %d, %d, %d)", pyq(t.name), t.won, 0, t.lost))
+	}
+	// Read carelessly, the records are wins and losses: the draws overlooked.
+	records := "teams = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("records", task.FactRead, "gives Won, Drawn, Lost", task.Form{Value: records, Wrong: "teams = [" + strings.Join(drawlessPy, ", ") + "]"}); ok {
+		ref.Fact(f)
 	}
 	ref.pyScript("sports", fmt.Sprintf(`import csv
-teams = [%s]
+%s
 rows = sorted(((n, w, d, l, 3 * w + d) for n, w, d, l in teams), key=lambda r: (-r[4], -r[1], r[0]))
 with open(%s, 'w', newline='') as f:
     out = csv.writer(f, lineterminator='\n')
     out.writerow(['team', 'won', 'drawn', 'lost', 'points'])
     out.writerows(rows)
 print('best:', rows[0])
-`, strings.Join(rowsPy, ", "), pyq(out)), "the table that decides the team")
+`, records, pyq(out)), "the table that decides the team")
+	// Without the table, the guess is the team with the most wins.
+	guess := slices.MaxFunc(teams, func(a, b teamRecord) int { return cmp.Compare(a.won, b.won) })
+	guessed, _, err := teamMatches(w, guess.slug, today)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := instead("best-team", task.FactOutput, "", guess, guessed); ok {
+		ref.Fact(f)
+	}
+	second, _, err := teamMatches(w, teams[1].slug, today)
+	if err != nil {
+		return nil, err
+	}
+	choose := len(ref)
 	ref.MCP("calendar", "create_event", map[string]any{"title": match, "starts_at": best.kickoff[:16], "ends_at": end[:16]}, "the match in the calendar")
 	ref.MCP("messages", "send_message", map[string]any{"thread": thread,
 		"body": fmt.Sprintf("I'm going to see %s play: %s on %s, kick-off %s UTC. Want to come along?", best.name, match, date, best.kickoff[11:16])}, "ask "+friend)
+	// Choosing carelessly, the runner-up's match.
+	if f, ok := instead("team", task.FactChoice, "", teams[1], second); ok {
+		ref.FactAt(choose, f)
+	}
 
 	want := map[string][4]int64{}
 	for _, t := range teams {
@@ -916,13 +1032,29 @@ func (f staysApproval) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Login("stays", login)
 	ref.Open("stays", "/bookings", "the bookings with their nights and totals")
 	ref.Read("#results", "")
-	var rowsPy []string
+	// Read carelessly, the Guests column is taken for the Nights beside
+	// it; without the script, the guess compares each total with the
+	// limit.
+	var rowsPy, guestsPy, overGuests, overTotal []string
 	for _, b := range bs {
 		rowsPy = append(rowsPy, fmt.Sprintf("(%s, %s, %s, %d, %s)", pyq(b.code), pyq(b.name), pyq(b.checkIn), b.nights, dollars(b.cents)))
+		guestsPy = append(guestsPy, fmt.Sprintf("(%s, %s, %s, %d, %s)", pyq(b.code), pyq(b.name), pyq(b.checkIn), b.guests, dollars(b.cents)))
+		if b.guests > 0 && float64(b.cents)/float64(b.guests)/100 > float64(limit) {
+			overGuests = append(overGuests, b.code)
+		}
+		if float64(b.cents)/100 > float64(limit) {
+			overTotal = append(overTotal, b.code)
+		}
+	}
+	bookingsPy := "bookings = [" + strings.Join(rowsPy, ", ") + "]"
+	if f, ok := factOf("bookings", task.FactRead, "check-in, nights, total and status",
+		task.Form{Value: bookingsPy, Wrong: "bookings = [" + strings.Join(guestsPy, ", ") + "]"},
+		task.Form{Value: strings.Join(over, ", "), Wrong: strings.Join(overGuests, ", ")}); ok && f.Value == bookingsPy {
+		ref.Fact(f)
 	}
 	ref.pyScript("reports", fmt.Sprintf(`import csv
 limit = %d
-bookings = [%s]
+%s
 with open(%s, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['booking', 'hotel', 'check_in', 'nights', 'total', 'per_night', 'over'])
@@ -930,7 +1062,10 @@ with open(%s, 'w', newline='') as f:
         per = total / nights
         w.writerow([code, hotel, day, nights, '%%.2f' %% total, '%%.2f' %% per, 'yes' if per > limit else 'no'])
 print(open(%s).read(), end='')
-`, limit, strings.Join(rowsPy, ", "), pyq(staysTable), pyq(staysTable)), "the table that decides which bookings need approval")
+`, limit, bookingsPy, pyq(staysTable), pyq(staysTable)), "the table that decides which bookings need approval")
+	if f, ok := factOf("over", task.FactOutput, "divided by its nights", task.Form{Value: strings.Join(over, ", "), Wrong: strings.Join(overTotal, ", ")}); ok {
+		ref.Fact(f)
+	}
 	ref.MCP("contacts", "search_contacts", map[string]any{"query": name}, name+"'s address")
 	ref.MCP("mail", "send_mail", map[string]any{"to": []string{email}, "subject": "Stay approval",
 		"body":        fmt.Sprintf("Hi %s,\n\nthese hotel bookings of mine cost more than $%d a night, the limit of the travel policy: %s. Could you approve them? The table of all my upcoming bookings is attached.\n\nThanks,\n%s", strings.Fields(name)[0], limit, strings.Join(over, ", "), w.Self),
@@ -995,7 +1130,7 @@ result(not missing and not wrong and %s in paths, f"over the limit but not named
 			{ID: "address", Title: "Look up " + name + "'s address in the contacts", Interface: task.MCP},
 			{ID: "mail", Title: "Mail the approval request with the table attached", Interface: task.MCP},
 		},
-		Hint: fmt.Sprintf("Nightfall Stays' /bookings lists every booking with its check-in, nights, total and status; the login is in ~/%s. search_contacts finds %s; send_mail takes attachments as home-relative paths.", LoginsFile, name),
+		Hint: fmt.Sprintf("Nightfall Stays' /bookings lists every booking with its check-in, nights, total and status; the login is in ~/%s. The limit is a price a night: a booking's total counts divided by its nights. search_contacts finds %s; send_mail takes attachments as home-relative paths.", LoginsFile, name),
 		Rubric: []string{
 			fmt.Sprintf("~/%s has every upcoming confirmed booking with its price a night and the right over flag", staysTable),
 			fmt.Sprintf("one mail to %s with subject Stay approval and the table attached", email),

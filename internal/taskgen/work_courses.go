@@ -24,16 +24,33 @@ func (courseDeadlines) Covers() []string { return []string{"courses", "tasks"} }
 // courseWindows are the horizons, in days from today, a task may ask for.
 var courseWindows = []int{7, 10, 14, 5}
 
-// courseItem is an assignment of an active course not handed in yet.
+// courseItem is an assignment of an active course.
 type courseItem struct {
 	slug, course, title string
-	id, week            int64
+	id, week, module    int64
 	enrolled, due       string
+	submitted           bool
 }
 
 // openAssignments are the persona's active courses' assignments that it
 // has not submitted, with their due dates (enrolment day + 7 x due week).
 func openAssignments(w *World, user string) ([]courseItem, error) {
+	all, err := courseAssignments(w, user)
+	if err != nil {
+		return nil, err
+	}
+	var out []courseItem
+	for _, it := range all {
+		if !it.submitted {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// courseAssignments are every assignment of the persona's active courses,
+// submitted or not, by course and id.
+func courseAssignments(w *World, user string) ([]courseItem, error) {
 	enr, err := w.Query("courses", `SELECT course, substr(enrolled_at, 1, 10) FROM enrollments WHERE username = ? AND status = 'active' ORDER BY course`, user)
 	if err != nil {
 		return nil, err
@@ -52,16 +69,14 @@ func openAssignments(w *World, user string) ([]courseItem, error) {
 		if err != nil {
 			return nil, fmt.Errorf("taskgen: enrolment day %q: %w", str(e[1]), err)
 		}
-		as, err := w.Catalog(`SELECT c.title, a.id, a.title, a.due_week FROM course_assignments a JOIN courses c ON c.id = a.course_id WHERE c.slug = ? ORDER BY a.id`, str(e[0]))
+		as, err := w.Catalog(`SELECT c.title, a.id, a.title, a.due_week, a.module_pos FROM course_assignments a JOIN courses c ON c.id = a.course_id WHERE c.slug = ? ORDER BY a.id`, str(e[0]))
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range as {
-			if done[str(e[0])+"#"+strconv.FormatInt(num(a[1]), 10)] {
-				continue
-			}
-			out = append(out, courseItem{slug: str(e[0]), course: str(a[0]), id: num(a[1]), title: str(a[2]), week: num(a[3]),
-				enrolled: str(e[1]), due: day.AddDate(0, 0, 7*int(num(a[3]))).Format(time.DateOnly)})
+			out = append(out, courseItem{slug: str(e[0]), course: str(a[0]), id: num(a[1]), title: str(a[2]), week: num(a[3]), module: num(a[4]),
+				enrolled: str(e[1]), due: day.AddDate(0, 0, 7*int(num(a[3]))).Format(time.DateOnly),
+				submitted: done[str(e[0])+"#"+strconv.FormatInt(num(a[1]), 10)]})
 		}
 	}
 	return out, nil
@@ -149,8 +164,13 @@ func (f courseDeadlines) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Read("#results", "")
 	ref.Open("courses", "/submissions", "what I handed in already")
 	ref.Read("#main", "")
+	handedAt := len(ref) - 1
+	all, err := courseAssignments(w, login.User)
+	if err != nil {
+		return nil, err
+	}
 	var slugs []string
-	for _, it := range items {
+	for _, it := range all {
 		if !slices.Contains(slugs, it.slug) {
 			slugs = append(slugs, it.slug)
 		}
@@ -159,24 +179,45 @@ func (f courseDeadlines) Author(w *World, s Sketch) (*Draft, error) {
 		ref.Open("courses", "/courses/"+sl, "the course's assignments and the weeks they are due in")
 		ref.Read("#main", "")
 	}
+	// What the three pages say: the enrolment days, what is handed in,
+	// each assignment's due week. Read carelessly, nothing is handed in
+	// (the Submissions page unread) and the Module column beside "Due in
+	// week" is taken for it.
 	type pyRow struct {
 		Course     string `json:"course"`
 		Assignment string `json:"assignment"`
-		Enrolled   string `json:"enrolled"`
 		Week       int64  `json:"week"`
 	}
-	var rows []pyRow
-	for _, it := range items {
-		rows = append(rows, pyRow{it.course, it.title, it.enrolled, it.week})
+	enrolled := map[string]string{}
+	handedIn := [][2]string{}
+	var rows, moduleRows []pyRow
+	for _, it := range all {
+		enrolled[it.course] = it.enrolled
+		if it.submitted {
+			handedIn = append(handedIn, [2]string{it.course, it.title})
+		}
+		rows = append(rows, pyRow{it.course, it.title, it.week})
+		moduleRows = append(moduleRows, pyRow{it.course, it.title, it.module})
+	}
+	handedPy, weeksPy := "handed_in = "+pyJSON(handedIn), "assignments = "+pyJSON(rows)
+	if f, ok := factOf("handed-in", task.FactRead, "what is handed in", task.Form{Value: handedPy, Wrong: "handed_in = " + pyJSON([][2]string{})}); ok {
+		ref.FactAt(handedAt, f)
+	}
+	if f, ok := factOf("due-weeks", task.FactRead, `its assignments with "Due in week"`, task.Form{Value: weeksPy, Wrong: "assignments = " + pyJSON(moduleRows)}); ok {
+		ref.Fact(f)
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p plans && python3 - <<'PY'
 import csv, json
 from datetime import date, timedelta
 today = date.fromisoformat(%q)
-rows = %s
+enrolled = %s
+%s
+%s
 out = []
-for r in rows:
-    due = date.fromisoformat(r['enrolled']) + timedelta(days=7 * r['week'])
+for r in assignments:
+    if [r['course'], r['assignment']] in handed_in:
+        continue
+    due = date.fromisoformat(enrolled[r['course']]) + timedelta(days=7 * r['week'])
     out.append((due.isoformat(), r['course'], r['assignment']))
 out.sort()
 with open(%q, 'w', newline='') as f:
@@ -187,7 +228,20 @@ with open(%q, 'w', newline='') as f:
 for due, course, a in out:
     if today <= date.fromisoformat(due) < today + timedelta(days=%d):
         print('TODO', due, course, '|', a)
-PY`, today, pyJSON(rows), out, days), "due dates from enrolment days and weeks; which fall in the window")
+PY`, today, pyJSON(enrolled), handedPy, weeksPy, out, days), "due dates from enrolment days and weeks; which fall in the window")
+	// Without the script, the dates are counted a week short: week 1
+	// taken for the enrolment week.
+	var dates []task.Form
+	for _, it := range due {
+		d, _ := time.Parse(time.DateOnly, it.due)
+		if p := (task.Form{Value: it.due, Wrong: d.AddDate(0, 0, -7).Format(time.DateOnly)}); !slices.Contains(dates, p) {
+			dates = append(dates, p)
+		}
+	}
+	slices.SortFunc(dates, func(a, b task.Form) int { return strings.Compare(a.Value, b.Value) })
+	if f, ok := factOf("due-dates", task.FactOutput, "7 days after the enrolment day", dates...); ok {
+		ref.Fact(f)
+	}
 	ref.MCP("tasks", "list_projects", nil, "the project's exact name")
 	var crit []task.Criterion
 	for i, it := range due {
@@ -251,7 +305,7 @@ result(got == wanted, f"missing or wrong: {missing}; not open assignments: {extr
 			{ID: "table", Title: "Compute the due dates with a script and save " + out, Interface: task.CLI},
 			{ID: "todos", Title: fmt.Sprintf("Add a to-do for each assignment due in the next %d days", days), Interface: task.MCP},
 		},
-		Hint: fmt.Sprintf("Openclass's My courses page (/enrollments) has the enrolment days and Submissions (/submissions) what is handed in; each course's page lists its assignments with \"Due in week\". "+
+		Hint: fmt.Sprintf("Openclass's My courses page (/enrollments) has the enrolment days and Submissions (/submissions) what is handed in; each course's page lists its assignments with \"Due in week\" (week 1 is due 7 days after the enrolment day). "+
 			"The tasks app's create_todo takes title, project (%q), due_on and priority.", project),
 		Rubric: []string{
 			fmt.Sprintf("~/%s lists exactly the unsubmitted assignments of the active courses, each with enrolment day + 7 × due week", out),

@@ -3,6 +3,7 @@ package taskgen
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/wildawm/wildawm/internal/task"
@@ -188,13 +189,22 @@ func (f modelPick) Author(w *World, s Sketch) (*Draft, error) {
 		Downloads int64  `json:"downloads"`
 		Likes     int64  `json:"likes"`
 	}
-	var rows []pyRow
+	// Read carelessly, one licence's list is all there is: the last
+	// list's models are missed.
+	var rows, firstList []pyRow
 	for _, c := range cs {
 		rows = append(rows, pyRow{c.name, c.params, c.downloads, c.likes})
+		if c.license != modelLicenses[len(modelLicenses)-1] {
+			firstList = append(firstList, pyRow{c.name, c.params, c.downloads, c.likes})
+		}
+	}
+	rowsPy := "rows = " + pyJSON(rows)
+	if f, ok := factOf("candidates", task.FactRead, "filters by task, license", task.Form{Value: rowsPy, Wrong: "rows = " + pyJSON(firstList)}); ok {
+		ref.Fact(f)
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
-rows = %s
+%s
 for r in rows:
     r['score'] = r['downloads'] + %d * r['likes']
 rows.sort(key=lambda r: -r['score'])
@@ -204,11 +214,28 @@ with open(%q, 'w', newline='') as f:
     for r in rows:
         w.writerow([r['model'], r['params_m'], r['downloads'], r['likes'], r['score']])
 print('best:', rows[0]['model'])
-PY`, pyJSON(rows), likeWeight, out), "rank the candidates by score")
+PY`, rowsPy, likeWeight, out), "rank the candidates by score")
+	// Without the script, the guess is the site's first: the most
+	// downloaded; choosing carelessly, the runner-up by score.
+	pitch := func(c modelCand) string { return fmt.Sprintf("%s (%dM parameters, %s)", c.name, c.params, c.license) }
+	instead := func(id, kind, cue string, c modelCand) (task.Fact, bool) {
+		return factOf(id, kind, cue,
+			task.Form{Value: fmt.Sprintf("site:models/models/%d", best.id), Wrong: fmt.Sprintf("site:models/models/%d", c.id)},
+			task.Form{Value: pitch(*best), Wrong: pitch(c)}, task.Form{Value: best.name, Wrong: c.name})
+	}
+	if f, ok := instead("best", task.FactOutput, "not by the score", mostDownloaded(cs)); ok {
+		ref.Fact(f)
+	}
+	byScore := slices.Clone(cs)
+	slices.SortStableFunc(byScore, func(a, b modelCand) int { return b.beats(a) })
+	like := len(ref)
 	ref.KitAction("models", "/models", strconv.FormatInt(best.id, 10), "like", nil, "like the pick")
+	if f, ok := instead("model", task.FactChoice, "", byScore[1]); ok {
+		ref.FactAt(like, f)
+	}
 	ref.MCP("contacts", "search_contacts", map[string]any{"query": contact}, contact+"'s address")
 	ref.MCP("mail", "send_mail", map[string]any{"to": []string{email}, "subject": "A model for " + dsName,
-		"body": fmt.Sprintf("For %s I'd go with %s (%dM parameters, %s): the most popular of the candidates.", dsName, best.name, best.params, best.license)}, "mail the pick")
+		"body": fmt.Sprintf("For %s I'd go with %s: the most popular of the candidates.", dsName, pitch(*best))}, "mail the pick")
 
 	mailQ := fmt.Sprintf(`SELECT count(*) > 0 FROM mails m JOIN folders f ON f.id = m.folder_id WHERE f.name = 'sent' AND instr(lower(m.to_addrs), lower(%s)) > 0 AND instr(lower(m.subject || ' ' || m.body), lower(%s)) > 0`,
 		sqlText(email), sqlText(best.name))

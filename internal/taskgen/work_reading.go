@@ -181,20 +181,40 @@ func (f readingQueue) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Login("archive", login)
 	ref.Open("archive", "/library", "what the library holds already")
 	ref.Read("#results", "")
+	// What the pages say: which papers the library holds, the day each
+	// was submitted. Read carelessly, the library is not looked at, and
+	// the day is taken from the id (its year and month, the first).
+	inLib := []string{}
+	for _, p := range ps {
+		if p.inLibrary {
+			inLib = append(inLib, p.id)
+		}
+	}
+	libPy := "in_library = " + pyJSON(inLib)
+	if f, ok := factOf("library", task.FactRead, "/library is what is shelved", task.Form{Value: libPy, Wrong: "in_library = " + pyJSON([]string{})}); ok {
+		ref.Fact(f)
+	}
 	type pyRow struct {
 		ID        string `json:"id"`
 		Submitted string `json:"submitted"`
-		InLibrary bool   `json:"in_library"`
 	}
-	var rows []pyRow
+	var rows, fromID []pyRow
 	for _, p := range ps {
 		ref.Open("archive", "/papers/"+p.id, "when "+p.id+" was submitted")
 		ref.Read("#main", "")
-		rows = append(rows, pyRow{p.id, p.submitted, p.inLibrary})
+		rows = append(rows, pyRow{p.id, p.submitted})
+		fromID = append(fromID, pyRow{p.id, "20" + p.id[:2] + "-" + p.id[2:4] + "-01"})
+	}
+	papersPy := "rows = " + pyJSON(rows)
+	if f, ok := factOf("submitted", task.FactRead, "with its Submitted day", task.Form{Value: papersPy, Wrong: "rows = " + pyJSON(fromID)}); ok {
+		ref.Fact(f)
 	}
 	ref.Shell(fmt.Sprintf(`python3 - <<'PY'
 import csv, json
-rows = %s
+%s
+%s
+for r in rows:
+    r['in_library'] = r['id'] in in_library
 rows.sort(key=lambda r: r['id'])
 rows.sort(key=lambda r: r['submitted'], reverse=True)
 with open(%q, 'w', newline='') as f:
@@ -203,13 +223,59 @@ with open(%q, 'w', newline='') as f:
     for r in rows:
         w.writerow([r['id'], r['submitted'], 'yes' if r['in_library'] else 'no'])
 print('queue:', [r['id'] for r in rows if not r['in_library']][:%d])
-PY`, pyJSON(rows), out, k), "rank the papers; the newest not in the library go first")
+PY`, libPy, papersPy, out, k), "rank the papers; the newest not in the library go first")
+	// Without the script, the guess is the highest ids not in the
+	// library; choosing carelessly, the runner-up in place of the last
+	// pick.
+	var missing []listedPaper
+	for _, p := range ps {
+		if !p.inLibrary {
+			missing = append(missing, p)
+		}
+	}
+	instead := func(id, kind string, wrong []listedPaper) (task.Fact, bool) {
+		pairs := []task.Form{{Value: fmt.Sprintf("reading %s next: %s", pick[0].id, pick[0].title), Wrong: fmt.Sprintf("reading %s next: %s", wrong[0].id, wrong[0].title)}}
+		// The shelf is a set: a pick the mistake keeps stays where it is,
+		// the others make way for the papers it adds.
+		in := func(ps []listedPaper, p listedPaper) bool {
+			return slices.ContainsFunc(ps, func(q listedPaper) bool { return q.id == p.id })
+		}
+		var added []listedPaper
+		for _, p := range wrong {
+			if !in(pick, p) {
+				added = append(added, p)
+			}
+		}
+		for _, p := range pick {
+			if !in(wrong, p) {
+				pairs = append(pairs, task.Form{Value: "site:archive/papers/" + p.id, Wrong: "site:archive/papers/" + added[0].id})
+				added = added[1:]
+			}
+		}
+		if !in(wrong, pick[0]) {
+			// The answer: every step's form of the first pick is replaced
+			// by now.
+			pairs = append(pairs, task.Form{Value: pick[0].id, Wrong: wrong[0].id})
+		}
+		return factOf(id, kind, "", pairs...)
+	}
+	byID := slices.Clone(missing)
+	slices.SortFunc(byID, func(a, b listedPaper) int { return strings.Compare(b.id, a.id) })
+	if f, ok := instead("queue", task.FactOutput, byID[:k]); ok {
+		ref.Fact(f)
+	}
+	shelve := len(ref)
 	crit := []task.Criterion{}
 	for i, p := range pick {
 		ref.KitAction("archive", "/papers", p.id, "shelve", map[string]string{"shelf": "to read"}, "shelve "+p.id)
 		crit = append(crit, task.Criterion{ID: fmt.Sprintf("shelved-%d", i+1), Kind: "sql", DB: "archive",
 			Description: p.id + " is on the to read shelf",
 			Query:       fmt.Sprintf(`SELECT shelf FROM library WHERE username = %s AND paper = %s`, sqlText(login.User), sqlText(p.id)), Expect: rawJSON("to read")})
+	}
+	if len(missing) > k {
+		if f, ok := instead("papers", task.FactChoice, append(slices.Clone(pick[:k-1]), missing[k])); ok {
+			ref.FactAt(shelve, f)
+		}
 	}
 	ref.MCP("messages", "list_threads", nil, "the chat with "+friend)
 	ref.MCP("messages", "send_message", map[string]any{"thread": thread, "body": fmt.Sprintf("I'm reading %s next: %s.", pick[0].id, pick[0].title)}, "tell "+friend)

@@ -2,9 +2,11 @@ package taskgen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,25 +189,60 @@ func (f returnWindow) Author(w *World, s Sketch) (*Draft, error) {
 	ref.Login("shop", login)
 	ref.Open("shop", "/orders", "every order with its lines")
 	ref.Read("#orders", "")
-	ref.MCP("support", "list_tickets", map[string]any{"status": "all"}, "which lines support has heard of")
+	// What the order history says; read carelessly, the lines are the
+	// home's older exports and invoices (the orders they name).
 	type pyRow struct {
-		Order    string `json:"order_no"`
-		SKU      string `json:"sku"`
-		Placed   string `json:"placed"`
-		Qty      int64  `json:"qty"`
-		Price    string `json:"price"`
-		Ticketed bool   `json:"ticketed"`
+		Order  string `json:"order_no"`
+		SKU    string `json:"sku"`
+		Placed string `json:"placed"`
+		Qty    int64  `json:"qty"`
+		Price  string `json:"price"`
 	}
-	var rows []pyRow
+	known, err := homeOrders(w)
+	if err != nil {
+		return nil, err
+	}
+	var rows, exported []pyRow
 	for _, l := range ls {
-		rows = append(rows, pyRow{l.order, l.sku, l.placed[:10], l.qty, dollars(l.cents), l.ticketed})
+		r := pyRow{l.order, l.sku, l.placed[:10], l.qty, dollars(l.cents)}
+		rows = append(rows, r)
+		if known[l.order] {
+			exported = append(exported, r)
+		}
+	}
+	linesPy := "rows = " + pyJSON(rows)
+	if f, ok := factOf("order-lines", task.FactRead, "the exports in ~/exports are older", task.Form{Value: linesPy, Wrong: "rows = " + pyJSON(exported)}); ok {
+		ref.Fact(f)
+	}
+	ref.MCP("support", "list_tickets", map[string]any{"status": "all"}, "which lines support has heard of")
+	// What support says of the window's lines; read carelessly, only the
+	// return tickets count (not a ticket "of any kind").
+	ts, err := w.Query("support", `SELECT order_no, sku, kind FROM tickets ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	tickets, returns := [][2]string{}, [][2]string{}
+	for _, t := range ts {
+		if !slices.ContainsFunc(ls, func(l orderLine) bool { return l.order == str(t[0]) && l.sku == str(t[1]) }) {
+			continue
+		}
+		tickets = append(tickets, [2]string{str(t[0]), str(t[1])})
+		if str(t[2]) == "return" {
+			returns = append(returns, [2]string{str(t[0]), str(t[1])})
+		}
+	}
+	ticketsPy := "tickets = " + pyJSON(tickets)
+	if f, ok := factOf("tickets", task.FactRead, "list_tickets (status all) shows the tickets", task.Form{Value: ticketsPy, Wrong: "tickets = " + pyJSON(returns)}); ok {
+		ref.Fact(f)
 	}
 	ref.Shell(fmt.Sprintf(`mkdir -p decisions && python3 - <<'PY'
 import csv, json
 from decimal import Decimal
-rows = %s
+%s
+%s
 for r in rows:
     r['total'] = Decimal(r['price']) * r['qty']
+    r['ticketed'] = [r['order_no'], r['sku']] in tickets
 with open(%q, 'w', newline='') as f:
     w = csv.writer(f, lineterminator='\n')
     w.writerow(['order_no', 'sku', 'line_total', 'ticketed'])
@@ -214,9 +251,33 @@ with open(%q, 'w', newline='') as f:
 free = [r for r in rows if not r['ticketed']]
 best = max(free, key=lambda r: r['total'])
 print('return:', best['order_no'], best['sku'], best['total'])
-PY`, pyJSON(rows), out), "line totals; the dearest without a ticket is the one to return")
+PY`, linesPy, ticketsPy, out), "line totals; the dearest without a ticket is the one to return")
+	// Without the script, the guess is the unticketed line of the
+	// highest unit price; choosing carelessly, the dearest other line,
+	// ticketed or not.
+	subject := func(l orderLine) string { return "Return of " + l.sku + " from order " + l.order }
+	instead := func(id, kind string, l orderLine) (task.Fact, bool) {
+		return factOf(id, kind, "", task.Form{Value: subject(*pick), Wrong: subject(l)},
+			task.Form{Value: pick.order, Wrong: l.order}, task.Form{Value: pick.sku, Wrong: l.sku})
+	}
+	var free, others []orderLine
+	for _, l := range ls {
+		if !l.ticketed {
+			free = append(free, l)
+		}
+		if l.order != pick.order || l.sku != pick.sku {
+			others = append(others, l)
+		}
+	}
+	if f, ok := instead("return-line", task.FactOutput, slices.MaxFunc(free, func(a, b orderLine) int { return cmp.Compare(a.cents, b.cents) })); ok {
+		ref.Fact(f)
+	}
+	open := len(ref)
 	ref.MCP("support", "open_ticket", map[string]any{"order_no": pick.order, "sku": pick.sku, "kind": "return",
-		"subject": "Return of " + pick.sku + " from order " + pick.order, "body": "I would like to return this item; it is unused. Please send me a return label."}, "open the return")
+		"subject": subject(*pick), "body": "I would like to return this item; it is unused. Please send me a return label."}, "open the return")
+	if f, ok := instead("line", task.FactChoice, slices.MaxFunc(others, func(a, b orderLine) int { return cmp.Compare(a.total(), b.total()) })); ok {
+		ref.FactAt(open, f)
+	}
 
 	type wantLine struct {
 		Total    string `json:"total"`
