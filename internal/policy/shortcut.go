@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/rollout"
@@ -63,17 +62,6 @@ func (s *Shortcut) Run(ctx context.Context, env *agent.Env, pub task.Public) (st
 	return runMistaken(ctx, env, s.steps, s.expected, taken, func(int, task.Step) bool { return false })
 }
 
-// sub is one value replaced by another in every later step.
-type sub struct{ from, to string }
-
-func subsOf(f task.Fact) []sub {
-	var out []sub
-	for _, fm := range f.Subs() {
-		out = append(out, sub{fm.Value, fm.Wrong})
-	}
-	return out
-}
-
 // runMistaken performs steps, leaving out those skip selects, and at each
 // fact taken selects makes its mistake: a choice's Wrong from its own
 // step on, a read's or an output's from the next step on (the step
@@ -81,26 +69,24 @@ func subsOf(f task.Fact) []sub {
 // skip leaves out is unknown to the agent: its Wrong applies too. The
 // answer is the expected one with every mistake applied.
 func runMistaken(ctx context.Context, env *agent.Env, steps []task.Step, expected string, taken func(task.Fact) bool, skip func(int, task.Step) bool) (string, error) {
-	var subs []sub
+	var subs []task.Form
 	apply := func(args map[string]any) map[string]any {
-		for _, x := range subs {
-			args, _ = task.Substitute(args, x.from, x.to)
-		}
+		args, _ = task.SubstituteAll(args, subs)
 		return args
 	}
 	for i, st := range steps {
 		leave := skip(i, st)
-		var later []sub
+		var later []task.Form
 		for _, f := range st.Facts {
 			switch {
 			case leave:
-				later = append(later, subsOf(f)...)
+				later = append(later, f.Subs()...)
 			case !taken(f):
 			case f.Kind == task.FactChoice:
-				subs = append(subs, subsOf(f)...)
+				subs = append(subs, f.Subs()...)
 			default:
 				leave = true
-				later = append(later, subsOf(f)...)
+				later = append(later, f.Subs()...)
 			}
 		}
 		if !leave {
@@ -116,10 +102,7 @@ func runMistaken(ctx context.Context, env *agent.Env, steps []task.Step, expecte
 	if expected == "" {
 		return fmt.Sprintf("Done: %d steps.", len(env.Traj.Steps)), nil
 	}
-	for _, x := range subs {
-		expected = strings.ReplaceAll(expected, x.from, x.to)
-	}
-	return expected, nil
+	return task.ReplaceAll(expected, subs), nil
 }
 
 // ShortcutEnsemble is the offline ensemble for any task whose reference

@@ -89,20 +89,41 @@ func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(
 // number's literal) replaced by to, and whether anything changed. args
 // itself is left alone.
 func Substitute(args map[string]any, from, to string) (map[string]any, bool) {
-	if from == "" {
+	return SubstituteAll(args, []Form{{Value: from, Wrong: to}})
+}
+
+// SubstituteAll is Substitute with several replacements made at once:
+// each text is scanned once, the longest value matching at a position
+// wins, and a replacement's result is never replaced again (A -> B and
+// B -> C turn A into B, not C).
+func SubstituteAll(args map[string]any, subs []Form) (map[string]any, bool) {
+	var pairs []string
+	exact := map[string]string{}
+	for _, fm := range slices.SortedStableFunc(slices.Values(subs), func(a, b Form) int { return len(b.Value) - len(a.Value) }) {
+		if fm.Value == "" {
+			continue
+		}
+		if _, dup := exact[fm.Value]; dup {
+			continue // the first replacement of a value holds
+		}
+		exact[fm.Value] = fm.Wrong
+		pairs = append(pairs, fm.Value, fm.Wrong)
+	}
+	if len(pairs) == 0 {
 		return args, false
 	}
+	r := strings.NewReplacer(pairs...)
 	changed := false
 	var sub func(v any) any
 	sub = func(v any) any {
 		switch x := v.(type) {
 		case string:
-			if strings.Contains(x, from) {
+			if y := r.Replace(x); y != x {
 				changed = true
-				return strings.ReplaceAll(x, from, to)
+				return y
 			}
 		case json.Number:
-			if string(x) == from {
+			if to, ok := exact[string(x)]; ok {
 				changed = true
 				if json.Valid([]byte(to)) {
 					return json.Number(to)
@@ -132,6 +153,12 @@ func Substitute(args map[string]any, from, to string) (map[string]any, bool) {
 		return args, false
 	}
 	return out, true
+}
+
+// ReplaceAll is SubstituteAll on one text.
+func ReplaceAll(s string, subs []Form) string {
+	out, _ := SubstituteAll(map[string]any{"s": s}, subs)
+	return out["s"].(string)
 }
 
 // contains reports whether from occurs in args as Substitute would find

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -265,5 +266,19 @@ func TestFactsValidate(t *testing.T) {
 	dup.Reference[1].Facts = []Fact{{ID: "v", Kind: FactOutput, Value: "Bean There", Wrong: "x"}}
 	if err := dup.ValidateFacts(); err == nil || !strings.Contains(err.Error(), "reference[1].facts[0].id") {
 		t.Errorf("a duplicate id: %v", err)
+	}
+}
+
+// TestSubstituteAllAtOnce: replacements are made in one pass, the longest
+// value first, and never chain.
+func TestSubstituteAllAtOnce(t *testing.T) {
+	args := map[string]any{"url": "site:f/flights/12", "when": "2026-05-01 10:00", "n": json.Number("12"), "list": []any{"A", "B"}}
+	got, changed := SubstituteAll(args, []Form{{Value: "A", Wrong: "B"}, {Value: "B", Wrong: "C"}, {Value: "2026-05-01", Wrong: "2026-05-02"}, {Value: "2026-05-01 10:00", Wrong: "2026-05-03 08:00"}, {Value: "12", Wrong: "13"}})
+	want := map[string]any{"url": "site:f/flights/13", "when": "2026-05-03 08:00", "n": json.Number("13"), "list": []any{"B", "C"}}
+	if !changed || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if args["url"] != "site:f/flights/12" {
+		t.Fatal("the arguments given were changed")
 	}
 }
