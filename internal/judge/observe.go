@@ -800,6 +800,11 @@ func compareObs(p obsProbe, w0, wr, w string) (why string, differs bool) {
 	if !maps.Equal(vr.ids, vw.ids) {
 		return "shows other identifiers and numbers than after the reference completion: " + tokenDiff(v0.ids, vr.ids, vw.ids, nil), true
 	}
+	// A table's cells are data: a word in a column (yes against no, one
+	// title against another) is as much its content as a number.
+	if p.Kind == probeFile && strings.HasSuffix(p.Path, ".csv") && !maps.Equal(vr.words, vw.words) {
+		return "shows other words in its table's cells than after the reference completion: " + tokenDiff(v0.words, vr.words, vw.words, nil), true
+	}
 	// Free text is the agent's own: what the reference's text gained or
 	// lost must be gained or lost alike, and the rest may differ.
 	if missed := changedUnlike(v0.prose, vr.prose, vw.prose); len(missed) > 0 {

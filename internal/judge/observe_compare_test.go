@@ -22,6 +22,8 @@ func TestCompareObs(t *testing.T) {
 	}{
 		{"csv by column, in any order", file("a.csv"), absent, "sku,price\nLD-0149,12.50\n", "price,sku\n12.5,LD-0149\n", false, ""},
 		{"csv with a wrong cell", file("a.csv"), absent, "sku,price\nLD-0149,12.50\n", "sku,price\nLD-0149,13\n", true, `"price 13" appears once, not nowhere`},
+		{"csv with a flipped word", file("a.csv"), absent, "sku,fits\nLD-0149,yes\nLD-0150,no\n", "sku,fits\nLD-0149,no\nLD-0150,no\n", true, "other words in its table's cells"},
+		{"csv words in another case", file("a.csv"), absent, "sku,fits\nLD-0149,yes\n", "sku,fits\nLD-0149,Yes\n", false, ""},
 		{"a file not written", file("a.csv"), absent, "sku\nLD-0149\n", absent, true, "does not exist; the reference completion writes it"},
 		{"free text may say more", file("note.md"), absent, "Ordered LD-0149, 2 units.", "I ordered 2 units of LD-0149 on 2026-03-09 after checking the balance.", false, ""},
 		{"free text that lacks the SKU", file("note.md"), absent, "Ordered LD-0149, 2 units.", "Ordered 2 units.", true, `"LD-0149" appears nowhere, as in the initial world, not once`},
