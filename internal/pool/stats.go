@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,13 +42,16 @@ type Stats struct {
 	// JudgedBy the judges the agreement is with: "shortcut agents" (the
 	// deterministic offline ensemble, which acts on the hint), "scripted
 	// agents" (the replays and scripted policies, which never read a
-	// hint), "model
-	// NAME", "reference-based offline judges", "model judges". Every
+	// hint), "model NAME", "reference-based offline judges", "model judges". Every
 	// figure the table prints names its source from them.
 	RatedBy, HintedBy, JudgedBy []string
 	// Rerated are the figures of the agents that re-rated the pool's
 	// tasks (pool rate; AddRatings), each named.
 	Rerated []AgentFigures
+	// Defeated counts, per hint-free agent (its policy name), the accepted
+	// tasks on which it failed V: for the shortcut ensemble, how many
+	// tasks each shortcut defeats.
+	Defeated map[string]int
 }
 
 // Source of a rollout's policy name, for the labels: a scripted agent
@@ -62,6 +66,18 @@ func rolloutSource(policy string) string {
 		return "model " + strings.TrimPrefix(policy, "model:")
 	}
 	return policy
+}
+
+// defeated says, per agent, how many tasks it failed.
+func defeated(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", strings.TrimPrefix(p, "scripted:"), m[p]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // addSource adds src to the sorted set ss.
@@ -181,6 +197,11 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 				hf++
 				if r.countable() && r.V == 1 {
 					hfOK++
+				} else if r.countable() {
+					if s.Defeated == nil {
+						s.Defeated = map[string]int{}
+					}
+					s.Defeated[r.Policy]++
 				}
 			}
 		}
@@ -283,6 +304,7 @@ func (s *Stats) Table(w io.Writer) {
 		{"tasks revisiting an interface (essential sub-tasks)", pct(s.Revisit), "74.5%"},
 		{"along the reference's steps: switches; revisiting", fmt.Sprintf("%.1f; %s", s.RefSwitches, pct(s.RefRevisit)), "-"},
 		{"success without hint (" + by(s.RatedBy) + ")", pct(s.HintFree), "21.3% (models)"},
+		{"accepted tasks each hint-free agent fails (" + by(s.RatedBy) + ")", defeated(s.Defeated), "-"},
 		withHint,
 		{"solved by >= 1 rollout; by all", fmt.Sprintf("%d; %d", s.SolvedByOne, s.SolvedByAll), "all; none"},
 	}
