@@ -252,6 +252,7 @@ func TestFactsValidate(t *testing.T) {
 		{"bad id", Fact{ID: "V V", Kind: FactRead, Value: "41.38", Wrong: "1"}, 0, "reference[0].facts[0].id"},
 		{"empty value", Fact{ID: "v", Kind: FactRead, Wrong: "1"}, 0, "reference[0].facts[0].value"},
 		{"read wrong is value", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "41.38"}, 0, "reference[0].facts[0].wrong"},
+		{"a form alike", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "1", Forms: []Form{{Value: "7", Wrong: "7"}}}, 0, ""},
 		{"unused form", Fact{ID: "v", Kind: FactRead, Value: "41.38", Wrong: "1", Forms: []Form{{Value: "nowhere", Wrong: "x"}}}, 0, "reference[0].facts[0].forms[0].value"},
 	} {
 		err := base(c.f, c.at).ValidateFacts()

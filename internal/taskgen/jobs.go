@@ -179,6 +179,14 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 				res.Rejected = append(res.Rejected, p)
 				continue
 			}
+			// A draft its family got wrong on this world (a fact whose
+			// mistake changes nothing here) is this sketch's rejection,
+			// never the run's end.
+			if err := d.Task.Validate(); err != nil {
+				p.Problem = "the family's draft is not a valid task: " + err.Error()
+				res.Rejected = append(res.Rejected, p)
+				continue
+			}
 		}
 		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
 		if errors.Is(err, ErrIDClash) {
@@ -272,6 +280,15 @@ func (s *Synth) authorKept(ctx context.Context, w *World, keep []Produced, res *
 			return nil, nil, fmt.Errorf("taskgen: author %q: %w", p.Sketch.Title, err)
 		}
 		d.Task.ID = p.ID
+		if err := d.Task.Validate(); err != nil {
+			// A draft its author got wrong on this world (a fact whose
+			// mistake changes nothing here) is this sketch's rejection,
+			// never the run's end.
+			s.Diversity.Release(p.ID)
+			p.Problem = "the author's draft is not a valid task: " + err.Error()
+			res.Rejected = append(res.Rejected, p)
+			continue
+		}
 		out, drafts = append(out, p), append(drafts, d)
 	}
 	return out, drafts, nil
