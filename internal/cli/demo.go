@@ -43,10 +43,7 @@ shown must pass), the oracle, the answer-only shortcut, the interfaces and the
 mutation check. It prints a report.
 No model, network or GPU is needed; on Debian as root, missing system
 packages (chromium, bubblewrap, poppler-utils, libfaketime) are installed first.
-Everything is written under --dir; rerunning reads back what is done.
-
-Example:
-  wildawm demo --dir wildawm-demo`,
+Everything is written under --dir; rerunning reads back what is done.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
