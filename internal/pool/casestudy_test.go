@@ -125,11 +125,11 @@ func TestCaseStudyThroughTheGater(t *testing.T) {
 		t.Fatalf("no image-ablation rollouts with their control among %d", len(o.Rollouts))
 	}
 
-	// A verifier whose cart check accepts either look-alike does not need
-	// the photo: the procedure without it passes V.
+	// A verifier of the shortlist and a cart of either look-alike does not
+	// need the photo: the procedure without it passes V.
 	t.Run("image_ablation: the image does not decide", func(t *testing.T) {
 		o := evaluate(t, gater(), copyCase(t, func(tk *task.Task) {
-			tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return strings.HasPrefix(c.ID, "cart") })
+			tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return !strings.HasPrefix(c.ID, "shortlist") })
 			tk.Verifier.Criteria = append(tk.Verifier.Criteria, task.Criterion{ID: "either", Kind: task.KindSQL, DB: "shop",
 				Query:  fmt.Sprintf("SELECT COUNT(*) FROM cart_items WHERE sku IN ('%s', '%s') AND qty = 2", catalog.CandidateWhite, catalog.CandidateBlack),
 				Expect: json.RawMessage(`1`)})
