@@ -8,6 +8,7 @@ import (
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/store"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -56,7 +57,8 @@ func CaseStudyInput(day int, snapshot, catalogID world.ID) TaskInput {
 }
 
 // CaseStudy grows the paper's case-study persona's world (CaseStudyPlan
-// with its web history, days 0..4) into the run, as a persona of its own:
+// with its web history, days 0..4) into the run, as a persona of its own,
+// beside a snapshot of the run's catalog:
 // its bible, and each day's plan, delta and done.json, every day through
 // Grow's lint, replay and produces checks into the run's store. It is
 // deterministic: growing it again gives the same snapshots.
@@ -71,6 +73,11 @@ func (r *Run) CaseStudy(ctx context.Context, progress func(format string, args .
 	plan, err := AddWebHistory(CaseStudyPlan(p, rows, CaseStudyCandidates(), filler), p, picks)
 	if err != nil {
 		return nil, err
+	}
+	// The catalog the task's provenance names is in the store beside the
+	// worlds (a snapshot of kind catalog, which no instance may start from).
+	if _, err := r.Store.Snapshot(ctx, catDir, store.Meta{Kind: store.KindCatalog, WorldHash: r.CatalogID, Persona: catalog.Persona}); err != nil {
+		return nil, fmt.Errorf("synth: case study: snapshot the catalog: %w", err)
 	}
 	deltas, err := Deltas(p, plan, Skills(), r.CatalogID)
 	if err != nil {
