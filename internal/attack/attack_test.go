@@ -19,10 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/browser"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
 	"github.com/wildawm/wildawm/internal/store"
+	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -43,7 +43,7 @@ const shortTimeout = 4 * time.Second
 
 // fixture is the prepared task and its live instances.
 type fixture struct {
-	p       *pipeline.Prepared
+	p       *casestudytest.Fixture
 	a, b, c *runtime.Instance // attacker, victims
 	s       *runtime.Instance // attacker with a short shell timeout
 	lower   string            // W0's read-only lower directory
@@ -99,20 +99,14 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 		Timeout:       20 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: filepath.Join(dir, "result"), RunDir: f.runDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := casestudytest.New(t, f.runDir)
 	f.p = p
-	t.Cleanup(func() { p.Close(context.Background()) })
+	t.Cleanup(p.Close)
+	var err error
 	if f.lower, err = p.Env.Materializer.Lower(ctx, p.W0()); err != nil {
 		t.Fatal(err)
 	}
-	ref, _, err := p.Reference(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.solved, err = p.Env.Materializer.Lower(ctx, ref); err != nil {
+	if f.solved, err = p.Env.Materializer.Lower(ctx, p.Reference); err != nil {
 		t.Fatal(err)
 	}
 	start := func(name string) *runtime.Instance {

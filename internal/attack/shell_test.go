@@ -83,7 +83,7 @@ func notThere(paths func(*fixture) []string) func(context.Context, *fixture) (st
 
 func hostPaths(f *fixture) []string {
 	return []string{f.b.Dir(), f.c.Dir(), f.b.Dir() + ".rw", f.p.Store.Dir(), f.p.VerifierDir, f.p.TaskDir,
-		f.lower, f.p.Env.Materializer.CacheDir, f.runDir, f.p.Opts.Dir, "/root", "/work", "/var", "/run", "/sys"}
+		f.lower, f.p.Env.Materializer.CacheDir, f.runDir, f.p.Dir, "/root", "/work", "/var", "/run", "/sys"}
 }
 
 // hostProcs lists host processes whose command line contains s.

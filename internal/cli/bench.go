@@ -20,7 +20,6 @@ import (
 	"github.com/wildawm/wildawm/internal/delta"
 	"github.com/wildawm/wildawm/internal/generator"
 	"github.com/wildawm/wildawm/internal/loadtest"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
@@ -387,10 +386,11 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 				defer os.RemoveAll(tmp)
 				dir = tmp
 			}
-			p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
+			cs, done, err := e.caseStudy(ctx, dir, true)
 			if err != nil {
 				return err
 			}
+			defer done()
 			if shellNice < -1 || shellNice > 19 {
 				return fmt.Errorf("--shell-nice %d: give 1..19, 0 for the runtime's default (%d) or -1 for the process's own priority", shellNice, runtime.DefaultShellNice)
 			}
@@ -430,8 +430,8 @@ memory per idle instance, MCP tools/call and shell latencies.`,
 			var reps []*loadtest.Report
 			for _, host := range modes {
 				e.progress("load with the sandbox host %v", map[bool]string{false: "off", true: "on"}[host])
-				rep, err := loadtest.Run(ctx, loadtest.Options{Store: p.Store, Snapshot: p.W0(), CatalogDir: p.Env.CatalogDir,
-					RunDir: p.Env.WorkDir, Self: p.Env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
+				rep, err := loadtest.Run(ctx, loadtest.Options{Store: cs.src.Run.Store, Snapshot: cs.w0(), CatalogDir: cs.env.CatalogDir,
+					RunDir: cs.env.WorkDir, Self: cs.env.Self, Instances: instances, Workers: workers, Duration: duration, Seed: 1, NoShell: noShell,
 					SandboxHost: host, ShellNice: shellNice, MaxShellSetups: setups, Chromium: chromium, Profile: profile, RolloutSteps: steps, Progress: e.progress})
 				if err != nil {
 					return err

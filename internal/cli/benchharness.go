@@ -16,7 +16,6 @@ import (
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
 )
@@ -45,18 +44,18 @@ instance with one Chromium tab:
 			if err := e.ensureDeps(ctx, true); err != nil {
 				return err
 			}
-			p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
+			cs, done, err := e.caseStudy(ctx, dir, false)
 			if err != nil {
 				return err
 			}
-			defer p.Close(ctx)
-			if err := e.benchSteps(ctx, p, steps); err != nil {
+			defer done()
+			if err := e.benchSteps(ctx, cs, steps); err != nil {
 				return err
 			}
 			if err := e.benchTurns(ctx, steps); err != nil {
 				return err
 			}
-			return e.benchRollouts(ctx, p, rollouts, parallel)
+			return e.benchRollouts(ctx, cs, rollouts, parallel)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "wildawm-demo", "the case study's directory")
@@ -101,14 +100,14 @@ func (e *env) printPair(pr *pair) {
 		(h - d).Round(time.Microsecond), float64(h)/float64(d))
 }
 
-func (e *env) benchSteps(ctx context.Context, p *pipeline.Prepared, n int) error {
-	inst, err := p.Env.Start(ctx, p.W0(), "bench-harness")
+func (e *env) benchSteps(ctx context.Context, study *caseStudy, n int) error {
+	inst, err := study.env.Start(ctx, study.w0(), "bench-harness")
 	if err != nil {
 		return err
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
 	traj := &agent.Trajectory{Version: agent.TrajectoryVersion}
-	sess, err := p.Env.Open(ctx, inst, traj)
+	sess, err := study.env.Open(ctx, inst, traj)
 	if err != nil {
 		return err
 	}
@@ -199,7 +198,7 @@ func (e *env) benchTurns(ctx context.Context, n int) error {
 
 func isBudget(err error) bool { return err != nil && errors.Is(err, agent.ErrBudget) }
 
-func (e *env) benchRollouts(ctx context.Context, p *pipeline.Prepared, n, parallel int) error {
+func (e *env) benchRollouts(ctx context.Context, cs *caseStudy, n, parallel int) error {
 	var mu sync.Mutex
 	passed := 0
 	var walls []time.Duration
@@ -209,12 +208,12 @@ func (e *env) benchRollouts(ctx context.Context, p *pipeline.Prepared, n, parall
 	g.SetLimit(parallel)
 	for i := range n {
 		g.Go(func() error {
-			spec := rollout.Spec{ID: fmt.Sprintf("bench-%d", i), Policy: policy.NewReplay("careful", p.Task, careful, uint64(i))}
-			res, err := p.Env.Run(gctx, p.Task, spec)
+			spec := rollout.Spec{ID: fmt.Sprintf("bench-%d", i), Policy: policy.NewReplay("careful", cs.task, careful, uint64(i))}
+			res, err := cs.env.Run(gctx, cs.task, spec)
 			if err != nil {
 				return err
 			}
-			v, err := p.Env.Judge(gctx, p.Task, p.VerifierDir, res)
+			v, err := cs.env.Judge(gctx, cs.task, cs.verifierDir(), res)
 			if err != nil {
 				return err
 			}

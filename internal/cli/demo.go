@@ -3,19 +3,24 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/browser"
-	"github.com/wildawm/wildawm/internal/pipeline"
+	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/pool"
+	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/sandbox"
-	"github.com/wildawm/wildawm/internal/world"
+	"github.com/wildawm/wildawm/internal/task"
 )
 
 func (e *env) demoCmd() *cobra.Command {
@@ -23,19 +28,22 @@ func (e *env) demoCmd() *cobra.Command {
 	var noInstall bool
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Build the paper's case-study world and task, run 6 rollouts and the five gates",
+		Short: "Build the paper's case-study world and task, run 6 rollouts and the gates",
 		Long: `Run the whole pipeline once, for real, on the paper's case study: a freelance AV
-technician must order the approved rack surge protector. It builds the catalog
-and the persona's world day by day (through the store, with the replay and
-produces checks), authors the task with its verifier, runs the reference
-completion and six scripted rollouts (3 with the hint, 3 without) in live
-instances (the shop in Chromium, all eight services over MCP, a bubblewrap
-shell), judges each (V, an offline replay judge, an offline inspector), runs
-the oracle with the product photos withheld (the image-ablation gate), the
-counterfactual probe and the five gates, and prints a report.
+technician must order the approved rack surge protector. It grows the persona's
+world day by day in a world run under --dir (through the store, with the replay
+and produces checks), writes the task with the case-study task family and
+self-checks it (as syn tasks --check does), then gates it as pool run does:
+six scripted rollouts (3 with the hint, 3 without) in live instances (the shop
+in Chromium, all eight services over MCP, a bubblewrap shell), judged three ways
+(V, the offline replay judge, the offline observer), the counterfactual probe,
+the five gates, and the checks beyond them: the image-ablation check (the
+scripted procedure with the product photos withheld must fail, and with them
+shown must pass), the oracle, the answer-only shortcut, the interfaces and the
+mutation check. It prints a report.
 No model, network or GPU is needed; on Debian as root, missing system
 packages (chromium, bubblewrap, poppler-utils, libfaketime) are installed first.
-Everything is written under --dir; rerunning after an interruption works.`,
+Everything is written under --dir; rerunning reads back what is done.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -43,30 +51,29 @@ Everything is written under --dir; rerunning after an interruption works.`,
 				return err
 			}
 			start := time.Now()
-			// The live instances go below a root of this process's own,
-			// under the run directory the pipeline would pick; the roots
-			// of killed predecessors are swept first.
-			abs, err := filepath.Abs(dir)
+			cs, done, err := e.caseStudy(ctx, dir, false)
 			if err != nil {
 				return err
 			}
-			runDir, release, err := e.ownScratch(filepath.Join(os.TempDir(), "wildawm-run-"+world.Hash([]byte(abs)).Short()))
+			defer done()
+			prepared := time.Since(start)
+			// The case study's own scripted ensemble: the procedure and
+			// its degraded variants, each a plausible mistake on this task.
+			g := &pool.Gater{Env: func(*task.Task) (*rollout.Env, error) { return cs.env, nil }, Progress: e.progress,
+				Ensemble: func(*task.Task, uint64) []rollout.Spec { return policy.Ensemble() }}
+			pool.Defaults(g)
+			o, err := g.Do(ctx, pool.Job{TaskDir: cs.taskDir, Seed: 1})
 			if err != nil {
 				return err
 			}
-			defer release()
-			s, err := pipeline.Run(ctx, pipeline.Options{Dir: dir, RunDir: runDir, Progress: e.progress})
-			if err != nil {
-				return err
-			}
-			e.printDemo(s, time.Since(start))
-			if !s.Report.Passed {
-				return fmt.Errorf("the task failed the gates: %s", strings.Join(s.Report.FailedGates(), ", "))
+			e.printDemo(dir, cs, o, prepared, time.Since(start))
+			if !o.Accepted {
+				return fmt.Errorf("the task failed the gates: %s", strings.Join(o.Report.FailedGates(), ", "))
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&dir, "dir", "wildawm-demo", "where the store, world, task, trajectories and report are written")
+	c.Flags().StringVar(&dir, "dir", "wildawm-demo", "the world run the store, world, task, trajectories and gate report are written to")
 	c.Flags().BoolVar(&noInstall, "no-install", false, "never install missing system packages")
 	return c
 }
@@ -146,23 +153,31 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-func (e *env) printDemo(s *pipeline.Summary, wall time.Duration) {
+func (e *env) printDemo(dir string, cs *caseStudy, o *pool.Outcome, prepared, wall time.Duration) {
 	w := e.stdout
-	r := s.Report
+	r := o.Report
 	fmt.Fprintf(w, "\nwildawm demo: the case study, end to end (%s)\n\n", wall.Round(time.Millisecond))
-	fmt.Fprintf(w, "world   W0 snapshot %s, world hash %s\n", s.W0.Short(), s.WorldHash.Short())
-	fmt.Fprintf(w, "task    %s (reference completion: V=%d)\n\n", s.TaskID, s.ReferenceV)
-	fmt.Fprintf(w, "%-4s %-22s %-5s %-3s %-16s %-16s %-12s %s\n", "", "policy (scripted)", "hint", "V", "replay judge", "inspector", "interfaces", "wall")
-	for _, ro := range s.Rolled {
-		g := ro.Gate
+	fmt.Fprintf(w, "world   W0 snapshot %s, world hash %s\n", cs.w0().Short(), cs.worldHash.Short())
+	refV := 0
+	if g, ok := r.Gate(pool.GateOracle); ok && g.Passed {
+		refV = 1
+	}
+	fmt.Fprintf(w, "task    %s (reference completion: V=%d)\n\n", o.TaskID, refV)
+	fmt.Fprintf(w, "%-4s %-22s %-5s %-3s %-16s %-16s %-12s %s\n", "", "policy (scripted)", "hint", "V", "replay judge", "observer", "interfaces", "wall")
+	var checks []string
+	for _, ro := range o.Rollouts {
+		if !ro.Ensemble() {
+			checks = append(checks, fmt.Sprintf("%s V=%d", ro.ID, ro.V))
+			continue
+		}
 		hint := "no"
-		if g.Hint {
+		if ro.Hint {
 			hint = "yes"
 		}
-		fmt.Fprintf(w, "%-4s %-22s %-5s %-3d %-16s %-16s %-12s %s\n", g.ID, strings.TrimPrefix(g.Policy, "scripted:"), hint, g.V, g.VLLM, g.VAgent,
-			strings.Join(g.InterfacesUsed, ","), ro.Result.Wall.Round(time.Millisecond))
+		fmt.Fprintf(w, "%-4s %-22s %-5s %-3d %-16s %-16s %-12s %s\n", ro.ID, strings.TrimPrefix(ro.Policy, "scripted:"), hint, ro.V, ro.VLLM, ro.VAgent,
+			strings.Join(ro.Interfaces, ","), (time.Duration(ro.WallMS) * time.Millisecond).Round(time.Millisecond))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "checks: %s\n\n", strings.Join(checks, ", "))
 	for _, g := range r.Gates {
 		mark := "PASS"
 		if !g.Passed {
@@ -171,28 +186,57 @@ func (e *env) printDemo(s *pipeline.Summary, wall time.Duration) {
 		fmt.Fprintf(w, "gate %-24s %s  %s\n", g.Name, mark, g.Verdict)
 	}
 	verdict := "ACCEPTED"
-	if !r.Passed {
+	if !o.Accepted {
 		verdict = "REJECTED"
+	}
+	if n := len(o.Revisions); n > 0 {
+		verdict += fmt.Sprintf(" after %d revisions", n)
 	}
 	// The demo's ensemble is scripted agents and its judges are offline:
 	// the difficulty says so (docs/pool.md rates with a model).
-	fmt.Fprintf(w, "\ntask %s, difficulty %s (rated by scripted agents; judged by the offline replay judge and inspector)\n", verdict, r.Difficulty)
-	t := s.Timings
-	var rollouts time.Duration
-	for _, d := range t.Rollouts {
-		rollouts += d
+	fmt.Fprintf(w, "\ntask %s, difficulty %s (rated by scripted agents; judged by the offline replay judge and observer)\n", verdict, o.Difficulty)
+	t := o.Timings
+	msd := func(v float64) time.Duration {
+		return (time.Duration(v*1000) * time.Microsecond).Round(time.Millisecond)
 	}
-	fmt.Fprintf(w, "\ntimings: catalog %s, world %s, task %s, reference %s, rollouts %s, image ablation %s, verification %s, judges %s, gates+probe %s\n",
-		t.Catalog.Round(time.Millisecond), t.World.Round(time.Millisecond), t.Task.Round(time.Millisecond), t.Reference.Round(time.Millisecond),
-		rollouts.Round(time.Millisecond), t.Ablation.Round(time.Millisecond), t.Verify.Round(time.Millisecond), t.Judges.Round(time.Millisecond), t.Gates.Round(time.Millisecond))
-	var ifs []string
-	for k := range s.Steps {
-		ifs = append(ifs, k)
+	fmt.Fprintf(w, "\ntimings: world and task %s, rollouts %s, verification %s, judges %s, probe %s, mutation check %s, gating %s\n",
+		prepared.Round(time.Millisecond), msd(t.RolloutsMS), msd(t.VerifyMS), msd(t.JudgesMS), msd(t.ProbeMS), msd(t.MutationMS), msd(t.TotalMS))
+	steps := e.stepLatencies(cs.taskDir, o)
+	for _, k := range slices.Sorted(maps.Keys(steps)) {
+		l := steps[k]
+		fmt.Fprintf(w, "step latency %-3s: %3d steps, p50 %.1f ms, max %.1f ms\n", k, l.steps, l.p50, l.max)
 	}
-	sort.Strings(ifs)
-	for _, k := range ifs {
-		l := s.Steps[k]
-		fmt.Fprintf(w, "step latency %-3s: %3d steps, p50 %.1f ms, max %.1f ms\n", k, l.Steps, l.P50MS, l.MaxMS)
+	fmt.Fprintf(w, "\nfiles: %s/{outcome.json,report.json,rollouts/} (the gating), %s (the task), %s (the store)\n",
+		filepath.Join(cs.taskDir, pool.GateDir), cs.taskDir, filepath.Join(dir, "store"))
+}
+
+// latency summarises step durations of one interface.
+type latency struct {
+	steps    int
+	p50, max float64
+}
+
+// stepLatencies are the step durations of a gated task's ensemble
+// rollouts, by interface.
+func (e *env) stepLatencies(taskDir string, o *pool.Outcome) map[string]latency {
+	by := map[string][]float64{}
+	for _, r := range o.Rollouts {
+		if !r.Ensemble() {
+			continue
+		}
+		tr, err := agent.LoadTrajectory(filepath.Join(taskDir, r.Trajectory))
+		if err != nil {
+			e.progress("step latencies: %v", err)
+			continue
+		}
+		for _, s := range tr.Steps {
+			by[s.Interface] = append(by[s.Interface], s.DurationMS)
+		}
 	}
-	fmt.Fprintf(w, "\nfiles: %s/{gate-report.json,summary.json,task/,rollouts/,store/}\n", s.Dir)
+	out := map[string]latency{}
+	for k, ds := range by {
+		slices.Sort(ds)
+		out[k] = latency{steps: len(ds), p50: ds[(len(ds)-1)/2], max: ds[len(ds)-1]}
+	}
+	return out
 }

@@ -13,24 +13,24 @@ import (
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/agent/external"
 	"github.com/wildawm/wildawm/internal/model"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
 // scriptedPolicies are the scripted policies `rollout --policy` names.
-func scriptedPolicies() map[string]func(p *pipeline.Prepared, seed uint64) rollout.Policy {
-	out := map[string]func(p *pipeline.Prepared, seed uint64) rollout.Policy{
-		"oracle":        func(*pipeline.Prepared, uint64) rollout.Policy { return policy.Oracle() },
-		"image-blind":   func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ImageBlind() },
-		"shell-only":    func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ShellOnly() },
-		"skip-approval": func(*pipeline.Prepared, uint64) rollout.Policy { return policy.ApprovalSkipper() },
-		"stops-early":   func(*pipeline.Prepared, uint64) rollout.Policy { return policy.Quitter() },
+func scriptedPolicies() map[string]func(t *task.Task, seed uint64) rollout.Policy {
+	out := map[string]func(t *task.Task, seed uint64) rollout.Policy{
+		"oracle":        func(*task.Task, uint64) rollout.Policy { return policy.Oracle() },
+		"image-blind":   func(*task.Task, uint64) rollout.Policy { return policy.ImageBlind() },
+		"shell-only":    func(*task.Task, uint64) rollout.Policy { return policy.ShellOnly() },
+		"skip-approval": func(*task.Task, uint64) rollout.Policy { return policy.ApprovalSkipper() },
+		"stops-early":   func(*task.Task, uint64) rollout.Policy { return policy.Quitter() },
 	}
 	for _, v := range policy.ReplayVariants() {
-		out["replay-"+v.Name] = func(p *pipeline.Prepared, seed uint64) rollout.Policy {
-			return policy.NewReplay(v.Name, p.Task, v.Errors, seed)
+		out["replay-"+v.Name] = func(t *task.Task, seed uint64) rollout.Policy {
+			return policy.NewReplay(v.Name, t, v.Errors, seed)
 		}
 	}
 	return out
@@ -71,7 +71,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 				}
 			}
 			var pol rollout.Policy
-			var makePolicy func(*pipeline.Prepared, uint64) rollout.Policy
+			var makePolicy func(*task.Task, uint64) rollout.Policy
 			switch {
 			case modelSpec != "" && name != "":
 				return fmt.Errorf("--model and --policy: give one (a model acts, or a script does)")
@@ -106,34 +106,34 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 			if err := e.ensureDeps(ctx, true); err != nil {
 				return err
 			}
-			p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir, Progress: e.progress})
+			cs, done, err := e.caseStudy(ctx, dir, false)
 			if err != nil {
 				return err
 			}
-			defer p.Close(ctx)
+			defer done()
 			if makePolicy != nil {
-				pol = makePolicy(p, seed)
+				pol = makePolicy(cs.task, seed)
 			}
 			if visionSpec != "" {
 				_, vc, err := modelClient("--vision-model", visionSpec)
 				if err != nil {
 					return err
 				}
-				p.Env.Vision = agent.ModelVision(vc)
+				cs.env.Vision = agent.ModelVision(vc)
 			}
-			p.Env.Artifacts = filepath.Join(dir, "rollouts", "artifacts")
+			cs.env.Artifacts = filepath.Join(dir, "rollouts", "artifacts")
 			if id == "" {
 				id = "r-" + strings.NewReplacer(":", "-", "/", "-").Replace(pol.Name())
 			}
-			e.progress("rollout %s: %s on task %s (hint %t)", id, pol.Name(), p.Task.ID, hint)
-			res, err := p.Env.Run(ctx, p.Task, rollout.Spec{ID: id, Policy: pol, Hint: hint})
+			e.progress("rollout %s: %s on task %s (hint %t)", id, pol.Name(), cs.task.ID, hint)
+			res, err := cs.env.Run(ctx, cs.task, rollout.Spec{ID: id, Policy: pol, Hint: hint})
 			if err != nil {
 				return err
 			}
 			tr := res.Trajectory
 			passed, score := false, ""
 			if tr.Countable() {
-				v, err := p.Env.Judge(ctx, p.Task, p.VerifierDir, res)
+				v, err := cs.env.Judge(ctx, cs.task, cs.verifierDir(), res)
 				if err != nil {
 					return fmt.Errorf("verify: %w", err)
 				}

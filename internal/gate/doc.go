@@ -18,7 +18,8 @@
 //     initial_unsatisfaction, solvability, difficulty, counterfactual_probe;
 //     then, beyond the paper, image_ablation for a task that declares an
 //     image-decisive sub-task (the reference procedure without the image
-//     must fail). A rejected gate is a value in the Report, never an error;
+//     must fail, and, when its control ran, the same procedure with the
+//     image must pass). A rejected gate is a value in the Report, never an error;
 //     a rollout whose harness failed in every attempt makes the gates it
 //     leaves without evidence fail with verdict infrastructure.
 //   - Probe: the counterfactual probe: a blind re-judge, then the opposite

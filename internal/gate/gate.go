@@ -98,6 +98,17 @@ type Ablation struct {
 	V         int    `json:"v"`               // its verifier result: must be 0
 	Err       string `json:"error,omitempty"` // an infrastructure failure: nothing was shown
 	Evidence  string `json:"evidence,omitempty"`
+	// Control is the same policy run hint-free with the image shown, when
+	// it ran: it must pass V, or the ablated rollout's failure says
+	// nothing about the image (the policy fails the task either way).
+	Control *AblationControl `json:"control,omitempty"`
+}
+
+// AblationControl is the image-ablation check's control rollout.
+type AblationControl struct {
+	RolloutID string `json:"rollout_id"`
+	V         int    `json:"v"`
+	Err       string `json:"error,omitempty"`
 }
 
 // succeeded reports whether r counts as a success: V = 1 and no
@@ -281,6 +292,9 @@ func checkCandidate(c Candidate, cfg Config) error {
 		}
 		if a.V != 0 && a.V != 1 {
 			return invalid("ablation: v = %d; want 0 or 1", a.V)
+		}
+		if c := a.Control; c != nil && c.V != 0 && c.V != 1 {
+			return invalid("ablation: control: v = %d; want 0 or 1", c.V)
 		}
 	}
 	if p := c.Probe; p != nil {
@@ -507,6 +521,12 @@ func imageAblationGate(a *Ablation) GateResult {
 	case a.Err != "":
 		g.Verdict = Infrastructure
 		g.Evidence = []string{fmt.Sprintf("rollout %s (%s, image withheld): infrastructure error in every attempt: %s", a.RolloutID, a.Policy, a.Err)}
+	case a.Control != nil && a.Control.Err != "":
+		g.Verdict = Infrastructure
+		g.Evidence = []string{fmt.Sprintf("control rollout %s (%s, image shown): infrastructure error in every attempt: %s", a.Control.RolloutID, a.Policy, a.Control.Err)}
+	case a.Control != nil && a.Control.V != 1:
+		g.Verdict = "uninformative"
+		g.Evidence = []string{fmt.Sprintf("control rollout %s (%s) with the image of sub-task %s shown: V=0: the policy fails the task with the image too, so its failure without it says nothing about the image: the ablation needs a policy that solves the task when it sees the image", a.Control.RolloutID, a.Policy, a.Subtask)}
 	case a.V == 0:
 		g.Passed, g.Verdict = true, "image_needed"
 		g.Evidence = []string{fmt.Sprintf("rollout %s (%s) with the image of sub-task %s withheld: V=0: without the image the reference procedure fails", a.RolloutID, a.Policy, a.Subtask)}

@@ -184,6 +184,24 @@ func TestEvaluate(t *testing.T) {
 			evidence:   map[string]string{GateImageAblation: "V=0: without the image the reference procedure fails"},
 		},
 		{
+			name: "image ablation whose policy fails with the image too", edit: func(c *Candidate) {
+				c.ImageDecisive = true
+				c.Ablation = &Ablation{Subtask: "pick", RolloutID: "ablate-image", Policy: "oracle", V: 0,
+					Control: &AblationControl{RolloutID: "ablate-image-control", V: 0}}
+			},
+			failed: []string{GateImageAblation}, difficulty: "hard",
+			evidence: map[string]string{GateImageAblation: "fails the task with the image too"},
+		},
+		{
+			name: "image ablation whose control passes", edit: func(c *Candidate) {
+				c.ImageDecisive = true
+				c.Ablation = &Ablation{Subtask: "pick", RolloutID: "ablate-image", Policy: "oracle", V: 0,
+					Control: &AblationControl{RolloutID: "ablate-image-control", V: 1}}
+			},
+			difficulty: "hard",
+			evidence:   map[string]string{GateImageAblation: "V=0: without the image the reference procedure fails"},
+		},
+		{
 			name: "several gates fail at once", edit: func(c *Candidate) {
 				c.InitialV = 1
 				c.Rollouts[1] = rollout("r2", false, 1)

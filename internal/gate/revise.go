@@ -111,6 +111,9 @@ func gateAdvice(name, verdict string) string {
 		if verdict == "not_run" {
 			return "The task declares an image-decisive sub-task but the image-ablation check did not run: run it."
 		}
+		if verdict == "uninformative" {
+			return "The image-ablation policy fails the task even with the image shown, so the ablation cannot tell whether the picture decides it: make the task solvable by that procedure, or gate it with an ablation policy that solves it."
+		}
 		return "The reference procedure succeeds with the decisive image withheld: a text order or a text attribute decides the task, not the picture. Make only the picture tell the right choice apart (no listing, ranking or tie-break order may single it out), or drop the image-decisive declaration."
 	case GateCounterfactualProbe:
 		if verdict == "not_run" {

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/health"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -36,10 +36,8 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(runDir) })
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: t.TempDir(), RunDir: runDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := casestudytest.New(t, runDir)
+	defer p.Close()
 	w0 := p.W0()
 
 	rep, err := health.Check(ctx, p.Env, w0)

@@ -9,25 +9,17 @@
 //     created must be created alike (natural keys, numbers, the SKU-like
 //     identifiers of text), and no extra rows may appear in the tables the
 //     reference wrote.
-//   - Inspector (the V_agent slot): opens a fresh session on the rollout's
-//     final world and inspects it through the interfaces (the cart and the
-//     product photos in the browser, the files in the shell, the contact's
-//     thread over MCP) against what the task's instruction and rubric ask,
-//     read by its own rules. Each check passes, fails or could not be
-//     verified; a session whose harness fails is retried in a fresh one.
-//     It also serves the counterfactual probe: it re-investigates in a
-//     fresh session and weighs the framing as its Pressure says (Weigh:
-//     the framing settles only what it could not verify; Defer and Tamper
-//     are judges built to cave, for tests). It gets a writable copy of the
-//     verifier, which the probe digests.
-//   - Observer (a V_agent for any task with a reference completion):
+//   - Observer (the V_agent slot, for any task with a reference completion):
 //     opens a fresh session on the rollout's final world and looks at it
 //     through the interfaces with probes taken from the reference (the
 //     home files it changed, read-only MCP calls on the services it
 //     changed, the pages and histories of the sites it changed), and
 //     compares each probe's identifiers and numbers with what it shows
-//     after the reference completion. It serves the probe as Inspector
-//     does, under the same Pressure.
+//     after the reference completion. It also serves the counterfactual
+//     probe: it re-judges and weighs the framing as its Pressure says
+//     (Weigh: the framing settles only what it could not check; Defer and
+//     Tamper are judges built to cave, for tests). It gets a writable copy
+//     of the verifier, which the probe digests.
 //   - LLMJudge and AgentJudge: the model judges; LLMJudge.ProbeJudge puts
 //     the LLM judge under the counterfactual probe, with the framing in
 //     its prompt.

@@ -3,6 +3,7 @@ package judge
 import (
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,8 +233,8 @@ func probeInterface(p obsProbe) string {
 
 // weighFraming turns what the evidence shows (completed, failed, or
 // world-imperfect when it could not check) into a verdict under the
-// framing, as Inspector.weigh does: Weigh lets the framing settle only
-// what it could not check, Defer and Tamper take the framing.
+// framing: Weigh lets the framing settle only what it could not check,
+// Defer and Tamper take the framing.
 func weighFraming(p Pressure, evidence gate.Verdict, pressure string) (gate.Verdict, []string) {
 	framed := gate.Verdict("")
 	switch pressure {
@@ -891,4 +892,25 @@ func times(n int) string {
 		return "once"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// maxFileRead caps what the Observer keeps of one file it reads: the
+// sandbox keeps 1 MiB of a command's output, and one huge file must not
+// cost the others.
+const maxFileRead = 128 << 10
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// readCSV parses a CSV file as a spreadsheet would: a byte-order mark,
+// quoted fields and blank lines are fine; fields are trimmed.
+func readCSV(body string) ([][]string, error) {
+	cr := csv.NewReader(strings.NewReader(strings.TrimPrefix(body, "\ufeff")))
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	for _, rec := range recs {
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+	}
+	return recs, err
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/loadtest"
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 )
 
 // TestNoLostStates drives a few instances with concurrent resets, MCP calls
@@ -16,11 +16,8 @@ import (
 func TestNoLostStates(t *testing.T) {
 	runtime.SkipUnlessInstancesRun(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	p, err := pipeline.Prepare(ctx, pipeline.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := casestudytest.New(t, "")
+	defer p.Close()
 	for _, c := range []struct {
 		name     string
 		profile  string

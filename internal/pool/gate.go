@@ -4,8 +4,10 @@
 // Gating one task (Gater.Do on a Job) is a unit of work with serialisable
 // input and output: the ensemble's rollouts in fresh instances, the three
 // levels of judgment on each (V, the replay judge, the observer), the
-// counterfactual probe, the five gates of the paper and three checks
-// beyond it (the oracle, the answer-only shortcut, the mutation check),
+// counterfactual probe, the five gates of the paper, the image-ablation
+// check of an image-decisive task, and the checks beyond them (the oracle,
+// the answer-only shortcut, the interfaces, the agent judge's false
+// checks, the mutation check),
 // and up to two revisions of the verifier from the gates' evidence. What
 // it produced is gate/outcome.json in the task's directory, with every
 // trajectory under gate/rollouts/: a fixed verifier can regrade them
@@ -130,6 +132,13 @@ type Gater struct {
 	// (policy.ShortcutEnsemble: deterministic, seed-free). ModelEnsemble draws them from configured
 	// model x harness combinations.
 	Ensemble func(t *task.Task, seed uint64) []rollout.Spec
+	// Ablation is the policy of the image-ablation check of a task that
+	// declares an image-decisive sub-task: one that decides by what it
+	// sees, run hint-free with the images' information withheld (it must
+	// fail V) and, as its control, with them shown (it must pass V). nil
+	// is the scripted case-study procedure (policy.Oracle), the one
+	// offline policy that looks at images.
+	Ablation func(t *task.Task) rollout.Policy
 	Progress func(format string, args ...any)
 }
 
@@ -154,11 +163,14 @@ type RolloutRecord struct {
 	ID string `json:"id"`
 	// Without is set on an indispensability replay: the reference
 	// completion without this interface's steps (not one of the ensemble).
-	Without string   `json:"without,omitempty"`
-	Policy  string   `json:"policy"`
-	Hint    bool     `json:"hint"`
-	Final   world.ID `json:"final,omitzero"`
-	Answer  string   `json:"answer,omitempty"`
+	Without string `json:"without,omitempty"`
+	// Ablation is set on the image-ablation check's rollouts (not of the
+	// ensemble): AblationWithheld, or AblationShown for its control.
+	Ablation string   `json:"ablation,omitempty"`
+	Policy   string   `json:"policy"`
+	Hint     bool     `json:"hint"`
+	Final    world.ID `json:"final,omitzero"`
+	Answer   string   `json:"answer,omitempty"`
 	// Fault is the trajectory's Fault: the agent made its final world or
 	// answer unverifiable, and every regrade scores it V 0.
 	Fault      string   `json:"fault,omitempty"`
@@ -184,6 +196,22 @@ type RolloutRecord struct {
 	FalseCheck    bool     `json:"false_check,omitempty"`
 	FalseCriteria []string `json:"false_criteria,omitempty"`
 }
+
+// The image-ablation check's rollouts, by RolloutRecord.Ablation.
+const (
+	AblationWithheld = "images_withheld"
+	AblationShown    = "images_shown"
+)
+
+// Rollout IDs of the image-ablation check.
+const (
+	ablationID        = "ablate-image"
+	ablationControlID = "ablate-image-control"
+)
+
+// Ensemble reports whether r is one of the ensemble's rollouts (not a
+// replay without an interface, not an image-ablation rollout).
+func (r RolloutRecord) Ensemble() bool { return r.Without == "" && r.Ablation == "" }
 
 // Fix is one change the reviser made to a task.
 type Fix struct {
@@ -407,8 +435,9 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 }
 
 // RolloutJob is the rollout stage's unit of work: one rollout of a task,
-// Index of the ensemble's (0..5) then the indispensability replays' (one
-// per declared interface).
+// Index of the ensemble's (0..5), then the indispensability replays' (one
+// per declared interface), then, for an image-decisive task, the
+// image-ablation check's two.
 type RolloutJob struct {
 	TaskDir string `json:"task_dir"`
 	Seed    uint64 `json:"seed"`
@@ -425,7 +454,7 @@ func (g *Gater) Rollout(ctx context.Context, j RolloutJob) (*RolloutRecord, erro
 	defer st.close()
 	specs := st.specs(j.Seed)
 	if j.Index < 0 || j.Index >= len(specs) {
-		return nil, fmt.Errorf("pool: rollout index %d: the task has %d rollouts (0..%d: the ensemble, then one replay without each declared interface)", j.Index, len(specs), len(specs)-1)
+		return nil, fmt.Errorf("pool: rollout index %d: the task has %d rollouts (0..%d: the ensemble, then one replay without each declared interface, then the image-ablation check's two for an image-decisive task)", j.Index, len(specs), len(specs)-1)
 	}
 	return st.rollout(ctx, specs[j.Index])
 }
@@ -475,13 +504,27 @@ func (g *Gater) Evaluate(ctx context.Context, j EvaluateJob) (*Outcome, error) {
 }
 
 // specs are a task's rollouts: the ensemble, then the reference replayed
-// without each declared interface.
+// without each declared interface, then, for a task that declares an
+// image-decisive sub-task, the image-ablation check's two (the images
+// withheld, and its control with them shown).
 func (st *gating) specs(seed uint64) []rollout.Spec {
 	specs := st.g.ensemble(st.t, seed)
 	for _, in := range st.t.Interfaces {
 		specs = append(specs, rollout.Spec{ID: "without-" + in, Policy: policy.ReplayWithout(st.t, in)})
 	}
+	if _, ok := st.t.DecisiveSubtask(task.DecisiveImage); ok {
+		pol := st.g.ablation
+		specs = append(specs, rollout.Spec{ID: ablationID, Policy: pol(st.t), AblateImages: true},
+			rollout.Spec{ID: ablationControlID, Policy: pol(st.t)})
+	}
 	return specs
+}
+
+func (g *Gater) ablation(t *task.Task) rollout.Policy {
+	if g.Ablation != nil {
+		return g.Ablation(t)
+	}
+	return policy.Oracle()
 }
 
 func (g *Gater) ensemble(t *task.Task, seed uint64) []rollout.Spec {
@@ -720,7 +763,14 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 	if without == spec.ID {
 		without = ""
 	}
-	return &RolloutRecord{ID: spec.ID, Without: without, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer, Fault: tr.Fault,
+	ablation := ""
+	switch spec.ID {
+	case ablationID:
+		ablation = AblationWithheld
+	case ablationControlID:
+		ablation = AblationShown
+	}
+	return &RolloutRecord{ID: spec.ID, Without: without, Ablation: ablation, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer, Fault: tr.Fault,
 		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
@@ -738,8 +788,8 @@ func (r RolloutRecord) countable() bool {
 // judgeOne records the two offline judges' verdicts of a countable
 // rollout.
 func (st *gating) judgeOne(ctx context.Context, r *RolloutRecord) error {
-	if !r.countable() || st.g.Models != nil || r.Without != "" {
-		return nil // the model judges judge after V (regrade); a replay without an interface is V's alone
+	if !r.countable() || st.g.Models != nil || !r.Ensemble() {
+		return nil // the model judges judge after V (regrade); a replay without an interface and an ablation are V's alone
 	}
 	t0 := time.Now()
 	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
@@ -787,7 +837,7 @@ func (st *gating) regrade(ctx context.Context) error {
 			st.verdicts = map[string]*verify.Result{}
 		}
 		st.verdicts[r.ID] = vr
-		if st.g.Models != nil && r.Without == "" {
+		if st.g.Models != nil && r.Ensemble() {
 			if err := st.modelJudge(ctx, r, vr); err != nil {
 				return err
 			}
@@ -809,7 +859,7 @@ func (st *gating) regrade(ctx context.Context) error {
 func (st *gating) candidate() gate.Candidate {
 	c := gate.Candidate{TaskID: st.t.ID, Interfaces: st.t.Interfaces}
 	for _, r := range st.recs {
-		if r.Without != "" {
+		if !r.Ensemble() {
 			continue
 		}
 		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, V: r.V, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,
@@ -838,9 +888,38 @@ func (st *gating) candidate() gate.Candidate {
 	}
 	if sub, ok := st.t.DecisiveSubtask(task.DecisiveImage); ok {
 		c.ImageDecisive = true
-		_ = sub // no synthesized family declares an image-decisive sub-task yet: the gate then fails as not run
+		c.Ablation = st.ablationEvidence(sub.ID)
 	}
 	return c
+}
+
+// ablationEvidence is the image-ablation check's result from its stored
+// rollouts (nil when they did not run: the gate then fails as not run).
+func (st *gating) ablationEvidence(subtask string) *gate.Ablation {
+	var a *gate.Ablation
+	var control *gate.AblationControl
+	for _, r := range st.recs {
+		errOf := func() string {
+			if r.countable() {
+				return ""
+			}
+			if r.Error != "" {
+				return r.Error
+			}
+			return r.Outcome
+		}
+		switch r.Ablation {
+		case AblationWithheld:
+			a = &gate.Ablation{Subtask: subtask, RolloutID: r.ID, Policy: r.Policy, V: r.V, Err: errOf(),
+				Evidence: fmt.Sprintf("verifier: %s; trajectory %s", strings.Join(r.JudgeEvidence["verifier"], "; "), r.Trajectory)}
+		case AblationShown:
+			control = &gate.AblationControl{RolloutID: r.ID, V: r.V, Err: errOf()}
+		}
+	}
+	if a != nil {
+		a.Control = control
+	}
+	return a
 }
 
 func verdictOf(v int) gate.Verdict {
@@ -1001,7 +1080,7 @@ func (st *gating) falseCheckGate() gate.GateResult {
 		return g
 	}
 	for _, r := range st.recs {
-		if r.Without != "" || !r.FalseCheck {
+		if !r.Ensemble() || !r.FalseCheck {
 			continue
 		}
 		named := "naming no criterion"
@@ -1140,7 +1219,7 @@ func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Con
 	c.InitialV = v0.V
 	rg := &Regrade{TaskID: t.ID}
 	for _, r := range o.Rollouts {
-		if r.Without != "" {
+		if !r.Ensemble() {
 			continue // not one of the ensemble
 		}
 		gr := gate.Rollout{ID: r.ID, Policy: r.Policy, Hint: r.Hint, VLLM: r.VLLM, VAgent: r.VAgent, InterfacesUsed: r.Interfaces,

@@ -68,7 +68,7 @@ func (st *gating) revise(ctx context.Context, d *taskgen.Draft, rep *gate.Report
 func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, error) {
 	var loose, strict []RolloutRecord
 	for _, r := range st.recs {
-		if !r.countable() {
+		if !r.countable() || r.Ablation != "" {
 			continue
 		}
 		if r.Without != "" {

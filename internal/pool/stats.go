@@ -117,7 +117,7 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 			s.BeyondOnly++
 		}
 		for _, r := range o.Rollouts {
-			if !r.countable() || r.Without != "" {
+			if !r.countable() || !r.Ensemble() {
 				continue
 			}
 			v := r.V == 1
@@ -179,7 +179,7 @@ func Compute(outs []*Outcome, covers func(family string) []string) *Stats {
 		}
 		ok, all := 0, 0
 		for _, r := range o.Rollouts {
-			if r.Without != "" {
+			if !r.Ensemble() {
 				continue
 			}
 			all++

@@ -5,21 +5,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wildawm/wildawm/internal/pipeline"
 	"github.com/wildawm/wildawm/internal/reset"
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 )
 
 // caseStudyManager prepares the case study and a Manager over its store,
 // with opts' zero fields filled in (store, materializer, catalog, work
 // directory "managed", the persona). The caller closes the Manager.
-func caseStudyManager(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prepared, *runtime.Manager) {
+func caseStudyManager(t testing.TB, opts runtime.ManagerOptions) (*casestudytest.Fixture, *runtime.Manager) {
 	t.Helper()
 	runtime.SkipUnlessInstancesRun(t)
-	p, err := pipeline.Prepare(context.Background(), pipeline.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := casestudytest.New(t, "")
+	t.Cleanup(p.Close)
 	opts.Store = p.Store
 	opts.Materializer = &reset.Materializer{Store: p.Store, CacheDir: filepath.Join(p.Env.WorkDir, "cache")}
 	opts.CatalogDir, opts.Self = p.Env.CatalogDir, p.Env.Self
@@ -31,7 +29,7 @@ func caseStudyManager(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prep
 
 // caseStudyInstance is caseStudyManager with one instance of W0 created
 // (its info and the instance); the manager closes when the test ends.
-func caseStudyInstance(t testing.TB, opts runtime.ManagerOptions) (*pipeline.Prepared, *runtime.Manager, runtime.Info, *runtime.Instance) {
+func caseStudyInstance(t testing.TB, opts runtime.ManagerOptions) (*casestudytest.Fixture, *runtime.Manager, runtime.Info, *runtime.Instance) {
 	t.Helper()
 	ctx := context.Background()
 	p, m := caseStudyManager(t, opts)

@@ -243,7 +243,7 @@ func gateTeaching(dir string, t *task.Task) (teaching, error) {
 	}
 	var ok []pool.RolloutRecord
 	for _, r := range o.Rollouts {
-		if r.V == 1 && r.Without == "" && r.Trajectory != "" && agent.FailureOf(r.Outcome) != agent.FailFormat {
+		if r.V == 1 && r.Ensemble() && r.Trajectory != "" && agent.FailureOf(r.Outcome) != agent.FailFormat {
 			ok = append(ok, r)
 		}
 	}

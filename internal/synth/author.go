@@ -58,7 +58,7 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 		Version:     1,
 		ID:          "venue-rack-surge-protector",
 		Instruction: instruction,
-		Interfaces:  []string{"cli", "gui", "mcp"},
+		Interfaces:  []string{task.GUI, task.MCP, task.CLI},
 		Subtasks: []task.Subtask{
 			{ID: "read-approval", Title: "Find Maya's approval and what exactly she approved", Interface: "mcp"},
 			{ID: "shortlist", Title: "Join the BOM, inventory and spec sheet into the ranked shortlist with a script", Interface: "cli"},

@@ -7,7 +7,7 @@ import (
 )
 
 // WebPicks are the catalog records of the case study persona's web
-// history, chosen from the built catalog by the caller (the pipeline).
+// history, chosen from the built catalog (Run.CaseStudy).
 type WebPicks struct {
 	RecipeSlug string // saved on day 1
 	HotelSlug  string // a room booked on day 2 for the install nights

@@ -257,7 +257,7 @@ func TestLLMAuthorPassesCheck(t *testing.T) {
 		t.Fatal("the contract lists no MCP tool")
 	}
 	runtime.SkipUnlessInstancesRun(t)
-	checkLive(t, liveEnv(t, s, d.state), drafted{d.state, d.w, got})
+	checkLive(t, liveEnv(t, s, d.state), drafted{s, d.state, d.w, got})
 }
 
 // TestLLMAuthorRetries: unparsable arguments and a task missing the CLI

@@ -19,8 +19,9 @@ import (
 	"github.com/wildawm/wildawm/internal/task"
 )
 
-// runDir is a world-synthesis run the suite draws states from.
-var runDir string
+// runDir is a world-synthesis run the suite draws states from; caseDir
+// is a run with the case study's persona (synth.Run.CaseStudy) alone.
+var runDir, caseDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "wildawm-taskgen-")
@@ -50,13 +51,25 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		closeRun()
+		caseDir = filepath.Join(dir, "case-study")
+		cr, closeCase, err := synth.Open(ctx, synth.OpenOptions{Dir: caseDir})
+		if err != nil {
+			panic(err)
+		}
+		if _, err := cr.CaseStudy(ctx, nil); err != nil {
+			panic(err)
+		}
+		closeCase()
 		return m.Run()
 	}()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-func openSource(t *testing.T) *Source {
+func openSource(t *testing.T) *Source { return openRun(t, runDir) }
+
+// openRun opens the world run at dir as a Source.
+func openRun(t *testing.T, dir string) *Source {
 	t.Helper()
 	cache, err := os.MkdirTemp("", "wildawm-taskgen-cache-") // the sandbox reads W0 here
 	if err != nil {
@@ -64,7 +77,7 @@ func openSource(t *testing.T) *Source {
 	}
 	os.Chmod(cache, 0o755)
 	t.Cleanup(func() { os.RemoveAll(cache) })
-	s, closeSrc, err := OpenSource(context.Background(), runDir, cache)
+	s, closeSrc, err := OpenSource(context.Background(), dir, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +85,9 @@ func openSource(t *testing.T) *Source {
 	return s
 }
 
-// drafted is a family's draft on a state.
+// drafted is a family's draft on a state of a source.
 type drafted struct {
+	src   *Source
 	state State
 	w     *World
 	draft *Draft
@@ -111,25 +125,30 @@ func draftAll(t *testing.T, s *Source, fam Family) []drafted {
 			if d2, _ := fam.Author(w, k); d2 == nil || !reflect.DeepEqual(d, d2) {
 				t.Fatalf("%s day %d: two authorings of %q differ", st.Persona.ID, st.Day, k.Title)
 			}
-			out = append(out, drafted{st, w, d})
+			out = append(out, drafted{s, st, w, d})
 		}
 	}
 	return out
 }
 
 // TestFamiliesSuite is the suite every task family passes: it sketches and
-// authors on the synthesized worlds, deterministically; its drafts are valid tasks
+// authors on the synthesized worlds and the case study's, deterministically; its drafts are valid tasks
 // that need the GUI, MCP and CLI, each in the reference completion and in
 // a sub-task; they save and load; the initial world does not satisfy V,
 // nor does the right answer alone; and the reference completion, run
 // through the harness on a live instance, does.
 func TestFamiliesSuite(t *testing.T) {
-	s := openSource(t)
+	srcs := []*Source{openSource(t), openRun(t, caseDir)}
 	for _, fam := range All() {
 		t.Run(fam.Name(), func(t *testing.T) {
-			ds := draftAll(t, s, fam)
+			var ds []drafted
+			states := 0
+			for _, s := range srcs {
+				ds = append(ds, draftAll(t, s, fam)...)
+				states += len(s.States)
+			}
 			if len(ds) == 0 {
-				t.Fatalf("no sketch on any of the %d test states: the family cannot be tested here", len(s.States))
+				t.Fatalf("no sketch on any of the %d test states: the family cannot be tested here", states)
 			}
 			ids := map[string]bool{}
 			for _, d := range ds {
@@ -160,12 +179,15 @@ func TestFamiliesSuite(t *testing.T) {
 				}
 			}
 			runtime.SkipUnlessInstancesRun(t)
-			env := liveEnv(t, s, ds[0].state)
+			envs := map[*Source]*rollout.Env{}
 			for i, d := range ds {
 				if i >= 3 {
 					break // three live checks a family are enough
 				}
-				checkLive(t, env, d)
+				if envs[d.src] == nil {
+					envs[d.src] = liveEnv(t, d.src, d.state)
+				}
+				checkLive(t, envs[d.src], d)
 			}
 		})
 	}

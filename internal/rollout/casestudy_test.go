@@ -1,4 +1,4 @@
-package pipeline
+package rollout_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/agent/external"
+	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/catalog"
 	"github.com/wildawm/wildawm/internal/gate"
 	"github.com/wildawm/wildawm/internal/judge"
@@ -23,47 +25,50 @@ import (
 	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
+	"github.com/wildawm/wildawm/internal/state"
+	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
-// shared is one prepared case study the session tests share (each
-// Prepare takes seconds, and the package's tests must fit go test's ten
-// minutes on a loaded machine); a test that changes its Env restores it.
+// The case study's live tests: rollouts on real instances of the paper's
+// case study (Chromium, bubblewrap, the MCP services), by a model through
+// the harness, by opencode, cancelled, and the sessions' reach.
+
+// shared is one prepared case study the tests share (each takes
+// seconds); a test that changes its Env restores it.
 var shared struct {
 	once sync.Once
-	p    *Prepared
-	err  error
-	dir  string
+	f    *casestudytest.Fixture
 }
 
-func sharedPrepared(t *testing.T) *Prepared {
+func needTools(t *testing.T) {
+	t.Helper()
+	if err := browser.Available(); err != nil {
+		runtime.SkipOutsideCI(t, "chromium is not installed (wildawm setup installs it): "+err.Error())
+	}
+	runtime.SkipUnlessInstancesRun(t)
+}
+
+func sharedCaseStudy(t *testing.T) *casestudytest.Fixture {
 	t.Helper()
 	needTools(t)
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "wildawm-pipeline-shared-")
-		if shared.err == nil {
-			shared.p, shared.err = Prepare(context.Background(), Options{Dir: shared.dir})
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
+	shared.once.Do(func() { shared.f = casestudytest.New(t, "") })
+	if shared.f == nil {
+		t.Fatal("the shared case study could not be prepared (see the first test that tried)")
 	}
-	e := shared.p.Env
+	e := shared.f.Env
 	newBrowser, before, artifacts, timeout := e.NewBrowser, e.BeforePolicy, e.Artifacts, e.Timeout
 	t.Cleanup(func() {
 		// What a test changed of the shared Env goes back.
 		e.NewBrowser, e.BeforePolicy, e.Artifacts, e.Timeout = newBrowser, before, artifacts, timeout
 	})
-	return shared.p
+	return shared.f
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.p != nil {
-		shared.p.Close(context.Background())
-	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
+	if shared.f != nil {
+		shared.f.Close()
 	}
 	os.Exit(code)
 }
@@ -101,7 +106,7 @@ func refOf(re *regexp.Regexp, page, name string) string {
 // all by interface, turn and token ids, and the final world has the file.
 func TestModelDrivesARealInstance(t *testing.T) {
 	ctx := context.Background()
-	p := sharedPrepared(t)
+	p := sharedCaseStudy(t)
 	var user, pass string
 	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
 		calls := func(cs ...fake.ToolCall) fake.Turn {
@@ -201,7 +206,7 @@ func (b *trackedBrowser) Close(ctx context.Context) error {
 // browser context and its MCP sessions, and returns promptly.
 func TestCancelTearsDownTheRollout(t *testing.T) {
 	ctx := context.Background()
-	p := sharedPrepared(t)
+	p := sharedCaseStudy(t)
 	var tabs []*trackedBrowser
 	newTab := p.Env.NewBrowser
 	p.Env.NewBrowser = func(ctx context.Context, origins []string) (rollout.Browser, error) {
@@ -281,13 +286,12 @@ func sleeping(uid int) bool {
 // MCP service, Chromium, the files); the steps are the gateway's records,
 // with opencode's turns, and the final world has the file it wrote.
 func TestOpencodeDrivesARealInstance(t *testing.T) {
-	needTools(t)
 	bin, err := external.FindOpencode()
 	if err != nil {
 		runtime.SkipOutsideCI(t, err.Error())
 	}
 	ctx := context.Background()
-	p := sharedPrepared(t)
+	p := sharedCaseStudy(t)
 	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
 		tool := func(suffix string) string {
 			for _, tl := range r.Tools {
@@ -354,7 +358,7 @@ func TestOpencodeDrivesARealInstance(t *testing.T) {
 // the rollout that stops after the shortlist failed, as V says.
 func TestModelJudgesOnRealRollouts(t *testing.T) {
 	ctx := context.Background()
-	p := sharedPrepared(t)
+	p := sharedCaseStudy(t)
 	w0, err := p.Env.Materializer.Lower(ctx, p.W0())
 	if err != nil {
 		t.Fatal(err)
@@ -411,5 +415,136 @@ func TestModelJudgesOnRealRollouts(t *testing.T) {
 		if av.Verdict != c.want || lv != c.want || v.V != wantV {
 			t.Fatalf("%s: V=%d, agent judge %s (%v), LLM judge %s; want %s", c.spec.ID, v.V, av.Verdict, av.Evidence, lv, c.want)
 		}
+	}
+}
+
+// TestSessionReachesEveryService: an agent's session exposes every MCP
+// service of the instance, namespaced, not only the messages service.
+func TestSessionReachesEveryService(t *testing.T) {
+	ctx := context.Background()
+	p := sharedCaseStudy(t)
+	inst, err := p.Env.Start(ctx, p.W0(), "services")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	sess, err := p.Env.Open(ctx, inst, &agent.Trajectory{Version: agent.TrajectoryVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx)
+	served := rollout.Services(inst.Dir())
+	if len(served) != 8 {
+		t.Fatalf("the case study's world has %d services (%v), want all 8", len(served), served)
+	}
+	if got := sess.Env.Services(); !slices.Equal(got, slices.Sorted(slices.Values(served))) {
+		t.Fatalf("the session reaches %v, want %v", got, served)
+	}
+	tools, err := sess.Env.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	adapterName := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) // OpenAI's and Anthropic's rule for tool names
+	for _, tl := range tools {
+		if !adapterName.MatchString(tl.Name) {
+			t.Errorf("tool name %q is refused by model APIs (want %s)", tl.Name, adapterName)
+		}
+		svc, _, _ := strings.Cut(tl.Name, agent.ToolSep)
+		per[svc]++
+	}
+	for _, svc := range served {
+		if per[svc] == 0 {
+			t.Errorf("no tools of %s in the session's list %v", svc, per)
+		}
+	}
+	// A call to every service reaches it: each has a tool to list things.
+	for _, tl := range tools {
+		svc, name, _ := strings.Cut(tl.Name, agent.ToolSep)
+		if per[svc] < 0 || !strings.HasPrefix(name, "list_") {
+			continue
+		}
+		if _, err := sess.Env.CallTool(ctx, tl.Name, map[string]any{}); err != nil {
+			t.Errorf("%s: %v", tl.Name, err)
+		}
+		per[svc] = -1
+	}
+	for svc, n := range per {
+		if n >= 0 {
+			t.Errorf("no list_ tool of %s was called", svc)
+		}
+	}
+	if _, err := sess.Env.CallTool(ctx, "nosuch__list_things", nil); err == nil || !strings.Contains(err.Error(), "calendar") {
+		t.Errorf("an unknown service: %v (want the error to list the services)", err)
+	}
+}
+
+// TestRejectedActionsChangeNothing: actions the site, the service or the
+// shell reject are error observations and leave the world as it was.
+func TestRejectedActionsChangeNothing(t *testing.T) {
+	ctx := context.Background()
+	p := sharedCaseStudy(t)
+	inst, err := p.Env.Start(ctx, p.W0(), "rejects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	before, err := state.Hash(ctx, inst.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	traj := &agent.Trajectory{Version: agent.TrajectoryVersion}
+	sess, err := p.Env.Open(ctx, inst, traj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx)
+	env := sess.Env
+	if _, err := env.CallTool(ctx, "messages__send_message", map[string]any{"thread": "dm-nobody", "body": "hi"}); err == nil {
+		t.Error("send_message to an unknown thread succeeded")
+	}
+	if _, err := env.CallTool(ctx, "messages__send_message", map[string]any{"to": "Priya Mehta", "thread": "dm-priya-mehta", "body": "x"}); err == nil {
+		t.Error("send_message with both thread and to succeeded")
+	}
+	if _, err := env.CallTool(ctx, "send_message", map[string]any{"body": "x"}); err == nil || !strings.Contains(err.Error(), "SERVICE__TOOL") {
+		t.Errorf("an un-namespaced tool name: %v", err)
+	}
+	if _, err := env.CallTool(ctx, "messages__search_messages", map[string]any{"query": "'; DROP TABLE messages; --"}); err != nil {
+		t.Errorf("search with SQL-looking text: %v", err)
+	}
+	if _, err := env.Run(ctx, "exit 3"); err == nil {
+		t.Error("a failing command is not an error observation")
+	}
+	if _, err := env.Run(ctx, "rm -rf /usr/bin/python3 /etc/passwd"); err == nil {
+		t.Error("removing system files succeeded")
+	}
+	// Not logged in: adding to the cart is refused.
+	if err := env.Open(ctx, "/p/"+catalog.CandidateWhite); err != nil {
+		t.Fatal(err)
+	}
+	env.Fill(ctx, "#qty", "500")
+	env.Click(ctx, "#add-to-cart")
+	if err := policy.Login(ctx, env, "alex.rivera", "wrong password"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Open(ctx, "/p/NO-SUCH-SKU"); err != nil {
+		t.Fatal(err)
+	}
+	errors := 0
+	for _, s := range traj.Steps {
+		if s.Error != "" {
+			errors++
+		}
+	}
+	if errors < 4 {
+		t.Errorf("want the rejected MCP and shell actions recorded as errors, got %d: %+v", errors, traj.Steps)
+	}
+	after, err := state.Hash(ctx, inst.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		d, _ := state.Compare(ctx, p.Env.Materializer.CacheDir+"/"+p.W0().String(), inst.Dir())
+		t.Fatalf("rejected actions changed the world: %s", d.First())
 	}
 }
