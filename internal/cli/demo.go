@@ -16,7 +16,6 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/browser"
-	"github.com/wildawm/wildawm/internal/policy"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/sandbox"
@@ -57,10 +56,9 @@ Everything is written under --dir; rerunning reads back what is done.`,
 			}
 			defer done()
 			prepared := time.Since(start)
-			// The case study's own scripted ensemble: the procedure and
-			// its degraded variants, each a plausible mistake on this task.
-			g := &pool.Gater{Env: func(*task.Task) (*rollout.Env, error) { return cs.env, nil }, Progress: e.progress,
-				Ensemble: func(*task.Task, uint64) []rollout.Spec { return policy.Ensemble() }}
+			// The pool's own gater and its default ensemble, the shortcut
+			// agents on the case study's declared facts.
+			g := &pool.Gater{Env: func(*task.Task) (*rollout.Env, error) { return cs.env, nil }, Progress: e.progress}
 			pool.Defaults(g)
 			o, err := g.Do(ctx, pool.Job{TaskDir: cs.taskDir, Seed: 1})
 			if err != nil {
@@ -194,7 +192,7 @@ func (e *env) printDemo(dir string, cs *caseStudy, o *pool.Outcome, prepared, wa
 	}
 	// The demo's ensemble is scripted agents and its judges are offline:
 	// the difficulty says so (docs/pool.md rates with a model).
-	fmt.Fprintf(w, "\ntask %s, difficulty %s (rated by scripted agents; judged by the offline replay judge and observer)\n", verdict, o.Difficulty)
+	fmt.Fprintf(w, "\ntask %s, difficulty %s (rated by shortcut agents; judged by the offline replay judge and observer)\n", verdict, o.Difficulty)
 	t := o.Timings
 	msd := func(v float64) time.Duration {
 		return (time.Duration(v*1000) * time.Microsecond).Round(time.Millisecond)

@@ -74,15 +74,21 @@ func CaseStudyTask(in TaskInput) (*task.Task, map[string]string, error) {
 			fmt.Sprintf("%s received a direct message with the ordered SKU.", priya.Name),
 		},
 		Reference: []task.Step{
-			{Interface: "mcp", Tool: "mcp.messages__read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look"},
-			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": policy.ShortlistCommand(PathBOM, PathInventory, PathSpecSheet, PathShortlist)}, Note: "join the three sources"},
+			// Not read, the approval's quantity is taken as one unit.
+			{Interface: "mcp", Tool: "mcp.messages__read_thread", Args: map[string]any{"thread": ThreadMaya}, Note: "the approval: quantity and look",
+				Facts: []task.Fact{{ID: "quantity", Kind: task.FactRead, Value: fmt.Sprintf("Ordered %d x", ApprovedQty), Wrong: "Ordered 1 x"}}},
+			// Without the shortlist, the guess is its tie-break's first model.
+			{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": policy.ShortlistCommand(PathBOM, PathInventory, PathSpecSheet, PathShortlist)}, Note: "join the three sources",
+				Facts: []task.Fact{{ID: "top-models", Kind: task.FactOutput, Value: approved, Wrong: in.Candidates[1]}}},
 			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/login"}},
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#login-username", "value": in.ShopUser}},
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#login-password", "value": in.ShopPass}},
 			{Interface: "gui", Tool: "browser.click", Args: map[string]any{"selector": "#login-submit"}},
 			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/p/" + in.Candidates[1]}},
 			{Interface: "gui", Tool: "vision.describe", Args: map[string]any{"selector": "#product-image"}, Note: "black body, no display"},
-			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/p/" + approved}},
+			// The decision the photo makes: careless, the look-alike.
+			{Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "/p/" + approved},
+				Facts: []task.Fact{{ID: "approved-model", Kind: task.FactChoice, Value: approved, Wrong: in.Candidates[1], Cue: "compare the product photos"}}},
 			{Interface: "gui", Tool: "vision.describe", Args: map[string]any{"selector": "#product-image"}, Note: "white body, display: the approved one"},
 			{Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#qty", "value": fmt.Sprint(ApprovedQty)}},
 			{Interface: "gui", Tool: "browser.click", Args: map[string]any{"selector": "#add-to-cart"}},
