@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,9 @@ const (
 	// whose verifier result the agent judge calls wrong, naming the
 	// criteria, sends the task to revision with them.
 	GateFalseCheck = "false_check"
+	// GateCoverage: every effect of the reference, left out, fails V or
+	// changes nothing (gate.CoverageGate).
+	GateCoverage = gate.GateCoverage
 )
 
 // PaperGates are the gates the paper states (and image ablation, which
@@ -164,6 +168,9 @@ type RolloutRecord struct {
 	// Without is set on an indispensability replay: the reference
 	// completion without this interface's steps (not one of the ensemble).
 	Without string `json:"without,omitempty"`
+	// LeftOut is set on a coverage replay: the reference completion
+	// without its step LeftOut (1-based; not one of the ensemble).
+	LeftOut int `json:"left_out,omitempty"`
 	// Ablation is set on the image-ablation check's rollouts (not of the
 	// ensemble): AblationWithheld, or AblationShown for its control.
 	Ablation string   `json:"ablation,omitempty"`
@@ -211,7 +218,7 @@ const (
 
 // Ensemble reports whether r is one of the ensemble's rollouts (not a
 // replay without an interface, not an image-ablation rollout).
-func (r RolloutRecord) Ensemble() bool { return r.Without == "" && r.Ablation == "" }
+func (r RolloutRecord) Ensemble() bool { return r.Without == "" && r.Ablation == "" && r.LeftOut == 0 }
 
 // Fix is one change the reviser made to a task.
 type Fix struct {
@@ -512,6 +519,9 @@ func (st *gating) specs(seed uint64) []rollout.Spec {
 	for _, in := range st.t.Interfaces {
 		specs = append(specs, rollout.Spec{ID: "without-" + in, Policy: policy.ReplayWithout(st.t, in)})
 	}
+	for _, i := range policy.EffectSteps(st.t) {
+		specs = append(specs, rollout.Spec{ID: fmt.Sprintf("%s%d", leftOutPrefix, i+1), Policy: policy.ReplayWithoutStep(st.t, i)})
+	}
 	if _, ok := st.t.DecisiveSubtask(task.DecisiveImage); ok {
 		pol := st.g.ablation
 		specs = append(specs, rollout.Spec{ID: ablationID, Policy: pol(st.t), AblateImages: true},
@@ -763,6 +773,10 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 	if without == spec.ID {
 		without = ""
 	}
+	leftOut := 0
+	if n, ok := strings.CutPrefix(spec.ID, leftOutPrefix); ok {
+		leftOut, _ = strconv.Atoi(n)
+	}
 	ablation := ""
 	switch spec.ID {
 	case ablationID:
@@ -770,7 +784,7 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 	case ablationControlID:
 		ablation = AblationShown
 	}
-	return &RolloutRecord{ID: spec.ID, Without: without, Ablation: ablation, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer, Fault: tr.Fault,
+	return &RolloutRecord{ID: spec.ID, Without: without, LeftOut: leftOut, Ablation: ablation, Policy: spec.Policy.Name(), Hint: spec.Hint, Final: res.Final, Answer: tr.Answer, Fault: tr.Fault,
 		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
@@ -980,7 +994,7 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Gates = append(rep.Gates, ag, st.interfacesGate(), st.falseCheckGate())
+	rep.Gates = append(rep.Gates, ag, st.interfacesGate(), st.coverageGate(), st.falseCheckGate())
 	t0 = time.Now()
 	var mut *Mutation
 	mg := gate.GateResult{Name: GateMutation, Verdict: "not_run", Evidence: []string{"the mutation check was not run"}}
@@ -1021,6 +1035,37 @@ func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
 	g.Verdict = "fails"
 	g.Evidence = []string{"the reference completion's final world fails V: " + vr.Summary()}
 	return g
+}
+
+// leftOutPrefix begins the rollout ID of a coverage replay ("leave-out-7":
+// the reference without its seventh step).
+const leftOutPrefix = "leave-out-"
+
+// coverageGate: the reference without each of its effects, in turn,
+// fails V or changes nothing (gate.CoverageGate).
+func (st *gating) coverageGate() gate.GateResult {
+	var rs []gate.EffectReplay
+	for _, r := range st.recs {
+		if r.LeftOut == 0 {
+			continue
+		}
+		i := r.LeftOut - 1
+		er := gate.EffectReplay{Step: i, V: r.V, Passed: r.Passed, Total: r.Total, SameWorld: r.Final == st.check.Final}
+		if i < len(st.t.Reference) {
+			er.Tool, er.Note = st.t.Reference[i].Tool, st.t.Reference[i].Note
+		}
+		if !r.countable() {
+			er.Err = r.Error
+			if er.Err == "" {
+				er.Err = r.Outcome
+			}
+		}
+		rs = append(rs, er)
+	}
+	if len(rs) == 0 && len(policy.EffectSteps(st.t)) == 0 {
+		return gate.GateResult{Name: GateCoverage, Verdict: "no_effects", Evidence: []string{"the reference completion has no step that may change the world: nothing it does can be checked"}}
+	}
+	return gate.CoverageGate(rs)
 }
 
 // interfacesGate: every declared interface is indispensable: the

@@ -123,12 +123,23 @@ func TestGateAcceptsAndStoresEvidence(t *testing.T) {
 	for _, g := range o.Report.Gates {
 		names = append(names, g.Name)
 	}
-	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateInterfaces, pool.GateFalseCheck, pool.GateMutation)
+	want := append(gate.GateNames(), pool.GateOracle, pool.GateAnswerOnly, pool.GateInterfaces, pool.GateCoverage, pool.GateFalseCheck, pool.GateMutation)
 	if !slices.Equal(names, want) {
 		t.Fatalf("gates %v, want %v", names, want)
 	}
-	if len(o.Rollouts) != 6+3 {
-		t.Fatalf("%d rollouts, want the ensemble's 6 and 3 without an interface", len(o.Rollouts))
+	ens, without, leftOut := 0, 0, 0
+	for _, r := range o.Rollouts {
+		switch {
+		case r.Ensemble():
+			ens++
+		case r.Without != "":
+			without++
+		case r.LeftOut > 0:
+			leftOut++
+		}
+	}
+	if ens != 6 || without != 3 || leftOut == 0 {
+		t.Fatalf("%d ensemble rollouts, %d without an interface, %d without an effect; want 6, 3 and some", ens, without, leftOut)
 	}
 	hints := 0
 	for _, r := range o.Rollouts[:6] {
@@ -298,6 +309,20 @@ func TestEveryGateRejects(t *testing.T) {
 		}
 		if o.Direct {
 			t.Fatal("a revised task counted as direct")
+		}
+	})
+	t.Run("coverage", func(t *testing.T) {
+		// The coffee's calendar event is asked for but no longer
+		// checked: the reference without its create_event step leaves
+		// another world and still passes V.
+		dir := f.copyTask(t, "cafe-near-venue")
+		edit(t, dir, func(tk *task.Task) {
+			tk.Verifier.Criteria = slices.DeleteFunc(tk.Verifier.Criteria, func(c task.Criterion) bool { return c.ID == "meeting" })
+		}, nil)
+		o := gateIt(t, dir, noRevise(f.gater(gate.Config{})))
+		g := gateResult(t, o, pool.GateCoverage)
+		if g.Passed || g.Verdict != "effect_unchecked" || !strings.Contains(strings.Join(g.Evidence, "\n"), "mcp.calendar__create_event") {
+			t.Fatalf("an unchecked effect passed the coverage check: %+v", g)
 		}
 	})
 	t.Run("interfaces", func(t *testing.T) {

@@ -73,7 +73,7 @@ type Pool struct {
 func RatedBy(o *Outcome) string {
 	var by []string
 	for _, r := range o.Rollouts {
-		if !r.Hint && r.Without == "" && r.Policy != "" {
+		if !r.Hint && r.Ensemble() && r.Policy != "" {
 			by = addSource(by, rolloutSource(r.Policy))
 		}
 	}

@@ -46,7 +46,7 @@ const (
 func (st *gating) revise(ctx context.Context, d *taskgen.Draft, rep *gate.Report, mut *Mutation) ([]Fix, string, error) {
 	failed := rep.FailedGates()
 	var fixes []Fix
-	if slices.Contains(failed, gate.GateJudgeConsistency) || slices.Contains(failed, GateInterfaces) {
+	if slices.Contains(failed, gate.GateJudgeConsistency) || slices.Contains(failed, GateInterfaces) || slices.Contains(failed, GateCoverage) {
 		fs, err := st.fixConsistency(ctx, d)
 		if err != nil {
 			return nil, "", err
@@ -63,7 +63,8 @@ func (st *gating) revise(ctx context.Context, d *taskgen.Draft, rep *gate.Report
 }
 
 // fixConsistency tightens the verifier where both judges failed a rollout
-// V passed (or a replay without an interface passed V with another world),
+// V passed (or a replay without an interface, or without one effect,
+// passed V with another world),
 // and relaxes it where both judges completed one V failed.
 func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, error) {
 	var loose, strict []RolloutRecord
@@ -71,9 +72,10 @@ func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, 
 		if !r.countable() || r.Ablation != "" {
 			continue
 		}
-		if r.Without != "" {
-			// A replay without an interface that changed the world
-			// otherwise and still passed: V misses what that interface does.
+		if r.Without != "" || r.LeftOut > 0 {
+			// A replay without an interface, or without one effect, that
+			// changed the world otherwise and still passed: V misses what
+			// that interface, or that step, does.
 			if r.V == 1 && r.Final != st.check.Final {
 				loose = append(loose, r)
 			}

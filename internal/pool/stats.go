@@ -311,7 +311,7 @@ func (s *Stats) Table(w io.Writer) {
 	for _, a := range s.Rerated {
 		rows = append(rows, a.rows()...)
 	}
-	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateMutation, GateFalseCheck} {
+	for _, name := range []string{gate.GateInitialUnsatisfaction, gate.GateJudgeConsistency, gate.GateSolvability, gate.GateDifficulty, gate.GateCounterfactualProbe, GateInterfaces, GateCoverage, GateMutation, GateFalseCheck} {
 		paper := map[string]string{gate.GateInitialUnsatisfaction: "0.05", gate.GateJudgeConsistency: "1.09", gate.GateSolvability: "1.16", gate.GateDifficulty: "0.39", gate.GateCounterfactualProbe: "0.18"}[name]
 		if paper == "" {
 			paper = "- (beyond the paper)"
