@@ -59,7 +59,7 @@ import (
 // its re-judgments re-weigh the cached observation rather than opening a
 // session again. A verdict is as deterministic as the instances are.
 type Observer struct {
-	Env  *rollout.Env
+	Env  Worlds
 	Task *task.Task
 	// Reference is W_ref: the snapshot of W0 after the task's reference
 	// completion (e.g. taskgen's self-check's final world).
@@ -76,6 +76,17 @@ type Observer struct {
 	ref    *observation          // the plan, with W0's and W_ref's observations
 	finals map[world.ID][]string // W's observations, by world
 }
+
+// Worlds is what the observer needs of a rollout environment
+// (*rollout.Env is one): worlds to read and fresh instances to look at
+// them through.
+type Worlds interface {
+	Lower(ctx context.Context, id world.ID) (string, error)
+	Start(ctx context.Context, snapshot world.ID, name string) (*rollout.Instance, error)
+	Open(ctx context.Context, inst *rollout.Instance, traj *agent.Trajectory) (*rollout.Session, error)
+}
+
+var _ Worlds = (*rollout.Env)(nil)
 
 // Observation kinds of a probe.
 const (
@@ -266,11 +277,11 @@ func (o *Observer) reference(ctx context.Context) (*observation, error) {
 	if o.Reference.IsZero() {
 		return nil, errors.New("no reference final world (W_ref) to compare with")
 	}
-	w0, err := o.Env.Materializer.Lower(ctx, o.Task.Provenance.Snapshot)
+	w0, err := o.Env.Lower(ctx, o.Task.Provenance.Snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("materialise the initial world: %w", err)
 	}
-	wr, err := o.Env.Materializer.Lower(ctx, o.Reference)
+	wr, err := o.Env.Lower(ctx, o.Reference)
 	if err != nil {
 		return nil, fmt.Errorf("materialise the reference's final world: %w", err)
 	}

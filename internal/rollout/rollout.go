@@ -207,6 +207,22 @@ func (s *Session) Close(ctx context.Context) error {
 	return errors.Join(append(errs, s.browser.Close(context.WithoutCancel(ctx)))...)
 }
 
+// Instance is a live instance (runtime.Instance), named here so that a
+// consumer of the narrow interfaces below need not import the runtime.
+type Instance = runtime.Instance
+
+// Lower materialises the world of snapshot id read-only (through the
+// environment's Materializer) and returns its directory.
+func (e *Env) Lower(ctx context.Context, id world.ID) (string, error) {
+	return e.Materializer.Lower(ctx, id)
+}
+
+// Snapshot stores the world of the live instance inst, a day after base,
+// in the environment's store and returns its snapshot (SnapshotWorld).
+func (e *Env) Snapshot(ctx context.Context, inst *Instance, base world.ID) (world.ID, error) {
+	return SnapshotWorld(ctx, e.Store, inst.Dir(), base)
+}
+
 // Start starts a fresh instance of snapshot under the work directory.
 func (e *Env) Start(ctx context.Context, snapshot world.ID, name string) (*runtime.Instance, error) {
 	dir := filepath.Join(e.WorkDir, "instances", name)

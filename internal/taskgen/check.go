@@ -8,6 +8,8 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/verify"
 	"github.com/wildawm/wildawm/internal/world"
 )
 
@@ -30,8 +32,20 @@ type Check struct {
 	Problem string `json:"problem,omitempty"`
 }
 
+// Checker is what the self-check needs of a rollout environment
+// (*rollout.Env is one): fresh instances, sessions in them, their worlds
+// stored, and V.
+type Checker interface {
+	Start(ctx context.Context, snapshot world.ID, name string) (*rollout.Instance, error)
+	Open(ctx context.Context, inst *rollout.Instance, traj *agent.Trajectory) (*rollout.Session, error)
+	Snapshot(ctx context.Context, inst *rollout.Instance, base world.ID) (world.ID, error)
+	Verify(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer string) (*verify.Result, error)
+}
+
+var _ Checker = (*rollout.Env)(nil)
+
 // CheckTask runs the self-check of the task saved at dir through env.
-func CheckTask(ctx context.Context, env *rollout.Env, d *Draft, dir string) (*Check, error) {
+func CheckTask(ctx context.Context, env Checker, d *Draft, dir string) (*Check, error) {
 	t := d.Task
 	vdir := filepath.Join(dir, "verifier")
 	c := &Check{}
@@ -68,7 +82,7 @@ func CheckTask(ctx context.Context, env *rollout.Env, d *Draft, dir string) (*Ch
 		}
 	}
 	sess.Close(ctx)
-	final, err := rollout.SnapshotWorld(ctx, env.Store, inst.Dir(), t.Provenance.Snapshot)
+	final, err := env.Snapshot(ctx, inst, t.Provenance.Snapshot)
 	if err != nil {
 		return nil, err
 	}
