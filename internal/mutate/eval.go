@@ -42,7 +42,7 @@ type subset struct {
 }
 
 func (e *evaluator) verify(ctx context.Context, t *task.Task, final, answer string) (*verify.Result, error) {
-	res, err := verify.Verify(ctx, t, verify.Input{Initial: e.in.Initial, Final: final, Answer: answer,
+	res, err := verify.Verify(ctx, t, verify.Input{Initial: e.in.Initial, Final: final, Answer: answer, Catalog: e.in.Catalog,
 		VerifierDir: e.in.VerifierDir, Runner: e.in.Runner, Scratch: e.scratch})
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)

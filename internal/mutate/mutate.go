@@ -40,6 +40,8 @@ type Input struct {
 	Initial, Solved string
 	// Runner runs script criteria (as for verify.Verify).
 	Runner verify.Runner
+	// Catalog is the catalog database SQL criteria read (verify.Input).
+	Catalog string
 	// Scratch is where the mutated copies of W_ref and the scripts' scratch
 	// homes are made; a sandboxed Runner's uid must be able to reach it.
 	// "" means a fresh directory in the system temporary directory.

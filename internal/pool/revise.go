@@ -106,7 +106,7 @@ func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, 
 				if err != nil {
 					return nil, err
 				}
-				ok, err := passes(ctx, d.Task, c, st.w0, dir)
+				ok, err := passes(ctx, d.Task, c, st.w0, dir, st.env.CatalogDB())
 				if err != nil {
 					return nil, err
 				}
@@ -203,10 +203,10 @@ func dropCriterion(d *taskgen.Draft, id string) bool {
 }
 
 // passes evaluates one declarative criterion of t on (initial, final).
-func passes(ctx context.Context, t *task.Task, c task.Criterion, initial, final string) (bool, error) {
+func passes(ctx context.Context, t *task.Task, c task.Criterion, initial, final, catalogDB string) (bool, error) {
 	one := *t
 	one.Verifier = task.Verifier{Criteria: []task.Criterion{c}}
-	vr, err := verify.Verify(ctx, &one, verify.Input{Initial: initial, Final: final})
+	vr, err := verify.Verify(ctx, &one, verify.Input{Initial: initial, Final: final, Catalog: catalogDB})
 	if err != nil {
 		return false, err
 	}

@@ -48,7 +48,7 @@ func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDi
 	if err != nil {
 		return nil, err
 	}
-	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved, Runner: runner, Scratch: filepath.Join(scratch, "work")})
+	r, err := mutate.Check(ctx, mutate.Input{Task: t, VerifierDir: vdir, Initial: initial, Solved: solved, Runner: runner, Catalog: env.CatalogDB(), Scratch: filepath.Join(scratch, "work")})
 	if err != nil {
 		return nil, err
 	}

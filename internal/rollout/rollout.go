@@ -217,6 +217,15 @@ func (e *Env) Lower(ctx context.Context, id world.ID) (string, error) {
 	return e.Materializer.Lower(ctx, id)
 }
 
+// CatalogDB is the path of the catalog database the verifier's SQL
+// criteria read as schema catalog ("" without a catalog).
+func (e *Env) CatalogDB() string {
+	if e.CatalogDir == "" {
+		return ""
+	}
+	return world.DBPath(e.CatalogDir, catalog.DBName)
+}
+
 // Snapshot stores the world of the live instance inst, a day after base,
 // in the environment's store and returns its snapshot (SnapshotWorld).
 func (e *Env) Snapshot(ctx context.Context, inst *Instance, base world.ID) (world.ID, error) {
@@ -504,11 +513,7 @@ func (e *Env) Verify(ctx context.Context, t *task.Task, verifierDir string, fina
 	if err != nil {
 		return nil, err
 	}
-	var cat string
-	if e.CatalogDir != "" {
-		cat = world.DBPath(e.CatalogDir, catalog.DBName)
-	}
-	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, Catalog: cat, VerifierDir: filepath.Join(vdir, "v"), Runner: runner, Scratch: scratch})
+	return verify.Verify(ctx, t, verify.Input{Initial: w0, Final: w, Answer: answer, Catalog: e.CatalogDB(), VerifierDir: filepath.Join(vdir, "v"), Runner: runner, Scratch: scratch})
 }
 
 // ScriptRunner runs scripts of the caller's (a verifier's, a mutation

@@ -280,7 +280,8 @@ result(not bad and not extra, f"wrong or missing fares for {bad}; days not asked
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "reserved", Kind: "sql", DB: "flights", Description: fmt.Sprintf("%s departing %s (Skyway flight %d) is reserved: one economy seat", t.number, pick.departs, pick.id),
-				Query:  fmt.Sprintf(`SELECT count(*) FROM reservations WHERE username = %s AND flight_id = %d AND passengers = 1 AND cabin = 'economy' AND status = 'confirmed'`, sqlText(login.User), pick.id),
+				Query: fmt.Sprintf(`SELECT count(*) FROM reservations r JOIN catalog.flights f ON f.id = r.flight_id WHERE r.username = %s AND f.number = %s AND f.departs_at = %s AND r.passengers = 1 AND r.cabin = 'economy' AND r.status = 'confirmed'`,
+					sqlText(login.User), sqlText(t.number), sqlText(pick.departs)),
 				Expect: json.RawMessage(strconv.FormatInt(priorPick+1, 10))},
 			{ID: "one-reservation", Kind: "sql", DB: "flights", Description: "no other reservation",
 				Query:  fmt.Sprintf(`SELECT count(*) FROM reservations WHERE username = %s`, sqlText(login.User)),
@@ -853,7 +854,8 @@ result(not bad and not extra and first == nearest, f"wrong or missing distances:
 		Verifier: task.Verifier{Criteria: []task.Criterion{
 			{ID: "table", Kind: "script", Script: "scripts/cafes_table.py", Description: "the cafés by distance, nearest first"},
 			{ID: "saved", Kind: "sql", DB: "maps", Description: fmt.Sprintf("%s (place number %d) is saved as want to go", near.name, near.id),
-				Query:  fmt.Sprintf(`SELECT label FROM saved_places WHERE username = %s AND place_id = %d`, sqlText(login.User), near.id),
+				Query: fmt.Sprintf(`SELECT s.label FROM saved_places s JOIN catalog.places p ON p.id = s.place_id WHERE s.username = %s AND p.name = %s AND p.address = %s`,
+					sqlText(login.User), sqlText(near.name), sqlText(near.address)),
 				Expect: json.RawMessage(`"want to go"`)},
 			{ID: "meeting", Kind: "sql", DB: "calendar", Description: "the coffee at the nearest café, the person invited",
 				Query: fmt.Sprintf(`SELECT count(*) FROM events e WHERE e.title = %s AND e.starts_at = %s AND e.ends_at = %s AND e.status = 'confirmed' AND e.location LIKE %s
