@@ -285,8 +285,8 @@ result(not bad and not extra, f"missing or wrong candidates: {bad}; not candidat
 		},
 		Reference: ref,
 		Verifier: task.Verifier{Criteria: []task.Criterion{
-			{ID: "liked", Kind: "sql", DB: "models", Description: "the pick is liked (model_id is the catalog model's key in the site's URLs)",
-				Query: fmt.Sprintf(`SELECT count(*) FROM likes WHERE username = %s AND model_id = %d`, sqlText(login.User), best.id), Expect: rawInt(1)},
+			{ID: "liked", Kind: "sql", DB: "models", Description: "the pick, by its owner/name in the catalog, is liked",
+				Query: fmt.Sprintf(`SELECT count(*) FROM likes l JOIN catalog.models m ON m.id = l.model_id WHERE l.username = %s AND m.owner || '/' || m.name = %s`, sqlText(login.User), sqlText(best.name)), Expect: rawInt(1)},
 			{ID: "one-like", Kind: "sql", DB: "models", Description: "no other model was liked",
 				Query: fmt.Sprintf(`SELECT count(*) FROM likes WHERE username = %s`, sqlText(login.User)), Expect: rawInt(priorLikes + 1)},
 			{ID: "mailed", Kind: "sql", DB: "mail", Description: contact + " got the pick by mail", Query: mailQ, Expect: rawInt(1)},

@@ -121,7 +121,20 @@ func New(t testing.TB, families []string) *Fixture {
 	}
 	for _, name := range families {
 		if f.TaskDirs[name] == "" {
-			t.Fatalf("pooltest: family %s wrote no checked task on the fixture's last day", name)
+			var why []string
+			for _, r := range rs {
+				if r.Job.Family != name {
+					continue
+				}
+				for _, p := range append(r.Rejected, r.Dropped...) {
+					w := p.ID + ": " + p.Problem
+					if p.Check != nil && p.Check.Problem != "" {
+						w += " (self-check: " + p.Check.Problem + ")"
+					}
+					why = append(why, w)
+				}
+			}
+			t.Fatalf("pooltest: family %s wrote no checked task on the fixture's last day: %v", name, why)
 		}
 	}
 	return f
