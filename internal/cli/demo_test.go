@@ -57,7 +57,7 @@ wait:
 	if err != nil {
 		t.Fatalf("the demo after a kill: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"task ACCEPTED", "rated by scripted agents; judged by the offline replay judge and observer", "gate image_ablation           PASS  image_needed"} {
+	for _, want := range []string{"task ACCEPTED", "rated by shortcut agents; judged by the offline replay judge and observer", "gate image_ablation           PASS  image_needed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the demo's report lacks %q:\n%s", want, out)
 		}

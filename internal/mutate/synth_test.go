@@ -132,7 +132,7 @@ func synthesize(tb testing.TB) []synthCase {
 			tb.Fatal(err)
 		}
 		out = append(out, synthCase{family: name, scratch: filepath.Join(work, "mutate-"+name), in: mutate.Input{Task: d.Task, VerifierDir: filepath.Join(tdir, "verifier"),
-			Initial: w0, Solved: wref, Runner: rollout.SandboxRunner{}}})
+			Initial: w0, Solved: wref, Runner: rollout.SandboxRunner{}, Catalog: env.CatalogDB()}})
 	}
 	return out
 }
@@ -228,7 +228,7 @@ func BenchmarkMutate(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/part=%s(%d)", c.family, part.name, len(t.Verifier.Criteria)), func(b *testing.B) {
 				os.MkdirAll(c.scratch, 0o755)
 				for b.Loop() {
-					if _, err := verify.Verify(ctx, &t, verify.Input{Initial: c.in.Initial, Final: c.in.Solved, Answer: t.Answer,
+					if _, err := verify.Verify(ctx, &t, verify.Input{Initial: c.in.Initial, Final: c.in.Solved, Answer: t.Answer, Catalog: c.in.Catalog,
 						VerifierDir: c.in.VerifierDir, Runner: c.in.Runner, Scratch: c.scratch}); err != nil {
 						b.Fatal(err)
 					}
