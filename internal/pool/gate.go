@@ -443,8 +443,8 @@ func (g *Gater) Do(ctx context.Context, j Job) (*Outcome, error) {
 
 // RolloutJob is the rollout stage's unit of work: one rollout of a task,
 // Index of the ensemble's (0..5), then the indispensability replays' (one
-// per declared interface), then, for an image-decisive task, the
-// image-ablation check's two.
+// per declared interface), then the coverage replays' (one per effect
+// step), then, for an image-decisive task, the image-ablation check's two.
 type RolloutJob struct {
 	TaskDir string `json:"task_dir"`
 	Seed    uint64 `json:"seed"`

@@ -411,8 +411,8 @@ func TestModelEnsemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range o.Rollouts {
-		if r.Without != "" {
-			continue // the indispensability replays are scripted
+		if !r.Ensemble() {
+			continue // the indispensability and coverage replays are scripted
 		}
 		if r.Policy != "model:"+spec.Model || r.V != 0 {
 			t.Fatalf("rollout %s: policy %s, V %d; want the model's, failed", r.ID, r.Policy, r.V)
@@ -456,7 +456,10 @@ func TestStagesAsJobs(t *testing.T) {
 		}
 	}
 	var recs []pool.RolloutRecord
-	for i := range pool.EnsembleSize + 3 {
+	// The ensemble's, one replay without each interface, one without each
+	// effect.
+	n := len(want.Rollouts)
+	for i := range n {
 		var j pool.RolloutJob
 		through(pool.RolloutJob{TaskDir: dir, Seed: 7, Index: i}, &j)
 		r, err := g.Rollout(ctx, j)
@@ -471,8 +474,8 @@ func TestStagesAsJobs(t *testing.T) {
 		}
 		recs = append(recs, *jr)
 	}
-	if _, err := g.Rollout(ctx, pool.RolloutJob{TaskDir: dir, Index: 9}); err == nil {
-		t.Fatal("a tenth rollout of a task with nine ran")
+	if _, err := g.Rollout(ctx, pool.RolloutJob{TaskDir: dir, Index: n}); err == nil {
+		t.Fatalf("rollout %d of a task with %d ran", n+1, n)
 	}
 	var ej pool.EvaluateJob
 	through(pool.EvaluateJob{TaskDir: dir, Rollouts: recs}, &ej)
@@ -565,7 +568,7 @@ func TestModelJudges(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range o.Rollouts {
-				if r.Without == "" && r.Failure != "infra" && (r.JudgeEvidence["llm"] == nil || r.JudgeEvidence["agent"] == nil) {
+				if r.Ensemble() && r.Failure != "infra" && (r.JudgeEvidence["llm"] == nil || r.JudgeEvidence["agent"] == nil) {
 					t.Fatalf("rollout %s not judged by the model judges: %+v", r.ID, r.JudgeEvidence)
 				}
 			}
