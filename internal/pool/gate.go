@@ -49,9 +49,9 @@ const OutcomeVersion = 1
 
 // The checks beyond the paper, reported as gates after the paper's.
 const (
-	GateOracle     = "oracle"
-	GateAnswerOnly = "answer_only"
-	GateInterfaces = "interfaces"
+	GateOracle     = gate.GateOracle
+	GateAnswerOnly = gate.GateAnswerOnly
+	GateInterfaces = gate.GateInterfaces
 	GateMutation   = "mutation"
 	// GateFalseCheck reads the agent judge's false checks: a rollout
 	// whose verifier result the agent judge calls wrong, naming the
@@ -1021,20 +1021,16 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 
 // oracleGate: the reference completion, replayed, passes V.
 func (st *gating) oracleGate(ctx context.Context) gate.GateResult {
-	g := gate.GateResult{Name: GateOracle}
 	vr, err := st.env.Verify(ctx, st.t, filepath.Join(st.dir, "verifier"), st.check.Final, st.t.Answer)
 	if err != nil {
-		g.Verdict, g.Evidence = gate.Infrastructure, []string{"could not verify the reference's final world: " + err.Error()}
-		return g
+		return gate.OracleGate(st.check.Final.Short(), gate.Verified{Err: err.Error()})
 	}
-	if vr.V == 1 {
-		g.Passed, g.Verdict = true, "passes"
-		g.Evidence = []string{fmt.Sprintf("the reference completion's final world %s passes V (%d/%d)", st.check.Final.Short(), vr.Passed, vr.Total)}
-		return g
-	}
-	g.Verdict = "fails"
-	g.Evidence = []string{"the reference completion's final world fails V: " + vr.Summary()}
-	return g
+	return gate.OracleGate(st.check.Final.Short(), verified(vr))
+}
+
+// verified is V's result as the gate decisions read it.
+func verified(vr *verify.Result) gate.Verified {
+	return gate.Verified{V: vr.V, Passed: vr.Passed, Total: vr.Total, Summary: vr.Summary()}
 }
 
 // leftOutPrefix begins the rollout ID of a coverage replay ("leave-out-7":
@@ -1073,44 +1069,21 @@ func (st *gating) coverageGate() gate.GateResult {
 // steps read, computed or chose (their facts take their wrong values:
 // policy.ReplayWithout), fails V.
 func (st *gating) interfacesGate() gate.GateResult {
-	g := gate.GateResult{Name: GateInterfaces}
-	var bad, infra []string
-	ran := 0
+	var rs []gate.InterfaceReplay
 	for _, r := range st.recs {
 		if r.Without == "" {
 			continue
 		}
-		ran++
-		switch {
-		case !r.countable():
-			infra = append(infra, fmt.Sprintf("the replay without %s: infrastructure error in every attempt: %s", r.Without, r.Error))
-		case r.V == 1 && r.Final == st.check.Final:
-			// The replay without them knows nothing it read there (each
-			// fact declared at a left-out step takes its wrong value), yet
-			// ends in the reference's world: nothing read there is needed,
-			// or the reference inlines what it read without declaring it.
-			bad = append(bad, r.Without)
-			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps, and without what it read, computed or chose there, leaves the reference's own world and passes V (%d/%d; trajectory %s): nothing done or read through %s is needed, or a later step carries data read there that no fact declares (docs/task.md, facts)", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
-		case r.V == 1:
-			bad = append(bad, r.Without)
-			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps changes the world otherwise and still passes V (%d/%d; trajectory %s): V does not check what the task does through %s", r.Without, r.Passed, r.Total, r.Trajectory, r.Without))
-		default:
-			g.Evidence = append(g.Evidence, fmt.Sprintf("the reference completion without its %s steps fails V (%d/%d)", r.Without, r.Passed, r.Total))
+		ir := gate.InterfaceReplay{Interface: r.Without, V: r.V, Passed: r.Passed, Total: r.Total, SameWorld: r.Final == st.check.Final, Trajectory: r.Trajectory}
+		if !r.countable() {
+			ir.Err = r.Error
+			if ir.Err == "" {
+				ir.Err = r.Outcome
+			}
 		}
+		rs = append(rs, ir)
 	}
-	switch {
-	case ran == 0:
-		g.Verdict, g.Evidence = "not_run", []string{"the replays without each interface were not run"}
-	case len(bad) > 0:
-		g.Verdict = "not_indispensable"
-		g.Evidence = append([]string{fmt.Sprintf("declared but not needed: %s", strings.Join(bad, ", "))}, g.Evidence...)
-	case len(infra) > 0:
-		g.Verdict = gate.Infrastructure
-		g.Evidence = append(infra, g.Evidence...)
-	default:
-		g.Passed, g.Verdict = true, "indispensable"
-	}
-	return g
+	return gate.InterfacesGate(rs)
 }
 
 // falseCheckGate: no ensemble rollout's verifier result is one the agent
@@ -1146,24 +1119,14 @@ func (st *gating) falseCheckGate() gate.GateResult {
 // answerOnlyGate: the right answer with the world untouched fails V, where
 // the task changes the world.
 func (st *gating) answerOnlyGate(ctx context.Context) (gate.GateResult, error) {
-	g := gate.GateResult{Name: GateAnswerOnly}
 	if st.check.Final == st.t.Provenance.Snapshot {
-		g.Passed, g.Verdict = true, "not_applicable"
-		g.Evidence = []string{"the reference does not change the world: an answer-only solution is a solution"}
-		return g, nil
+		return gate.AnswerOnlyGate(st.t.Answer, false, gate.Verified{}), nil
 	}
 	vr, err := st.env.Verify(ctx, st.t, filepath.Join(st.dir, "verifier"), st.t.Provenance.Snapshot, st.t.Answer)
 	if err != nil {
-		return g, err
+		return gate.GateResult{Name: GateAnswerOnly}, err
 	}
-	if vr.V == 0 {
-		g.Passed, g.Verdict = true, "fails"
-		g.Evidence = []string{fmt.Sprintf("the expected answer %q on the untouched initial world fails V (%d/%d)", clip(st.t.Answer, 80), vr.Passed, vr.Total)}
-		return g, nil
-	}
-	g.Verdict = "passes"
-	g.Evidence = []string{fmt.Sprintf("the expected answer %q on the untouched initial world passes V: the verifier checks the answer, not the changes the task asks for", clip(st.t.Answer, 80))}
-	return g, nil
+	return gate.AnswerOnlyGate(st.t.Answer, true, verified(vr)), nil
 }
 
 func clip(s string, n int) string {
