@@ -228,19 +228,7 @@ func ReplayEnsemble(t *task.Task, seed uint64) []rollout.Spec {
 // through in, without declaring the fact, passes this check wrongly:
 // taskgen's suite refuses such references.
 func ReplayWithout(t *task.Task, in string) rollout.Policy {
-	return &without{in: in, steps: slices.Clone(t.Reference), expected: t.Answer}
-}
-
-type without struct {
-	in       string
-	steps    []task.Step
-	expected string
-}
-
-func (w *without) Name() string { return "scripted:replay-without-" + w.in }
-
-func (w *without) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
-	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(_ int, s task.Step) bool { return s.Interface == w.in })
+	return leavingOut(t, "without-"+in, func(_ int, s task.Step) bool { return s.Interface == in })
 }
 
 // ReplayWithoutStep is the reference completion replayed without its
@@ -248,19 +236,26 @@ func (w *without) Run(ctx context.Context, env *agent.Env, _ task.Public) (strin
 // the effects check, which leaves out each step that may change the world
 // in turn and wants V to notice.
 func ReplayWithoutStep(t *task.Task, i int) rollout.Policy {
-	return &withoutStep{i: i, steps: slices.Clone(t.Reference), expected: t.Answer}
+	return leavingOut(t, fmt.Sprintf("without-step-%d", i+1), func(j int, _ task.Step) bool { return j == i })
 }
 
-type withoutStep struct {
-	i        int
+// leftOut is the reference completion without the steps skip selects,
+// and without what they told.
+type leftOut struct {
+	name     string
+	skip     func(int, task.Step) bool
 	steps    []task.Step
 	expected string
 }
 
-func (w *withoutStep) Name() string { return fmt.Sprintf("scripted:replay-without-step-%d", w.i+1) }
+func leavingOut(t *task.Task, name string, skip func(int, task.Step) bool) rollout.Policy {
+	return &leftOut{name: name, skip: skip, steps: slices.Clone(t.Reference), expected: t.Answer}
+}
 
-func (w *withoutStep) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
-	return runMistaken(ctx, env, w.steps, w.expected, func(task.Fact) bool { return false }, func(i int, _ task.Step) bool { return i == w.i })
+func (l *leftOut) Name() string { return "scripted:replay-" + l.name }
+
+func (l *leftOut) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
+	return runMistaken(ctx, env, l.steps, l.expected, func(task.Fact) bool { return false }, l.skip)
 }
 
 // ReplayOracle is the reference completion replayed without mistakes.

@@ -788,6 +788,17 @@ func (st *gating) rollout(ctx context.Context, spec rollout.Spec) (*RolloutRecor
 		Trajectory: rel, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error, Interfaces: tr.InterfacesUsed(), Steps: len(tr.Steps), WallMS: ms(res.Wall)}, nil
 }
 
+// infraErr is why a rollout that is no evidence is not ("" when it is).
+func (r RolloutRecord) infraErr() string {
+	switch {
+	case r.countable():
+		return ""
+	case r.Error != "":
+		return r.Error
+	}
+	return r.Outcome
+}
+
 // countable reports whether a rollout is evidence about the task (its
 // harness did not fail in every attempt, its world was set up, its calls
 // parsed).
@@ -1050,12 +1061,7 @@ func (st *gating) coverageGate() gate.GateResult {
 		if i < len(st.t.Reference) {
 			er.Tool, er.Note = st.t.Reference[i].Tool, st.t.Reference[i].Note
 		}
-		if !r.countable() {
-			er.Err = r.Error
-			if er.Err == "" {
-				er.Err = r.Outcome
-			}
-		}
+		er.Err = r.infraErr()
 		rs = append(rs, er)
 	}
 	if len(rs) == 0 && len(policy.EffectSteps(st.t)) == 0 {
@@ -1075,12 +1081,7 @@ func (st *gating) interfacesGate() gate.GateResult {
 			continue
 		}
 		ir := gate.InterfaceReplay{Interface: r.Without, V: r.V, Passed: r.Passed, Total: r.Total, SameWorld: r.Final == st.check.Final, Trajectory: r.Trajectory}
-		if !r.countable() {
-			ir.Err = r.Error
-			if ir.Err == "" {
-				ir.Err = r.Outcome
-			}
-		}
+		ir.Err = r.infraErr()
 		rs = append(rs, ir)
 	}
 	return gate.InterfacesGate(rs)
