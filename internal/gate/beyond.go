@@ -11,6 +11,11 @@ const (
 	GateOracle     = "oracle"
 	GateAnswerOnly = "answer_only"
 	GateInterfaces = "interfaces"
+	GateMutation   = "mutation"
+	// GateFalseCheck reads the agent judge's false checks: a rollout
+	// whose verifier result the agent judge calls wrong, naming the
+	// criteria, sends the task to revision with them.
+	GateFalseCheck = "false_check"
 )
 
 // Verified is V on one world: the verdict, the criteria passed of the
@@ -103,6 +108,70 @@ func InterfacesGate(rs []InterfaceReplay) GateResult {
 		g.Evidence = append(infra, g.Evidence...)
 	default:
 		g.Passed, g.Verdict = true, "indispensable"
+	}
+	return g
+}
+
+// FalseCall is the agent judge calling one ensemble rollout's verifier
+// result wrong, naming the criteria (none: it named none).
+type FalseCall struct {
+	Rollout  string
+	V        int
+	Criteria []string
+}
+
+// FalseCheckGate: no ensemble rollout's verifier result is one the agent
+// judge calls wrong. Failed, its evidence names the rollouts and the
+// criteria, which the revision's feedback carries. judged false: no judge
+// made such calls (the offline judges do not), and the gate is not
+// applicable.
+func FalseCheckGate(judged bool, calls []FalseCall) GateResult {
+	g := GateResult{Name: GateFalseCheck}
+	if !judged {
+		g.Passed, g.Verdict = true, OutcomeNotApplicable
+		g.Evidence = []string{"the offline judges make no false-check call: --judge-model runs the agent judge, whose false checks this gate reads"}
+		return g
+	}
+	for _, c := range calls {
+		named := "naming no criterion"
+		if len(c.Criteria) > 0 {
+			named = "criteria " + strings.Join(c.Criteria, ", ")
+		}
+		g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s (V=%d): the agent judge calls the verifier's result wrong (%s): check that each named criterion tests what the instruction asks", c.Rollout, c.V, named))
+	}
+	if len(calls) > 0 {
+		g.Verdict = "false_check"
+		return g
+	}
+	g.Passed, g.Verdict = true, "none"
+	g.Evidence = []string{"the agent judge called no verifier result wrong"}
+	return g
+}
+
+// MutationResult is the mutation check's finding as the gate reads it:
+// whether every criterion was flipped by a mutation of the solved world
+// that flipped it alone, the criteria no mutation flipped, and the
+// checker's evidence.
+type MutationResult struct {
+	Passed     bool
+	Untargeted []string
+	Evidence   []string
+}
+
+// MutationGate: every criterion of V is flipped by some mutation of the
+// solved world, and by one that flips it alone. m nil: the check was not
+// run, which fails.
+func MutationGate(m *MutationResult) GateResult {
+	g := GateResult{Name: GateMutation}
+	switch {
+	case m == nil:
+		g.Verdict, g.Evidence = "not_run", []string{"the mutation check was not run"}
+	case m.Passed:
+		g.Passed, g.Verdict, g.Evidence = true, "isolated", m.Evidence
+	case len(m.Untargeted) > 0:
+		g.Verdict, g.Evidence = "untargeted", m.Evidence
+	default:
+		g.Verdict, g.Evidence = "entangled", m.Evidence
 	}
 	return g
 }

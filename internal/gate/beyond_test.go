@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// TestBeyondThePaper: the oracle, answer-only and interfaces decisions
+// TestBeyondThePaper: the oracle, answer-only, interfaces, false-check
+// and mutation decisions
 // pass and reject on the evidence alone, and an infrastructure failure
 // is never a pass.
 func TestBeyondThePaper(t *testing.T) {
@@ -27,4 +28,12 @@ func TestBeyondThePaper(t *testing.T) {
 	check("changes otherwise", InterfacesGate([]InterfaceReplay{fails, {Interface: "cli", V: 1}}), false, "not_indispensable", "V does not check what the task does through cli")
 	check("infra", InterfacesGate([]InterfaceReplay{fails, {Interface: "cli", Err: "sandbox died"}}), false, Infrastructure, "sandbox died")
 	check("not run", InterfacesGate(nil), false, "not_run", "not run")
+	check("no judge model", FalseCheckGate(false, []FalseCall{{Rollout: "r1"}}), true, OutcomeNotApplicable, "--judge-model")
+	check("no false call", FalseCheckGate(true, nil), true, "none", "called no verifier result wrong")
+	check("false call", FalseCheckGate(true, []FalseCall{{Rollout: "r2", V: 1, Criteria: []string{"c1", "c3"}}}), false, "false_check", "rollout r2 (V=1)")
+	check("false call names its criteria", FalseCheckGate(true, []FalseCall{{Rollout: "r2", Criteria: []string{"c1", "c3"}}}), false, "false_check", "criteria c1, c3")
+	check("mutation isolated", MutationGate(&MutationResult{Passed: true, Evidence: []string{"c1 flipped alone"}}), true, "isolated", "c1 flipped alone")
+	check("mutation untargeted", MutationGate(&MutationResult{Untargeted: []string{"c2"}, Evidence: []string{"c2: no mutation flips it"}}), false, "untargeted", "c2: no mutation")
+	check("mutation entangled", MutationGate(&MutationResult{Evidence: []string{"c1 flips with c2"}}), false, "entangled", "c1 flips with c2")
+	check("mutation not run", MutationGate(nil), false, "not_run", "not run")
 }

@@ -52,11 +52,8 @@ const (
 	GateOracle     = gate.GateOracle
 	GateAnswerOnly = gate.GateAnswerOnly
 	GateInterfaces = gate.GateInterfaces
-	GateMutation   = "mutation"
-	// GateFalseCheck reads the agent judge's false checks: a rollout
-	// whose verifier result the agent judge calls wrong, naming the
-	// criteria, sends the task to revision with them.
-	GateFalseCheck = "false_check"
+	GateMutation   = gate.GateMutation
+	GateFalseCheck = gate.GateFalseCheck
 	// GateCoverage: every effect of the reference, left out, fails V or
 	// changes nothing (gate.CoverageGate).
 	GateCoverage = gate.GateCoverage
@@ -1008,24 +1005,16 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	rep.Gates = append(rep.Gates, ag, st.interfacesGate(), st.coverageGate(), st.falseCheckGate())
 	t0 = time.Now()
 	var mut *Mutation
-	mg := gate.GateResult{Name: GateMutation, Verdict: "not_run", Evidence: []string{"the mutation check was not run"}}
+	var mr *gate.MutationResult
 	if st.g.Mutate != nil {
 		mut, err = st.g.Mutate(ctx, st.env, st.t, filepath.Join(st.dir, "verifier"), st.w0, st.ref)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pool: mutation check %s: %w", st.t.ID, err)
 		}
-		mg.Passed, mg.Evidence = mut.Passed, mut.Evidence
-		switch {
-		case mut.Passed:
-			mg.Verdict = "isolated"
-		case len(mut.Untargeted) > 0:
-			mg.Verdict = "untargeted"
-		default:
-			mg.Verdict = "entangled"
-		}
+		mr = &gate.MutationResult{Passed: mut.Passed, Untargeted: mut.Untargeted, Evidence: mut.Evidence}
 	}
 	st.tim.MutationMS += ms(time.Since(t0))
-	rep.Gates = append(rep.Gates, mg)
+	rep.Gates = append(rep.Gates, gate.MutationGate(mr))
 	rep.Passed = len(rep.FailedGates()) == 0
 	return rep, mut, nil
 }
@@ -1087,34 +1076,16 @@ func (st *gating) interfacesGate() gate.GateResult {
 	return gate.InterfacesGate(rs)
 }
 
-// falseCheckGate: no ensemble rollout's verifier result is one the agent
-// judge calls wrong. Failed, its evidence names the rollouts and the
-// criteria, which the revision's feedback carries. The offline judges
-// make no such call: without a judge model it is not applicable.
+// falseCheckGate: the agent judge's false checks on the ensemble's
+// rollouts (gate.FalseCheckGate); without a judge model none are made.
 func (st *gating) falseCheckGate() gate.GateResult {
-	g := gate.GateResult{Name: GateFalseCheck}
-	if st.g.Models == nil || st.g.Models.Agent == nil {
-		g.Passed, g.Verdict = true, gate.OutcomeNotApplicable
-		g.Evidence = []string{"the offline judges make no false-check call: --judge-model runs the agent judge, whose false checks this gate reads"}
-		return g
-	}
+	var calls []gate.FalseCall
 	for _, r := range st.recs {
-		if !r.Ensemble() || !r.FalseCheck {
-			continue
+		if r.Ensemble() && r.FalseCheck {
+			calls = append(calls, gate.FalseCall{Rollout: r.ID, V: r.V, Criteria: r.FalseCriteria})
 		}
-		named := "naming no criterion"
-		if len(r.FalseCriteria) > 0 {
-			named = "criteria " + strings.Join(r.FalseCriteria, ", ")
-		}
-		g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s (V=%d): the agent judge calls the verifier's result wrong (%s): check that each named criterion tests what the instruction asks", r.ID, r.V, named))
 	}
-	if len(g.Evidence) > 0 {
-		g.Verdict = "false_check"
-		return g
-	}
-	g.Passed, g.Verdict = true, "none"
-	g.Evidence = []string{"the agent judge called no verifier result wrong"}
-	return g
+	return gate.FalseCheckGate(st.g.Models != nil && st.g.Models.Agent != nil, calls)
 }
 
 // answerOnlyGate: the right answer with the world untouched fails V, where
