@@ -386,3 +386,60 @@ func TestLLMSynthBackends(t *testing.T) {
 		t.Fatalf("rerun: %+v, %v; %d author chats (was %d)", r2, err, wrote(), before)
 	}
 }
+
+// invalidAuthor writes its sketch's task as draft, with the first
+// declared fact's mistake made the right value: a draft no shortcut can
+// take (task.Validate refuses it).
+type invalidAuthor struct{ draft *Draft }
+
+func (invalidAuthor) Name() string { return "test:invalid" }
+
+func (a invalidAuthor) Author(_ context.Context, _ *World, s Sketch, _ string) (*Draft, error) {
+	d := *a.draft
+	tk := *d.Task
+	tk.Reference = slices.Clone(tk.Reference)
+	for i, st := range tk.Reference {
+		if len(st.Facts) > 0 {
+			st.Facts = slices.Clone(st.Facts)
+			st.Facts[0].Kind, st.Facts[0].Wrong = task.FactChoice, st.Facts[0].Value
+			tk.Reference[i] = st
+			break
+		}
+	}
+	d.Task = &tk
+	return &d, nil
+}
+
+// TestInvalidDraftIsItsSketchsRejection: an author's draft that is not a
+// valid task (a fact whose mistake is its value) is its sketch's
+// rejection, naming the problem; the job ends without error and writes no
+// task for it.
+func TestInvalidDraftIsItsSketchsRejection(t *testing.T) {
+	s := openSource(t)
+	d := wishlistDrafted(t, s)
+	if !slices.ContainsFunc(d.draft.Task.Reference, func(st task.Step) bool { return len(st.Facts) > 0 }) {
+		t.Fatal("the wishlist draft declares no fact")
+	}
+	out := t.TempDir()
+	sy := &Synth{Source: s, Out: out, Diversity: &Diversity{}, AuthorBackend: invalidAuthor{d.draft}}
+	fam, _ := Lookup("wishlist-balance")
+	jobs := sy.Jobs([]Family{fam}, func(st State) bool { return st.Persona.ID == d.state.Persona.ID && st.Day == d.state.Day }, 1)
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	r, err := sy.Do(context.Background(), jobs[0])
+	if err != nil {
+		t.Fatalf("an invalid draft ended the job: %v", err)
+	}
+	if len(r.Tasks) != 0 || len(r.Rejected) == 0 {
+		t.Fatalf("%+v: want every sketch rejected", r)
+	}
+	for _, p := range r.Rejected {
+		if !strings.Contains(p.Problem, "the author's draft is not a valid task") || !strings.Contains(p.Problem, "wrong") {
+			t.Errorf("rejected %s: problem %q, want the draft's invalid fact named", p.ID, p.Problem)
+		}
+		if _, err := os.Stat(filepath.Join(out, p.ID, "task.json")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("rejected %s: task.json written (%v)", p.ID, err)
+		}
+	}
+}
