@@ -17,7 +17,6 @@ import (
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/browser"
 	"github.com/wildawm/wildawm/internal/pool"
-	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/task"
 )
@@ -58,7 +57,7 @@ Everything is written under --dir; rerunning reads back what is done.`,
 			prepared := time.Since(start)
 			// The pool's own gater and its default ensemble, the shortcut
 			// agents on the case study's declared facts.
-			g := &pool.Gater{Env: func(*task.Task) (*rollout.Env, error) { return cs.env, nil }, Progress: e.progress}
+			g := &pool.Gater{Env: func(*task.Task) (pool.Worlds, error) { return cs.env, nil }, Progress: e.progress}
 			pool.Defaults(g)
 			o, err := g.Do(ctx, pool.Job{TaskDir: cs.taskDir, Seed: 1})
 			if err != nil {

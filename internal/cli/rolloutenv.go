@@ -11,6 +11,7 @@ import (
 	"github.com/wildawm/wildawm/internal/browser"
 	fakebrowser "github.com/wildawm/wildawm/internal/browser/fake"
 	"github.com/wildawm/wildawm/internal/persona"
+	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/sandbox"
@@ -120,10 +121,10 @@ func (r *rolloutEnvs) setVision(v func(ctx context.Context, img []byte) (*vision
 	}
 }
 
-// forTask is task as a function of the task, for the consumers that take
-// one.
-func (r *rolloutEnvs) forTask(verb string) func(t *task.Task) (*rollout.Env, error) {
-	return func(t *task.Task) (*rollout.Env, error) { return r.task(t, verb) }
+// forTask is task as a function of the task, for the gater and the
+// rater, which take the narrow interface they use (pool.Worlds).
+func (r *rolloutEnvs) forTask(verb string) func(t *task.Task) (pool.Worlds, error) {
+	return func(t *task.Task) (pool.Worlds, error) { return r.task(t, verb) }
 }
 
 // searchable fails unless every directory above dir has the search bit

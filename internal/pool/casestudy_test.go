@@ -38,7 +38,7 @@ func TestCaseStudyThroughTheGater(t *testing.T) {
 	cs := casestudytest.New(t, "")
 	t.Cleanup(cs.Close)
 	gater := func() *pool.Gater {
-		g := &pool.Gater{Env: func(*task.Task) (*rollout.Env, error) { return cs.Env, nil }, Progress: t.Logf,
+		g := &pool.Gater{Env: func(*task.Task) (pool.Worlds, error) { return cs.Env, nil }, Progress: t.Logf,
 			Ensemble: func(*task.Task, uint64) []rollout.Spec { return policy.Ensemble() }}
 		pool.Defaults(g)
 		return g
@@ -151,7 +151,7 @@ func TestCaseStudyThroughTheGater(t *testing.T) {
 	})
 	t.Run("counterfactual_probe: a judge that edits its verifier copy", func(t *testing.T) {
 		g := gater()
-		g.Observer = func(env *rollout.Env, tk *task.Task, ref world.ID, vcopy string) pool.WorldJudge {
+		g.Observer = func(env pool.Worlds, tk *task.Task, ref world.ID, vcopy string) pool.WorldJudge {
 			return &judge.Observer{Env: env, Task: tk, Reference: ref, VerifierDir: vcopy, Pressure: judge.Tamper}
 		}
 		o := evaluate(t, g, copyCase(t, nil), o.Rollouts)

@@ -86,7 +86,7 @@ type WorldJudge interface {
 
 // MutationCheck runs the mutation check of a task whose reference solved
 // the world at solved (a read-only directory) from initial.
-type MutationCheck func(ctx context.Context, env *rollout.Env, t *task.Task, verifierDir, initial, solved string) (*Mutation, error)
+type MutationCheck func(ctx context.Context, env Worlds, t *task.Task, verifierDir, initial, solved string) (*Mutation, error)
 
 // Mutation is the mutation check's result as the gate reads it.
 type Mutation struct {
@@ -106,7 +106,7 @@ type Mutation struct {
 // Gater gates tasks.
 type Gater struct {
 	// Env is the rollout environment for a task's persona.
-	Env func(t *task.Task) (*rollout.Env, error)
+	Env func(t *task.Task) (Worlds, error)
 	// Gates is the gate configuration, validated by Do.
 	Gates gate.Config
 	// MaxRevisions bounds the fix iterations (default gate.DefaultMaxRevisions;
@@ -115,7 +115,7 @@ type Gater struct {
 	// Observer makes the interface-inspection judge of a task whose
 	// reference's final world is ref; verifierCopy is the judge's writable
 	// copy of the verifier (the probe digests it).
-	Observer func(env *rollout.Env, t *task.Task, ref world.ID, verifierCopy string) WorldJudge
+	Observer func(env Worlds, t *task.Task, ref world.ID, verifierCopy string) WorldJudge
 	// Mutate is the mutation check; nil skips it (the gate says not run and
 	// fails).
 	Mutate MutationCheck
@@ -357,7 +357,7 @@ func saveJSON(path string, v any) error {
 // gating is one task's state while it goes through the gates.
 type gating struct {
 	g       *Gater
-	env     *rollout.Env
+	env     Worlds
 	dir     string
 	t       *task.Task
 	check   *taskgen.Check
@@ -385,7 +385,7 @@ func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.R
 	if err != nil {
 		return fmt.Errorf("pool: LLM judge of %s rollout %s: %w", st.t.ID, r.ID, err)
 	}
-	final, err := st.env.Materializer.Lower(ctx, r.Final)
+	final, err := st.env.Lower(ctx, r.Final)
 	if err != nil {
 		return err
 	}
@@ -571,18 +571,17 @@ func (g *Gater) open(ctx context.Context, dir string) (*gating, error) {
 		return nil, err
 	}
 	st := &gating{g: g, env: env, dir: dir, t: t, check: c}
-	if st.w0, err = env.Materializer.Lower(ctx, t.Provenance.Snapshot); err != nil {
+	if st.w0, err = env.Lower(ctx, t.Provenance.Snapshot); err != nil {
 		return nil, err
 	}
-	if st.ref, err = env.Materializer.Lower(ctx, c.Final); err != nil {
+	if st.ref, err = env.Lower(ctx, c.Final); err != nil {
 		return nil, err
 	}
 	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref, Task: st.t}
-	st.copyDir, err = os.MkdirTemp(env.WorkDir, "observer-verifier-")
+	st.copyDir, err = env.TempDir("observer-verifier-")
 	if err != nil {
 		return nil, err
 	}
-	os.Chmod(st.copyDir, 0o755)
 	if g.Observer != nil {
 		st.obs = g.Observer(env, t, c.Final, filepath.Join(st.copyDir, "verifier"))
 	}
@@ -815,7 +814,7 @@ func (st *gating) judgeOne(ctx context.Context, r *RolloutRecord) error {
 	}
 	t0 := time.Now()
 	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
-	final, err := st.env.Materializer.Lower(ctx, r.Final)
+	final, err := st.env.Lower(ctx, r.Final)
 	if err != nil {
 		return err
 	}
@@ -1182,7 +1181,7 @@ type Regrade struct {
 // RegradeTask re-verifies the stored rollouts of the gated task at dir
 // with its current verifier: no new rollout runs, only V on the stored
 // final worlds. It writes gate/regrade.json.
-func RegradeTask(ctx context.Context, env *rollout.Env, dir string, cfg gate.Config) (*Regrade, error) {
+func RegradeTask(ctx context.Context, env Worlds, dir string, cfg gate.Config) (*Regrade, error) {
 	t, err := task.Load(dir)
 	if err != nil {
 		return nil, err

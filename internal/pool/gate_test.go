@@ -75,7 +75,7 @@ func (f *fixture) copyTask(t *testing.T, family string) string {
 }
 
 func (f *fixture) gater(cfg gate.Config) *pool.Gater {
-	g := &pool.Gater{Gates: cfg, Env: func(*task.Task) (*rollout.Env, error) { return f.env, nil }}
+	g := &pool.Gater{Gates: cfg, Env: func(*task.Task) (pool.Worlds, error) { return f.env, nil }}
 	pool.Defaults(g)
 	return g
 }
@@ -346,7 +346,7 @@ func TestEveryGateRejects(t *testing.T) {
 	t.Run("counterfactual_probe", func(t *testing.T) {
 		dir := f.copyTask(t, "cafe-near-venue")
 		g := noRevise(f.gater(gate.Config{}))
-		g.Observer = func(env *rollout.Env, tk *task.Task, ref world.ID, vcopy string) pool.WorldJudge {
+		g.Observer = func(env pool.Worlds, tk *task.Task, ref world.ID, vcopy string) pool.WorldJudge {
 			return &judge.Observer{Env: env, Task: tk, Reference: ref, VerifierDir: vcopy, Pressure: judge.Defer}
 		}
 		o := gateIt(t, dir, g)

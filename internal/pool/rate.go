@@ -144,7 +144,7 @@ type RateProgress struct {
 // Rater re-rates the difficulty of a pool's tasks with one agent.
 type Rater struct {
 	// Env is the rollout environment for a task's persona.
-	Env   func(t *task.Task) (*rollout.Env, error)
+	Env   func(t *task.Task) (Worlds, error)
 	Agent RateAgent
 	// K is the hint-free rollouts per task, and the hinted ones.
 	K int

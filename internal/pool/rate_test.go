@@ -113,7 +113,7 @@ func TestRateLevelsAndResume(t *testing.T) {
 	}
 	clock := &tickClock{}
 	rater := func(progress func(pool.RateProgress)) *pool.Rater {
-		return &pool.Rater{Env: func(*task.Task) (*rollout.Env, error) { return f.env, nil }, K: 3, Levels: levels, Clock: clock, Progress: progress,
+		return &pool.Rater{Env: func(*task.Task) (pool.Worlds, error) { return f.env, nil }, K: 3, Levels: levels, Clock: clock, Progress: progress,
 			Agent: pool.RateAgent{Name: "scripted rate-test agent", Slug: "rate-test", Policy: func() rollout.Policy {
 				return &solver{tasks: tasks, solve: solve, runs: &runs}
 			}}}
@@ -226,7 +226,7 @@ func TestRateServerOutage(t *testing.T) {
 	})
 	client := srv.Client(t, &model.Options{MaxRetries: 1, Backoff: time.Millisecond})
 	levels, _ := gate.Config{}.ScaleTo(1)
-	r := &pool.Rater{Env: func(*task.Task) (*rollout.Env, error) { return f.env, nil }, K: 1, Levels: levels, Clock: world.FixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)),
+	r := &pool.Rater{Env: func(*task.Task) (pool.Worlds, error) { return f.env, nil }, K: 1, Levels: levels, Clock: world.FixedClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)),
 		Agent: pool.RateAgent{Name: "model " + fake.DefaultModel + " (wildawm harness)", Slug: "fake-model.wildawm", Endpoint: srv.URL(), Policy: func() rollout.Policy {
 			return policy.Model{Harness: &agent.Harness{Model: client, ModelName: fake.DefaultModel}}
 		}},

@@ -78,7 +78,7 @@ func (st *gating) reauthor(ctx context.Context, draft *taskgen.Draft, feedback s
 	// A new task: new reference, new judges, new rollouts.
 	*draft = *d
 	st.t, st.check = d.Task, c
-	if st.ref, err = st.env.Materializer.Lower(ctx, c.Final); err != nil {
+	if st.ref, err = st.env.Lower(ctx, c.Final); err != nil {
 		return nil, "", err
 	}
 	st.rj = &judge.ReplayJudge{W0: st.w0, Ref: st.ref, Task: st.t}

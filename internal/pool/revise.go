@@ -102,7 +102,7 @@ func (st *gating) fixConsistency(ctx context.Context, d *taskgen.Draft) ([]Fix, 
 			// Keep a criterion only if it tells a loose rollout apart.
 			catches := []string{}
 			for _, r := range loose {
-				dir, err := st.env.Materializer.Lower(ctx, r.Final)
+				dir, err := st.env.Lower(ctx, r.Final)
 				if err != nil {
 					return nil, err
 				}

@@ -15,6 +15,23 @@ import (
 	"github.com/wildawm/wildawm/internal/world"
 )
 
+// Worlds is what the gater and its checks do with a task's rollout
+// environment: run a rollout, verify and score a world, lower a snapshot,
+// self-check a revision (taskgen.Checker), observe a world (judge.Worlds),
+// and give a checker a sandbox uid and a scratch. A *rollout.Env is one.
+type Worlds interface {
+	taskgen.Checker
+	judge.Worlds
+	Run(ctx context.Context, t *task.Task, spec rollout.Spec) (*rollout.Result, error)
+	Judge(ctx context.Context, t *task.Task, verifierDir string, res *rollout.Result) (*verify.Result, error)
+	Score(ctx context.Context, t *task.Task, verifierDir string, final world.ID, answer, fault string) (*verify.Result, error)
+	CatalogDB() string
+	ScriptRunner() (rollout.SandboxRunner, error)
+	TempDir(pattern string) (string, error)
+}
+
+var _ Worlds = (*rollout.Env)(nil)
+
 // Defaults fills the gater's unset judges and checks with the offline
 // ones: the mutation check of internal/mutate and the observer of
 // internal/judge.
@@ -29,15 +46,12 @@ func Defaults(g *Gater) {
 
 // MutateCheck is the mutation check of internal/mutate, its scripts run in
 // the sandbox as a uid of their own from the environment's allocator.
-func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDir, initial, solved string) (*Mutation, error) {
-	scratch, err := os.MkdirTemp(env.WorkDir, "mutate-")
+func MutateCheck(ctx context.Context, env Worlds, t *task.Task, verifierDir, initial, solved string) (*Mutation, error) {
+	scratch, err := env.TempDir("mutate-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	if err := os.Chmod(scratch, 0o755); err != nil {
-		return nil, err
-	}
 	// The scripts run as the sandbox uid, which may not reach the task's
 	// directory: check a copy.
 	vdir := filepath.Join(scratch, "verifier")
@@ -71,7 +85,7 @@ func MutateCheck(ctx context.Context, env *rollout.Env, t *task.Task, verifierDi
 }
 
 // DefaultObserver is the offline interface-inspection judge.
-func DefaultObserver(env *rollout.Env, t *task.Task, ref world.ID, verifierCopy string) WorldJudge {
+func DefaultObserver(env Worlds, t *task.Task, ref world.ID, verifierCopy string) WorldJudge {
 	return &judge.Observer{Env: env, Task: t, Reference: ref, VerifierDir: verifierCopy}
 }
 

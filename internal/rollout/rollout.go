@@ -217,6 +217,21 @@ func (e *Env) Lower(ctx context.Context, id world.ID) (string, error) {
 	return e.Materializer.Lower(ctx, id)
 }
 
+// TempDir makes a fresh directory under the environment's work directory
+// (os.MkdirTemp's pattern), searchable and readable by the sandbox's uids
+// (mode 0755): a checker's scratch its scripts reach.
+func (e *Env) TempDir(pattern string) (string, error) {
+	d, err := os.MkdirTemp(e.WorkDir, pattern)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		os.RemoveAll(d)
+		return "", err
+	}
+	return d, nil
+}
+
 // CatalogDB is the path of the catalog database the verifier's SQL
 // criteria read as schema catalog ("" without a catalog).
 func (e *Env) CatalogDB() string {
