@@ -35,7 +35,15 @@ const (
 	InterfaceGUI = "gui"
 	InterfaceMCP = "mcp"
 	InterfaceCLI = "cli"
+	// InterfaceFile is the harness's file tools (read_file, write_file:
+	// home files read or written without a shell). A rollout may use it;
+	// no task declares it, and it stands for none of the three: a file
+	// written with write_file is not the shell's work.
+	InterfaceFile = "file"
 )
+
+// usedInterface: s is an interface a rollout may have used.
+func usedInterface(s string) bool { return knownInterface(s) || s == InterfaceFile }
 
 func knownInterface(s string) bool {
 	return s == InterfaceGUI || s == InterfaceMCP || s == InterfaceCLI
@@ -278,8 +286,8 @@ func checkCandidate(c Candidate, cfg Config) error {
 			}
 		}
 		for _, in := range r.InterfacesUsed {
-			if !knownInterface(in) {
-				return invalid("rollout %q: used interface %q is not one of gui, mcp, cli", r.ID, in)
+			if !usedInterface(in) {
+				return invalid("rollout %q: used interface %q is not one of gui, mcp, cli, file", r.ID, in)
 			}
 		}
 	}
@@ -419,8 +427,12 @@ func solvabilityGate(rs []Rollout, declared []string) GateResult {
 		}
 		if len(missing) > 0 {
 			offenders = append(offenders, r.ID)
-			g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s: V=1 without using %s (used: %s; declared: %s)%s",
-				r.ID, strings.Join(missing, ", "), orNone(r.InterfacesUsed), strings.Join(declared, ", "), pointers(r)))
+			files := ""
+			if slices.Contains(missing, InterfaceCLI) && slices.Contains(r.InterfacesUsed, InterfaceFile) {
+				files = "; its file tools are not the shell"
+			}
+			g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s: V=1 without using %s (used: %s; declared: %s%s)%s",
+				r.ID, strings.Join(missing, ", "), orNone(r.InterfacesUsed), strings.Join(declared, ", "), files, pointers(r)))
 		} else {
 			g.Evidence = append(g.Evidence, fmt.Sprintf("rollout %s: V=1 using every declared interface (%s)", r.ID, strings.Join(r.InterfacesUsed, ", ")))
 		}

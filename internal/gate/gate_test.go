@@ -123,6 +123,22 @@ func TestEvaluate(t *testing.T) {
 			verdicts: map[string]string{GateSolvability: "interface_not_used"},
 		},
 		{
+			// A model's file tools (read_file, write_file) are a used
+			// interface the gate accepts, standing for none declared.
+			name: "file tools for the shell", edit: func(c *Candidate) { c.Rollouts[3].InterfacesUsed = []string{"gui", "mcp", "file"} },
+			failed: []string{GateSolvability}, difficulty: "hard",
+			evidence: map[string]string{GateSolvability: "rollout r4: V=1 without using cli (used: gui, mcp, file; declared: gui, mcp, cli; its file tools are not the shell)"},
+			verdicts: map[string]string{GateSolvability: "interface_not_used"},
+		},
+		{
+			name: "file tools beside every declared one", edit: func(c *Candidate) {
+				for i := range c.Rollouts {
+					c.Rollouts[i].InterfacesUsed = append(c.Rollouts[i].InterfacesUsed, "file")
+				}
+			},
+			difficulty: "hard",
+		},
+		{
 			name: "probe not run", editProbe: func(c *Candidate) { c.Probe = nil },
 			failed: []string{GateCounterfactualProbe}, difficulty: "hard",
 			verdicts: map[string]string{GateCounterfactualProbe: "not_run"},
