@@ -483,7 +483,11 @@ type attempt struct {
 	sent   bool // the request reached the transport
 	status int
 	header http.Header
-	body   []byte // of an error response
+	body   []byte // of an error response; the start of a reply that is not JSON
+	// cut: the reply's body ended before it was whole (the connection
+	// closed mid-reply, or JSON that stops short); got is what came.
+	cut bool
+	got int
 }
 
 // capture records the response's status and, for an error, its body (put
@@ -495,6 +499,25 @@ func (a *attempt) capture(req *http.Request, next option.MiddlewareNext) (*http.
 		return res, err
 	}
 	a.status, a.header = res.StatusCode, res.Header
+	if res.StatusCode < 400 {
+		// Read whole here, so that a reply cut mid-way is told from one
+		// that is not JSON at all: the first is retried.
+		body, rerr := io.ReadAll(res.Body)
+		res.Body.Close()
+		if rerr != nil {
+			a.cut, a.got = true, len(body)
+			return nil, fmt.Errorf("the reply (HTTP %d) was cut off after %d bytes: %w", res.StatusCode, len(body), rerr)
+		}
+		if t := bytes.TrimSpace(body); !json.Valid(t) {
+			if len(t) == 0 || t[0] == '{' || t[0] == '[' {
+				a.cut, a.got = true, len(body)
+				return nil, fmt.Errorf("the reply (HTTP %d) ends after %d bytes, before its JSON is whole", res.StatusCode, len(body))
+			}
+			a.body = t[:min(len(t), 120)]
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		return res, nil
+	}
 	if res.StatusCode >= 400 {
 		body, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
@@ -540,7 +563,7 @@ func (c *Client) doRetries(ctx context.Context, op string, retries int, fn call)
 				Err:     ErrTimeout}
 		}
 		e := c.attemptError(op, a, err, n)
-		if !a.sent || !retryable(a.status) || n > retries {
+		if !a.sent || !(retryable(a.status) || a.cut) || n > retries {
 			return n, e
 		}
 		wait := c.wait(n, a)
@@ -566,12 +589,18 @@ func (c *Client) attemptError(op string, a attempt, err error, n int) *Error {
 		e.Fix = fixFor(c.spec, a.status)
 	case !a.sent:
 		e.Message, e.Err = "building the request: "+err.Error(), err
+	case a.cut:
+		e.Message, e.Err = err.Error(), err
+		e.Fix = "the server (or a proxy in front of it) closed the connection mid-reply: it was retried; if it goes on, check the server's log for a crash or an out-of-memory kill, or raise --model-retries"
 	case a.status == 0:
 		e.Message, e.Err = err.Error(), err
 		e.Fix = startHint(c.spec)
 	default:
 		e.Message, e.Err = "the reply does not decode: "+err.Error(), err
-		e.Fix = "is the URL the root of an OpenAI-compatible API?"
+		if len(a.body) > 0 {
+			e.Message += fmt.Sprintf(" (it begins %q)", a.body)
+		}
+		e.Fix = "is the URL the root of an OpenAI-compatible API (usually ending in /v1)?"
 	}
 	return e
 }

@@ -622,8 +622,7 @@ func TestNotACompletion(t *testing.T) {
 		name, contentType, body, want string
 	}{
 		{"no choices", "application/json", `{"id":"x","object":"chat.completion","model":"m","choices":[]}`, "no choices"},
-		{"html", "text/html", `<html>hello</html>`, "does not decode"},
-		{"broken json", "application/json", `{"id":`, "does not decode"},
+		{"html", "text/html", `<html>hello</html>`, `(it begins "<html>hello</html>"); is the URL the root`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -644,6 +643,36 @@ func TestNotACompletion(t *testing.T) {
 			}
 			if n != 1 {
 				t.Errorf("%d requests; want 1: a bad reply is not retried", n)
+			}
+		})
+	}
+}
+
+// TestCutReplyRetried: a 200 whose body ends before it is whole (the
+// server or a proxy closing the connection mid-reply, or JSON that stops
+// short) is retried, and said so; it is never "is the URL right?".
+func TestCutReplyRetried(t *testing.T) {
+	whole := fake.Turn{Content: "all of it"}
+	for _, tc := range []struct {
+		name string
+		bad  fake.Turn
+		want string
+	}{
+		{"connection closed mid-body", fake.Turn{Content: "all of it", CutAfter: 40}, "was cut off after 40 bytes"},
+		{"json stops short", fake.Turn{Body: `{"id":"chatcmpl-1","choices":[{"message":`, BodyType: "application/json"}, "before its JSON is whole"},
+		{"empty body", fake.Turn{Body: " ", BodyType: "application/json"}, "before its JSON is whole"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fake.New(t, tc.bad, whole)
+			resp, err := s.Client(t, nil).Chat(context.Background(), hello)
+			if err != nil || resp.Content != "all of it" || resp.Attempts != 2 {
+				t.Fatalf("resp %+v, err %v; want the whole reply at the second attempt", resp, err)
+			}
+			s = fake.New(t, tc.bad, tc.bad)
+			_, err = s.Client(t, &model.Options{MaxRetries: 1}).Chat(context.Background(), hello)
+			var e *model.Error
+			if !errors.As(err, &e) || e.Attempts != 2 || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "closed the connection mid-reply") || strings.Contains(err.Error(), "root of an OpenAI") {
+				t.Fatalf("err %v; want a cut reply after 2 attempts, saying %q", err, tc.want)
 			}
 		})
 	}

@@ -62,6 +62,17 @@ type Turn struct {
 	// seconds).
 	RetryAfter time.Duration
 
+	// CutAfter, when positive, cuts the reply's body after that many
+	// bytes: the status (200) and a Content-Length of the whole body are
+	// sent, then the bytes, then the connection is closed, as when a
+	// server or a proxy dies mid-reply.
+	CutAfter int
+	// Body, when set, is sent as the whole 200 reply instead of a
+	// completion (Content-Type BodyType, default text/html): a proxy's
+	// page, a non-JSON reply.
+	Body     string
+	BodyType string
+
 	// Delay is waited before replying (to test timeouts); a request whose
 	// client gives up stops waiting.
 	Delay time.Duration

@@ -104,6 +104,20 @@ func compose(engine model.Engine, req Request, t Turn) answer {
 // reply writes turn as the completion of req, in the engine's shape: one
 // JSON object, or server-sent events when the request streams.
 func reply(w http.ResponseWriter, engine model.Engine, req Request, t Turn) {
+	if t.CutAfter > 0 {
+		t.CutAfter, w = 0, &cutWriter{ResponseWriter: w, left: t.CutAfter}
+		defer w.(*cutWriter).cut()
+	}
+	if t.Body != "" {
+		typ := t.BodyType
+		if typ == "" {
+			typ = "text/html; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", typ)
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(t.Body))
+		return
+	}
 	if t.RetryAfter > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter.Round(time.Second)/time.Second)))
 	}
@@ -386,4 +400,41 @@ func orEmpty(ids []int) []int {
 		return []int{}
 	}
 	return ids
+}
+
+// cutWriter passes the first left bytes of a reply and keeps the rest:
+// the whole body's length is announced (Content-Length, set by cut from
+// what was written), so the client sees the body end early.
+type cutWriter struct {
+	http.ResponseWriter
+	left   int
+	status int
+	body   []byte
+}
+
+func (c *cutWriter) WriteHeader(status int) { c.status = status }
+
+func (c *cutWriter) Write(b []byte) (int, error) {
+	c.body = append(c.body, b...)
+	return len(b), nil
+}
+
+// cut sends the status, the whole body's Content-Length and the first
+// left bytes, then closes the connection.
+func (c *cutWriter) cut() {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	n := min(c.left, len(c.body))
+	c.Header().Set("Content-Length", fmt.Sprint(len(c.body)))
+	c.ResponseWriter.WriteHeader(c.status)
+	c.ResponseWriter.Write(c.body[:n])
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	if hj, ok := c.ResponseWriter.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
 }
