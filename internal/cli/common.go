@@ -41,6 +41,8 @@ type env struct {
 	// clock is the wall clock the command line gives the estimates of
 	// the time left (world.ETA): the core never reads one.
 	clock world.Clock
+	// models are --model-timeout, --model-retries and --model-backoff.
+	models modelFlags
 }
 
 // wallClock is the process's wall clock.

@@ -80,7 +80,7 @@ infrastructure).`,
 			if out == "" {
 				out = filepath.Join(dir, "eval", split+"-"+strings.NewReplacer(":", "-", "/", "-", "#", "-").Replace(strings.TrimPrefix(strings.TrimPrefix(agentSpec, "http://"), "https://")))
 			}
-			ag, err := evalAgent(agentSpec, harness, h, seed, filepath.Join(out, "opencode"))
+			ag, err := e.evalAgent(agentSpec, harness, h, seed, filepath.Join(out, "opencode"))
 			if err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ infrastructure).`,
 			}
 			defer closeEnv()
 			if visionSpec != "" {
-				_, vc, err := modelClient("--vision-model", visionSpec)
+				_, vc, err := e.modelClient("--vision-model", visionSpec)
 				if err != nil {
 					return err
 				}
@@ -149,8 +149,8 @@ func parseBudgets(s string) ([]int, error) {
 
 // evalAgent is the agent --agent names: a scripted replay variant (a seed
 // per rollout), or a model through a harness.
-func evalAgent(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
-	a, err := evalAgentOf(spec, harness, h, seed, opencodeWork)
+func (e *env) evalAgent(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
+	a, err := e.evalAgentOf(spec, harness, h, seed, opencodeWork)
 	if err == nil {
 		a.Config = fmt.Sprintf("agent=%s seed=%d", spec, seed)
 		if !a.Scripted() {
@@ -160,7 +160,7 @@ func evalAgent(spec, harness string, h agent.Harness, seed uint64, opencodeWork 
 	return a, err
 }
 
-func evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
+func (e *env) evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWork string) (eval.Agent, error) {
 	if name, ok := strings.CutPrefix(spec, "scripted:"); ok {
 		variant, _ := strings.CutPrefix(name, "replay-")
 		errs, found := policy.Variant(variant)
@@ -177,7 +177,7 @@ func evalAgentOf(spec, harness string, h agent.Harness, seed uint64, opencodeWor
 	if !strings.Contains(spec, "#") {
 		return eval.Agent{}, fmt.Errorf("--agent %q: give a scripted agent (%s) or a model, URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen3-8b)", spec, strings.Join(evalAgentNames(), ", "))
 	}
-	sp, client, err := modelClient("--agent", spec)
+	sp, client, err := e.modelClient("--agent", spec)
 	if err != nil {
 		return eval.Agent{}, err
 	}

@@ -75,14 +75,14 @@ func (e *env) gater(envs *rolloutEnvs, f *taskFlags, g *gateFlags) (*pool.Gater,
 		gt.MaxRevisions = -1
 	}
 	if g.judgeModel != "" {
-		_, client, err := modelClient("--judge-model", g.judgeModel)
+		_, client, err := e.modelClient("--judge-model", g.judgeModel)
 		if err != nil {
 			return nil, err
 		}
 		gt.Models = &pool.ModelJudges{LLM: &judge.LLMJudge{Model: client}, Agent: &judge.AgentJudge{Model: client}}
 	}
 	if len(g.models) > 0 {
-		combos, err := ensembleCombos(g.models, g.harnesses, filepath.Join(f.dir, "ensemble-work"))
+		combos, err := e.ensembleCombos(g.models, g.harnesses, filepath.Join(f.dir, "ensemble-work"))
 		if err != nil {
 			return nil, err
 		}
@@ -474,10 +474,10 @@ func (e *env) statsTasksCmd() *cobra.Command {
 }
 
 // ensembleCombos are the model x harness combinations of the ensemble.
-func ensembleCombos(models []string, harnesses, work string) ([]func() rollout.Policy, error) {
+func (e *env) ensembleCombos(models []string, harnesses, work string) ([]func() rollout.Policy, error) {
 	var combos []func() rollout.Policy
 	for _, m := range models {
-		spec, client, err := modelClient("--ensemble-model", m)
+		spec, client, err := e.modelClient("--ensemble-model", m)
 		if err != nil {
 			return nil, err
 		}

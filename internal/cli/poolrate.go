@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +30,7 @@ type rateFlags struct {
 	k, parallel        int
 	fake               bool
 	h                  agent.Harness
-	retries            int
-	backoff, timeout   time.Duration
+	models             *modelFlags // the root's --model-timeout, -retries, -backoff
 }
 
 // rateAgentSpec is one --agent: URL#MODEL[,HARNESS].
@@ -114,8 +112,8 @@ func (f *rateFlags) check() ([]rateAgentSpec, gate.Config, error) {
 	if f.parallel < 1 {
 		return nil, gate.Config{}, fmt.Errorf("--parallel %d: give the rollouts at a time, 1 or more", f.parallel)
 	}
-	if f.retries < 0 {
-		return nil, gate.Config{}, fmt.Errorf("--model-retries %d: give the retries of a failed model request, 0 or more", f.retries)
+	if err := f.models.check(); err != nil {
+		return nil, gate.Config{}, err
 	}
 	if f.split != "" && f.split != pool.SplitSFT && f.split != pool.SplitRL && f.split != pool.SplitVal {
 		return nil, gate.Config{}, fmt.Errorf("--split %q: choose %s, %s or %s (or leave it out for every task)", f.split, pool.SplitSFT, pool.SplitRL, pool.SplitVal)
@@ -142,11 +140,11 @@ func (f *rateFlags) check() ([]rateAgentSpec, gate.Config, error) {
 
 // rateAgent is the pool.RateAgent of a; work holds opencode's files.
 func (f *rateFlags) rateAgent(a rateAgentSpec, work string) (pool.RateAgent, error) {
-	retries := f.retries
-	if retries == 0 {
-		retries = -1 // none: model.Options' zero is the default
+	opts, err := f.models.options("--agent")
+	if err != nil {
+		return pool.RateAgent{}, err
 	}
-	client, err := model.New(a.spec, &model.Options{MaxRetries: retries, Backoff: f.backoff, Timeout: f.timeout})
+	client, err := model.New(a.spec, opts)
 	if err != nil {
 		return pool.RateAgent{}, fmt.Errorf("--agent %q: %w", a.raw, err)
 	}
@@ -176,7 +174,7 @@ func (f *rateFlags) rateAgent(a rateAgentSpec, work string) (pool.RateAgent, err
 }
 
 func (e *env) poolRateCmd() *cobra.Command {
-	var f rateFlags
+	f := rateFlags{models: &e.models}
 	c := &cobra.Command{
 		Use:   "rate --agent URL#MODEL[,HARNESS] [-k 3] [--dir WORLDS]",
 		Short: "Re-rate the pool's tasks' difficulty with a model of your own, resumably",
@@ -276,9 +274,6 @@ which server failed and how to fix it.`,
 	fl.DurationVar(&f.h.WallTime, "wall", agent.DefaultWallTime, "the wall-time budget of a rollout")
 	fl.IntVar(&f.h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "the context budget: past it, older turns are summarised into a new segment")
 	fl.IntVar(&f.h.MaxTokens, "max-tokens", agent.DefaultMaxTokens, "the completion budget of a turn")
-	fl.IntVar(&f.retries, "model-retries", model.DefaultMaxRetries, "retries of a model request that failed (connection refused, HTTP 429 and 5xx), before the rollout's attempt fails")
-	fl.DurationVar(&f.backoff, "model-backoff", model.DefaultBackoff, "the wait before the first retry of a model request, doubled before each next")
-	fl.DurationVar(&f.timeout, "model-timeout", model.DefaultTimeout, "the time-out of one model request")
 	return c
 }
 

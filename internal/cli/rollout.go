@@ -76,7 +76,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 			case modelSpec != "" && name != "":
 				return fmt.Errorf("--model and --policy: give one (a model acts, or a script does)")
 			case modelSpec != "":
-				spec, client, err := modelClient("--model", modelSpec)
+				spec, client, err := e.modelClient("--model", modelSpec)
 				if err != nil {
 					return err
 				}
@@ -115,7 +115,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 				pol = makePolicy(cs.task, seed)
 			}
 			if visionSpec != "" {
-				_, vc, err := modelClient("--vision-model", visionSpec)
+				_, vc, err := e.modelClient("--vision-model", visionSpec)
 				if err != nil {
 					return err
 				}
@@ -181,13 +181,19 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 	return c
 }
 
-// modelClient is the client of the URL#MODEL a flag gives.
-func modelClient(flag, spec string) (model.Spec, *model.Client, error) {
+// modelClient is the client of the URL#MODEL a flag gives, with
+// --model-timeout (the flag's stage's), --model-retries and
+// --model-backoff.
+func (e *env) modelClient(flag, spec string) (model.Spec, *model.Client, error) {
 	sp, err := model.ParseSpec(spec)
 	if err != nil {
 		return model.Spec{}, nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	c, err := model.New(sp, nil)
+	opts, err := e.models.options(flag)
+	if err != nil {
+		return model.Spec{}, nil, err
+	}
+	c, err := model.New(sp, opts)
 	if err != nil {
 		return model.Spec{}, nil, fmt.Errorf("%s: %w", flag, err)
 	}

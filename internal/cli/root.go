@@ -30,6 +30,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	e := &env{stdout: stdout, stderr: stderr, uids: &sandbox.UIDs{}, clock: wallClock{}}
 	root.PersistentFlags().StringVar(&e.storeDir, "store", defaultStoreDir(), "the snapshot store directory (env WILDAWM_STORE)")
 	root.PersistentFlags().StringVar(&e.cacheMaxFlag, "cache-max", defaultCacheMax, "the bound of a run's cache of materialised snapshots, DIR/cache: past it the least recently used ones nothing holds are removed (0: no bound)")
+	e.models.register(root)
 	root.AddCommand(e.worldCmd(), e.storeCmd(), e.deltaCmd(), e.benchCmd(), e.demoCmd(), e.setupCmd(), e.serveCmd(), e.mcpCmd(), e.serviceCmd(), e.catalogCmd(), e.synCmd(), e.statsCmd(), e.rolloutCmd(), e.verifyCmd(), e.gateCmd(), e.poolCmd(), e.evalCmd(), e.sftCmd(), e.rlCmd())
 	root.AddCommand(e.openenvCmd())
 	addExamples(root)

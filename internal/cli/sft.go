@@ -34,7 +34,7 @@ func replayTeachers() []string {
 // sftTeacher is the live teacher a --teacher value names: a replay of the
 // reference (scripted:replay-VARIANT, seeded by --seed and the attempt) or
 // a model through the wildawm harness (URL#MODEL).
-func sftTeacher(spec string, seed uint64, h agent.Harness) (sft.Teacher, error) {
+func (e *env) sftTeacher(spec string, seed uint64, h agent.Harness) (sft.Teacher, error) {
 	if name, ok := strings.CutPrefix(spec, "scripted:replay-"); ok {
 		errs, ok := policy.Variant(name)
 		if !ok {
@@ -47,7 +47,7 @@ func sftTeacher(spec string, seed uint64, h agent.Harness) (sft.Teacher, error) 
 	if !strings.Contains(spec, "#") {
 		return nil, fmt.Errorf("--teacher %q: give a model as URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen3-8b) or a script, one of %s", spec, strings.Join(replayTeachers(), ", "))
 	}
-	sp, client, err := modelClient("--teacher", spec)
+	sp, client, err := e.modelClient("--teacher", spec)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ dropped for length, tasks without a success.`,
 			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, Progress: e.progress, Clock: e.clock}
 			if from == sft.SourceLive {
 				h.TokenIDs = tokenIDs
-				if x.Teacher, err = sftTeacher(teacher, seed, h); err != nil {
+				if x.Teacher, err = e.sftTeacher(teacher, seed, h); err != nil {
 					return err
 				}
 				src, closeSrc, err := e.openSource(ctx, dir)

@@ -38,7 +38,7 @@ func (o *synOptions) flags(c *cobra.Command) {
 }
 
 // backendOf returns OpenOptions.Backend for the flags: nil for procedural.
-func (o *synOptions) backendOf() (func(pl *synth.Planner) synth.Backend, error) {
+func (o *synOptions) backendOf(m *modelFlags) (func(pl *synth.Planner) synth.Backend, error) {
 	switch o.backend {
 	case "", "procedural":
 		if o.model != "" {
@@ -53,7 +53,11 @@ func (o *synOptions) backendOf() (func(pl *synth.Planner) synth.Backend, error) 
 		if err != nil {
 			return nil, fmt.Errorf("--model: %w", err)
 		}
-		client, err := model.New(spec, nil)
+		opts, err := m.options("--model")
+		if err != nil {
+			return nil, err
+		}
+		client, err := model.New(spec, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +81,7 @@ func (e *env) openRun(cmd *cobra.Command, o *synOptions) (*synth.Run, func(), er
 			runDir = filepath.Join(os.TempDir(), "wildawm-syn-"+world.Hash([]byte(abs)).Short())
 		}
 	}
-	backend, err := o.backendOf()
+	backend, err := o.backendOf(&e.models)
 	if err != nil {
 		return nil, nil, err
 	}

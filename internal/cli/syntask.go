@@ -92,7 +92,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 	}
 	s := &taskgen.Synth{Source: src, Out: f.out, Diversity: &taskgen.Diversity{}}
 	if f.embeddings != "" {
-		_, c, err := modelClient("--embeddings", f.embeddings)
+		_, c, err := e.modelClient("--embeddings", f.embeddings)
 		if err != nil {
 			closeSrc()
 			return nil, nil, nil, err
@@ -111,7 +111,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 			s.Check = envs.persona
 		}
 		if f.sketchModel != "" {
-			_, c, err := modelClient("--sketch-model", f.sketchModel)
+			_, c, err := e.modelClient("--sketch-model", f.sketchModel)
 			if err != nil {
 				closeLive()
 				closeSrc()
@@ -124,7 +124,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 		closeSrc = func() { closeLive(); closeRun() }
 	}
 	if f.authorModel != "" {
-		_, c, err := modelClient("--author-model", f.authorModel)
+		_, c, err := e.modelClient("--author-model", f.authorModel)
 		if err != nil {
 			closeSrc()
 			return nil, nil, nil, err

@@ -59,6 +59,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives a record per retry; nil discards them.
 	Logger *slog.Logger
+	// TimeoutSetting names, in a time-out's error, where the user sets
+	// Timeout (a command line's flag); "" means "Options.Timeout".
+	TimeoutSetting string
 }
 
 // Client talks to one model on one OpenAI-compatible server. It is safe
@@ -71,6 +74,7 @@ type Client struct {
 	seed        *int64
 	temperature *float64
 	log         *slog.Logger
+	knob        string // where Timeout is set, for errors
 	chat        openai.ChatCompletionService
 	models      openai.ModelService
 	embeddings  openai.EmbeddingService
@@ -93,6 +97,10 @@ func New(spec Spec, opts *Options) (*Client, error) {
 		seed:        o.Seed,
 		temperature: o.Temperature,
 		log:         o.Logger,
+		knob:        o.TimeoutSetting,
+	}
+	if c.knob == "" {
+		c.knob = "Options.Timeout"
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -558,8 +566,8 @@ func (c *Client) doRetries(ctx context.Context, op string, retries int, fn call)
 		}
 		if expired {
 			return n, &Error{Op: op, Endpoint: c.spec.BaseURL, Model: c.spec.Model, Attempts: n,
-				Message: fmt.Sprintf("timed out after %s (Options.Timeout)", c.timeout),
-				Fix:     "raise Options.Timeout, lower MaxTokens, or check that the server is not overloaded",
+				Message: fmt.Sprintf("timed out after %s (%s)", c.timeout, c.knob),
+				Fix:     "raise " + c.knob + ", lower the completion's max tokens, or check that the server is not overloaded",
 				Err:     ErrTimeout}
 		}
 		e := c.attemptError(op, a, err, n)
