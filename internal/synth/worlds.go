@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,14 +144,23 @@ type PersonaVerdict struct {
 // persona's number of days. A draft that fails every revision is skipped
 // and the next index tried. The bibles go to DIR/personas/ID/bible.json.
 func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name string) ([]*persona.Persona, []PersonaVerdict, error) {
-	if ps, verdicts, ok, err := r.donePersonas(n, r.Backend.Name()); err != nil {
+	earlier, verdicts, next, err := r.donePersonas(n, r.Backend.Name())
+	if err != nil {
 		return nil, nil, err
-	} else if ok {
-		return ps, verdicts, nil // an earlier run's: resume with them
 	}
+	if len(earlier) == n {
+		return earlier, verdicts, nil // an earlier run's: resume with them
+	}
+	// An earlier run stopped part-way (a failed model call, a kill): its
+	// accepted personas stand, and the drafts go on from where it was.
 	var gate persona.Gate
-	var verdicts []PersonaVerdict
-	for i := 0; len(gate.Accepted()) < n; i++ {
+	for _, p := range earlier {
+		gate.Accept(p)
+	}
+	save := func(next int) error {
+		return writeJSON(filepath.Join(r.Dir, "personas.json"), personaStage{Backend: r.Backend.Name(), Seed: r.Seed, N: n, Next: next, Verdicts: verdicts})
+	}
+	for i := next; len(gate.Accepted()) < n; i++ {
 		if i > 4*n+8 {
 			return nil, verdicts, fmt.Errorf("synth: only %d of %d personas passed the diversity gate after %d drafts", len(gate.Accepted()), n, i)
 		}
@@ -168,7 +178,8 @@ func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name st
 			req.Revision = rev
 			p, err := r.Backend.Persona(ctx, r.Grounding, req)
 			if err != nil {
-				return nil, verdicts, err
+				kept := len(gate.Accepted())
+				return nil, verdicts, fmt.Errorf("synth: persona draft %d (revision %d): %w; the %d personas accepted before it are kept (%s): run the same command again to resume from this draft", i, rev, err, kept, filepath.Join(r.Dir, "personas.json"))
 			}
 			if err := p.Validate(true); err != nil {
 				verdicts = append(verdicts, PersonaVerdict{Index: i, Revision: rev, ID: p.ID, Reasons: []string{err.Error()}})
@@ -178,6 +189,13 @@ func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name st
 			verdicts = append(verdicts, PersonaVerdict{Index: i, Revision: rev, ID: p.ID, OK: v.OK, Reasons: v.Reasons})
 			if v.OK {
 				gate.Accept(p)
+				// Kept at once: a later draft's failure loses nothing.
+				if err := writeJSON(filepath.Join(r.Dir, "personas", p.ID, "bible.json"), p); err != nil {
+					return nil, verdicts, err
+				}
+				if err := save(i + 1); err != nil {
+					return nil, verdicts, err
+				}
 				break
 			}
 			names := req.Avoid.Names
@@ -187,36 +205,32 @@ func (r *Run) Personas(ctx context.Context, n int, days func(i int) int, name st
 			}
 		}
 	}
-	for _, p := range gate.Accepted() {
-		if err := writeJSON(filepath.Join(r.Dir, "personas", p.ID, "bible.json"), p); err != nil {
-			return nil, verdicts, err
-		}
-	}
-	if err := writeJSON(filepath.Join(r.Dir, "personas.json"), personaStage{Backend: r.Backend.Name(), Seed: r.Seed, N: n, Verdicts: verdicts}); err != nil {
-		return nil, verdicts, err
-	}
 	return gate.Accepted(), verdicts, nil
 }
 
 // personaStage is personas.json: the persona stage's verdicts, written
 // after the bibles.
 type personaStage struct {
-	Backend  string           `json:"backend"`
-	Seed     uint64           `json:"seed"`
-	N        int              `json:"personas"`
+	Backend string `json:"backend"`
+	Seed    uint64 `json:"seed"`
+	N       int    `json:"personas"`
+	// Next is the index of the next draft, while fewer than N personas
+	// are accepted (a run that stopped part-way resumes there).
+	Next     int              `json:"next,omitempty"`
 	Verdicts []PersonaVerdict `json:"verdicts"`
 }
 
 // donePersonas returns the personas an earlier persona stage of this run
-// accepted (same backend, seed and count), in the order it accepted them.
-// An id in personas.json or a bible that is not a name (world.NameRule),
-// or a bible not in its id's directory, is an error: resuming must not
-// write a world where such an id points.
-func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []PersonaVerdict, bool, error) {
+// accepted (same backend, seed and count), in the order it accepted them,
+// its verdicts, and where its drafts stopped (all n accepted: done). An id
+// in personas.json or a bible that is not a name (world.NameRule), or a
+// bible not in its id's directory, is an error: resuming must not write a
+// world where such an id points.
+func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []PersonaVerdict, int, error) {
 	var st personaStage
 	file := filepath.Join(r.Dir, "personas.json")
 	if readJSON(file, &st) != nil || st.Backend != backend || st.Seed != r.Seed || st.N != n {
-		return nil, nil, false, nil
+		return nil, nil, 0, nil
 	}
 	var out []*persona.Persona
 	for i, v := range st.Verdicts {
@@ -224,25 +238,47 @@ func (r *Run) donePersonas(n int, backend string) ([]*persona.Persona, []Persona
 			continue
 		}
 		if err := world.CheckName(file, fmt.Sprintf("verdicts[%d].id", i), v.ID); err != nil {
-			return nil, nil, false, fmt.Errorf("synth: %w", err)
+			return nil, nil, 0, fmt.Errorf("synth: %w", err)
 		}
 		p, err := r.LoadPersona(v.ID)
 		var ne *world.NameError
 		if errors.As(err, &ne) || errors.Is(err, ErrMisplacedBible) {
-			return nil, nil, false, err
+			return nil, nil, 0, err
 		}
 		if err != nil {
-			return nil, nil, false, nil
+			return nil, nil, 0, nil // start again
 		}
 		out = append(out, p)
 	}
-	return out, st.Verdicts, len(out) == n, nil
+	if len(out) < n && st.Next == 0 {
+		return nil, nil, 0, nil // no record of where it stopped: start again
+	}
+	return out, st.Verdicts, st.Next, nil
+}
+
+// DayFailedError is a day that failed its five-layer check after every
+// revision: the persona's world ends the day before (Report says why).
+type DayFailedError struct {
+	Persona  string
+	Day      int
+	Attempts int
+	Report   string
+	Problems []string
+}
+
+func (e *DayFailedError) Error() string {
+	msg := fmt.Sprintf("synth: %s day %d failed its check in all %d attempts, so the world ends at day %d (%s)", e.Persona, e.Day, e.Attempts, e.Day-1, e.Report)
+	if len(e.Problems) > 0 {
+		msg += ": " + strings.Join(e.Problems[:min(3, len(e.Problems))], "; ")
+	}
+	return msg
 }
 
 // Worlds grows every persona's world to its last day, parallel personas
 // at a time. It returns the first error of the harness; a day that fails
 // its check after every revision ends that persona's world there (its
-// report says why) and is no error.
+// report says why, the progress counts it failed) and is no error of the
+// run.
 func (r *Run) Worlds(ctx context.Context, ps []*persona.Persona, parallel int) error {
 	r.start = time.Now()
 	r.Checker.Identities = persona.NewIdentities(ps)
@@ -269,7 +305,8 @@ func (r *Run) Worlds(ctx context.Context, ps []*persona.Persona, parallel int) e
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := r.World(ctx, p, p.Days-1); err != nil {
+			var dayFailed *DayFailedError
+			if err := r.World(ctx, p, p.Days-1); err != nil && !errors.As(err, &dayFailed) {
 				mu.Lock()
 				if first == nil {
 					first = err
@@ -287,7 +324,8 @@ func (r *Run) Worlds(ctx context.Context, ps []*persona.Persona, parallel int) e
 }
 
 // World grows p's world from day 0 to day last (resuming after the last
-// done day) and returns when it is done, failed or interrupted.
+// done day) and returns when it is done, failed or interrupted: a day
+// that failed its check is a *DayFailedError.
 func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 	pdir := filepath.Join(r.Dir, "personas", p.ID)
 	work := filepath.Join(r.Dir, "work", p.ID)
@@ -386,7 +424,7 @@ func (r *Run) World(ctx context.Context, p *persona.Persona, last int) error {
 		if accepted == nil {
 			r.failed.Add(1)
 			r.report(Progress{Persona: p.ID, Day: day, Attempts: len(reports)})
-			return nil
+			return &DayFailedError{Persona: p.ID, Day: day, Attempts: len(reports), Report: filepath.Join(ddir, "report.json"), Problems: reports[len(reports)-1].Problems()}
 		}
 		last := reports[len(reports)-1]
 		if err := writeJSON(filepath.Join(ddir, "state.json"), accepted.State); err != nil {

@@ -428,3 +428,108 @@ func TestHealthLayerRejects(t *testing.T) {
 		t.Fatalf("deleting %s passed live health: %+v", skill.LoginsFile, rep.Layers)
 	}
 }
+
+// draftFails is a backend whose persona draft fails at index fail (a
+// model call that failed for good); it counts the drafts it is asked for.
+type draftFails struct {
+	synth.Backend
+	fail  int
+	asked []int
+}
+
+func (b *draftFails) Persona(ctx context.Context, g *persona.Grounding, req persona.Request) (*persona.Persona, error) {
+	b.asked = append(b.asked, req.Index)
+	if req.Index == b.fail {
+		return nil, errors.New("HTTP 502 from the model server")
+	}
+	return b.Backend.Persona(ctx, g, req)
+}
+
+// TestPersonasKeptWhenADraftFails: a persona draft that fails ends the
+// stage with an error that says what is kept, but the personas accepted
+// before it are written; the next run resumes at the failed draft and ends
+// with the personas of a run that never failed.
+func TestPersonasKeptWhenADraftFails(t *testing.T) {
+	ctx := context.Background()
+	days := func(int) int { return 2 }
+	root := t.TempDir()
+	whole := openRun(t, filepath.Join(root, "whole"), false)
+	want, verdicts, err := whole.Personas(ctx, 3, days, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := -1
+	for _, v := range verdicts {
+		if v.OK && v.ID == want[1].ID {
+			second = v.Index
+		}
+	}
+	dir := filepath.Join(root, "cut")
+	r := openRun(t, dir, false)
+	r.Backend = &draftFails{Backend: r.Backend, fail: second}
+	if _, _, err := r.Personas(ctx, 3, days, ""); err == nil || !strings.Contains(err.Error(), "HTTP 502") || !strings.Contains(err.Error(), "the 1 personas accepted before it are kept") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("a failed draft: %v; want the failure, what is kept and how to resume", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "personas", want[0].ID, "bible.json")); err != nil {
+		t.Fatalf("the persona accepted before the failure is lost: %v", err)
+	}
+	r2 := openRun(t, dir, false)
+	b := &draftFails{Backend: r2.Backend, fail: -1}
+	r2.Backend = b
+	got, _, err := r2.Personas(ctx, 3, days, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.asked) == 0 || b.asked[0] != second {
+		t.Errorf("the resumed run drafted %v; want it to start at the failed draft %d", b.asked, second)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d personas", len(got))
+	}
+	for i := range got {
+		if got[i].ID != want[i].ID {
+			t.Errorf("persona %d: %s after the resume, %s in a run that never failed", i, got[i].ID, want[i].ID)
+		}
+	}
+}
+
+// brokenDays is a backend whose deltas from day from on delete a file
+// that is not there: every attempt fails its check.
+type brokenDays struct {
+	synth.Backend
+	from int
+}
+
+func (b brokenDays) Implement(ctx context.Context, job *synth.ImplJob) (*synth.ImplResult, error) {
+	res, err := b.Backend.Implement(ctx, job)
+	if err == nil && job.Plan.Day >= b.from {
+		res.Delta.Ops = append(res.Delta.Ops, delta.Op{Op: delta.OpFileDelete, Path: "no/such/file.txt"})
+	}
+	return res, err
+}
+
+// TestWorldSaysADayFailed: growing one world to a day it cannot reach is
+// an error naming the day, the attempts and the report (syn world once
+// exited 0); in a run of many worlds it is that world's end, not the
+// run's, and the days before it stay done.
+func TestWorldSaysADayFailed(t *testing.T) {
+	ctx := context.Background()
+	r := openRun(t, t.TempDir(), false)
+	ps, _, err := r.Personas(ctx, 1, func(int) int { return 3 }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Backend = brokenDays{Backend: r.Backend, from: 1}
+	r.SetIdentities(ps)
+	err = r.World(ctx, ps[0], 2)
+	var df *synth.DayFailedError
+	if !errors.As(err, &df) || df.Day != 1 || df.Attempts != synth.MaxRevisions+1 || !strings.Contains(err.Error(), "report.json") || !strings.Contains(err.Error(), "the world ends at day 0") {
+		t.Fatalf("World to a day that cannot pass: %v; want a DayFailedError for day 1", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.DayDir(ps[0].ID, 0), "done.json")); err != nil {
+		t.Errorf("day 0 is not done: %v", err)
+	}
+	if err := r.Worlds(ctx, ps, 1); err != nil {
+		t.Errorf("Worlds with one world ending early: %v; want no error of the run", err)
+	}
+}
