@@ -175,6 +175,9 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 			if resp.FinishReason == "length" {
 				return "", fmt.Errorf("%w: turn %d was cut at %d tokens before it called a tool or answered", ErrFormat, turn, l.h.MaxTokens)
 			}
+			if what, ok := model.TextToolCall(resp.Content, l.toolNames()); ok {
+				return "", fmt.Errorf("%w: turn %d wrote a tool call as text (%s) instead of making it: the server parsed no tool call from the reply (vLLM: --enable-auto-tool-choice --tool-call-parser for the model, e.g. hermes; SGLang: --tool-call-parser, e.g. qwen25; llama.cpp: --jinja; docs/models.md)", ErrFormat, turn, what)
+			}
 			return strings.TrimSpace(resp.Content), nil
 		}
 		// A call that cannot be parsed ends the turn before any call of it
@@ -202,6 +205,15 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 			l.tokens += estimateTokens(obs)
 		}
 	}
+}
+
+// toolNames are the names of the tools the model is offered.
+func (l *loop) toolNames() []string {
+	out := make([]string, len(l.tools))
+	for i, t := range l.tools {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // budget turns the wall-time deadline into ErrBudget and leaves any other

@@ -258,6 +258,30 @@ func TestHarnessMalformedCallIsFormatFailure(t *testing.T) {
 	}
 }
 
+// TestHarnessTextToolCallIsFormatFailure: a tool call written as text
+// (a server without a tool-call parser) ends the rollout as a format
+// failure naming the server flag, not as the final answer; an answer with
+// inline reasoning is the answer without it.
+func TestHarnessTextToolCallIsFormatFailure(t *testing.T) {
+	for _, text := range []string{
+		`<tool_call>{"name": "shell", "arguments": {"command": "ls"}}</tool_call>`,
+		"```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n```",
+	} {
+		srv := fake.New(t, fake.Turn{Content: text})
+		env, _, _ := testEnv(t, nil)
+		ans, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "task", "")
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "--tool-call-parser") {
+			t.Errorf("%q: answer %q, err %v; want a format failure naming the parser flag", text, ans, err)
+		}
+	}
+	srv := fake.New(t, fake.Turn{Content: "<think>Cafe Uno? No.</think>Bean There"})
+	env, _, _ := testEnv(t, nil)
+	ans, err := (&Harness{Model: srv.Client(t, nil)}).Run(context.Background(), env, "task", "")
+	if err != nil || ans != "Bean There" || env.Traj.Turns[0].Reasoning != "Cafe Uno? No." {
+		t.Errorf("answer %q, err %v, turn %+v; want the answer without its reasoning, the reasoning in the turn", ans, err, env.Traj.Turns[0])
+	}
+}
+
 // TestHarnessWrongCallsAreObservations: an unknown tool, an unknown
 // argument, a missing one, a wrong type and an off-site URL are errors the
 // model sees and can correct, not the end of the rollout.

@@ -105,11 +105,17 @@ type Usage struct {
 type Response struct {
 	Content string `json:"content,omitempty"`
 	// Reasoning is the thinking a reasoning model returned apart from its
-	// content (vLLM's and SGLang's reasoning_content), when there was any.
-	Reasoning    string     `json:"reasoning,omitempty"`
-	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	FinishReason string     `json:"finish_reason"`
-	Usage        Usage      `json:"usage"`
+	// content (vLLM's and SGLang's reasoning_content), when there was any,
+	// and the thinking it wrote inline in its content (<think>...</think>,
+	// SplitThink), which Content then no longer holds: an answer is never
+	// judged by candidates its reasoning weighed.
+	Reasoning string `json:"reasoning,omitempty"`
+	// InlineReasoning: Reasoning was written inside the content (the
+	// server runs no reasoning parser for this model).
+	InlineReasoning bool       `json:"inline_reasoning,omitempty"`
+	ToolCalls       []ToolCall `json:"tool_calls,omitempty"`
+	FinishReason    string     `json:"finish_reason"`
+	Usage           Usage      `json:"usage"`
 	// PromptTokenIDs and CompletionTokenIDs are set when the server
 	// returned them (vLLM's top-level prompt_token_ids, SGLang's
 	// per-choice prompt_token_ids; the choice's token_ids, else SGLang's

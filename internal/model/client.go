@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -419,7 +420,7 @@ func (c *Client) read(cc *openai.ChatCompletion) (*Response, error) {
 	}
 	r.PromptTokenIDs = x.PromptTokenIDs
 	if len(x.Choices) == 0 {
-		return r, nil
+		return r.splitThink(), nil
 	}
 	xc := x.Choices[0]
 	if r.PromptTokenIDs == nil {
@@ -449,7 +450,20 @@ func (c *Client) read(cc *openai.ChatCompletion) (*Response, error) {
 	if r.CompletionTokenIDs != nil && r.Logprobs != nil && len(r.CompletionTokenIDs) != len(r.Logprobs) {
 		return nil, fmt.Errorf("%w: %d completion token ids and %d logprobs", ErrMisaligned, len(r.CompletionTokenIDs), len(r.Logprobs))
 	}
-	return r, nil
+	return r.splitThink(), nil
+}
+
+// splitThink moves the reasoning written inline in the content
+// (SplitThink) to Reasoning, after any the server returned apart.
+func (r *Response) splitThink() *Response {
+	if said, thought, ok := SplitThink(r.Content); ok {
+		r.Content, r.InlineReasoning = said, true
+		if r.Reasoning != "" && thought != "" {
+			thought = r.Reasoning + "\n\n" + thought
+		}
+		r.Reasoning = cmp.Or(thought, r.Reasoning)
+	}
+	return r
 }
 
 // outputTokenIDs reads the token ids of SGLang's output_token_logprobs,

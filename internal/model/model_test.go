@@ -340,6 +340,26 @@ func TestReasoning(t *testing.T) {
 	}
 }
 
+// TestInlineReasoning: thinking written inline (<think>, a server without
+// a reasoning parser) is moved out of the content: an answer criterion
+// never matches a candidate the reasoning weighed.
+func TestInlineReasoning(t *testing.T) {
+	s := fake.New(t, fake.Turn{Content: "<think>Cafe Uno is 2 km away; Bean There 300 m.</think>\n\nBean There", Reasoning: "the nearest"},
+		fake.Turn{Content: "Cafe Uno, then...</think>Bean There"})
+	c := s.Client(t, nil)
+	resp, err := c.Chat(context.Background(), hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != "Bean There" || resp.Reasoning != "the nearest\n\nCafe Uno is 2 km away; Bean There 300 m." || !resp.InlineReasoning {
+		t.Errorf("content %q, reasoning %q, inline %t", resp.Content, resp.Reasoning, resp.InlineReasoning)
+	}
+	resp, err = c.Chat(context.Background(), hello)
+	if err != nil || resp.Content != "Bean There" || resp.Reasoning != "Cafe Uno, then..." {
+		t.Errorf("a block opened by the template: %+v, %v", resp, err)
+	}
+}
+
 var hello = model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}
 
 func TestRetry429ThenSuccess(t *testing.T) {
