@@ -109,6 +109,11 @@ infrastructure).`,
 			}
 			printReport(e.stdout, rep, dir)
 			fmt.Fprintf(e.stdout, "results: %s\n", filepath.Join(out, eval.File))
+			if err := incomplete(rep); err != nil {
+				e.finished(filepath.Join(out, eval.File)+" (incomplete: the rates leave out what failed on the infrastructure)",
+					"the same wildawm eval command again   # it keeps the finished rollouts and runs only those that failed")
+				return err
+			}
 			e.finished(filepath.Join(out, eval.File)+" (the trajectories in "+filepath.Join(out, "trajectories")+")",
 				"wildawm eval --dir "+dir+" --agent URL#MODEL   # your model on the same split, to compare",
 				"wildawm sft export --dir "+dir+" --out sft.jsonl   # SFT data from the sft split")
@@ -145,6 +150,31 @@ func parseBudgets(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// incomplete is an error when some rollouts failed on the infrastructure
+// or in their set-up: they are left out of the rates, which then stand on
+// fewer rollouts than asked for, and a rerun runs them again.
+func incomplete(rep *eval.Report) error {
+	o := rep.Overall
+	if o.Infra+o.Setup == 0 {
+		return nil
+	}
+	first := ""
+	for _, r := range rep.Rollouts {
+		if !r.Counted() {
+			first = fmt.Sprintf(" (the first: task %s rollout %d: %s)", r.Task, r.Index, clipError(r.Error, 300))
+			break
+		}
+	}
+	return fmt.Errorf("eval: %d of %d rollouts failed on the infrastructure (%d) or in their set-up (%d)%s: the rates above leave them out; run the same command again to run them", o.Infra+o.Setup, o.Rollouts, o.Infra, o.Setup, first)
+}
+
+func clipError(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // evalAgent is the agent --agent names: a scripted replay variant (a seed

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 )
@@ -88,6 +90,27 @@ func TestEvalCommand(t *testing.T) {
 	_, stderr, err := run(t, st, args...)
 	if err != nil || !strings.Contains(stderr, "0 to run, 6 kept") {
 		t.Fatalf("rerun: %v\n%s", err, stderr)
+	}
+	// A model server that is down: the rollouts fail on the
+	// infrastructure, are left out of the rates, and the command says so
+	// and fails (it once exited 0); back up, the same command runs them.
+	var down atomic.Bool
+	down.Store(true)
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		if down.Load() {
+			return fake.Turn{Status: 502, Error: "upstream connect error"}
+		}
+		return fake.Turn{Content: "I could not finish this task."}
+	})
+	modelArgs := []string{"eval", "--dir", f.Dir, "--split", "val", "--agent", srv.URL() + "#" + fake.DefaultModel, "-k", "1", "--fake-browser",
+		"--out", filepath.Join(root, "model"), "--model-retries", "0", "--model-backoff", "1ms"}
+	stdout, stderr, err = run(t, st, modelArgs...)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 rollouts failed on the infrastructure") || !strings.Contains(err.Error(), "HTTP 502") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("eval with the model server down: %v\n%s", err, stderr)
+	}
+	down.Store(false)
+	if _, stderr, err = run(t, st, modelArgs...); err != nil || !strings.Contains(stderr, "2 to run, 0 kept") {
+		t.Fatalf("eval with the server back: %v\n%s", err, stderr)
 	}
 	// The default agent is scripted too, and says so.
 	stdout = mustRun(t, st, "eval", "--dir", f.Dir, "-k", "2", "--fake-browser", "--out", filepath.Join(root, "careful"))

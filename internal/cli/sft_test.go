@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -87,8 +88,14 @@ func TestSFTExportCommand(t *testing.T) {
 	if len(seen) != 2 || seen[f.Tasks["model-pick"].ID] {
 		t.Fatalf("tasks exported: %v", seen)
 	}
+	// Nothing to export is an error (it once wrote an empty file and
+	// exited 0), and the earlier export stays.
+	before, _ := os.ReadFile(out)
 	_, stderr, err = run(t, st, "sft", "export", "--dir", f.Dir, "--out", out)
-	if err != nil || !strings.Contains(stderr, "never gated") || !strings.Contains(stderr, "0 segments written") {
+	if err == nil || !strings.Contains(stderr, "never gated") || !strings.Contains(err.Error(), "no segment to write") {
 		t.Fatalf("--from gate on ungated tasks: %v\n%s", err, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) || len(after) == 0 {
+		t.Errorf("a failed export changed %s", out)
 	}
 }

@@ -76,6 +76,30 @@ type Summary struct {
 	Failed map[string]string `json:"failed,omitempty"`
 }
 
+// NothingError is an export that would write no segment: every task
+// without a successful teacher trajectory, or every segment over the
+// length limit. Nothing is written.
+type NothingError struct {
+	Summary Summary
+	Out     string
+}
+
+func (e *NothingError) Error() string {
+	s := e.Summary
+	msg := fmt.Sprintf("sft: no segment to write, so %s is left as it was: %d tasks, %d without a successful teacher trajectory, %d whose every segment is over the length limit", e.Out, s.Tasks, s.WithoutSuccess, s.Empty)
+	for _, id := range slices.Sorted(maps.Keys(s.Failed)) {
+		msg += fmt.Sprintf(" (the first: %s: %s)", id, s.Failed[id])
+		break
+	}
+	switch {
+	case s.WithoutSuccess > 0:
+		msg += "; with --from live, check the teacher's server (the progress above says why each task failed) and run again"
+	case s.Empty > 0:
+		msg += "; raise --max-tokens"
+	}
+	return msg
+}
+
 // String is the summary for stderr.
 func (s Summary) String() string {
 	return fmt.Sprintf("sft: %d tasks, %d with a teacher trajectory, %d without a success; %d segments written, %d dropped for length (%d tasks lost every segment)",
@@ -180,6 +204,11 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 			sum.Segments++
 		}
 		x.progress("sft: %s: %s (%s), %d of %d segments written %s", e.ID, tc.tr.Policy, tc.tr.Rollout, len(b.Records), b.Segments, left())
+	}
+	if sum.Segments == 0 {
+		// Nothing to train on: an error, and out (an earlier export's,
+		// perhaps) is left as it was.
+		return sum, &NothingError{Summary: sum, Out: out}
 	}
 	if err := w.Flush(); err != nil {
 		return sum, fmt.Errorf("sft: write %s: %w", out, err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -216,9 +217,20 @@ func TestExportGate(t *testing.T) {
 		!strings.Contains(got[0].Messages[0].Content, "devices site:devices/") {
 		t.Fatalf("want r3: %+v", got)
 	}
+	// No success at all: nothing to write is an error, and the output of
+	// an earlier export stays as it was.
 	writeOutcome(recs[1:3])
-	if sum, got = export(); len(got) != 0 || sum.WithoutSuccess != 2 || !strings.Contains(sum.Failed[tk.ID], "V passed none of the 2") {
-		t.Fatalf("no success: %+v, %d records", sum, len(got))
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	if err := os.WriteFile(out, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := (&Exporter{Pool: p}).Export(context.Background(), out)
+	var nothing *NothingError
+	if !errors.As(err, &nothing) || sum.WithoutSuccess != 2 || !strings.Contains(sum.Failed[tk.ID], "V passed none of the 2") || !strings.Contains(err.Error(), "is left as it was") {
+		t.Fatalf("no success: %+v, %v; want a NothingError", sum, err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "{}\n" {
+		t.Errorf("the earlier export was overwritten: %q", b)
 	}
 }
 
