@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wildawm/wildawm/internal/model/fake"
+	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 // TestSynStages runs the stages one at a time from the command line: a
@@ -97,5 +101,28 @@ func TestSynStages(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "--") && !strings.Contains(err.Error(), "persona") {
 			t.Errorf("wildawm %s: %v names neither the flag nor the persona", strings.Join(bad, " "), err)
 		}
+	}
+}
+
+// TestSynTasksCountsAuthorRejections: sketches the author model writes no
+// valid task for are counted as the author's, not the self-check's (which
+// never ran on them).
+func TestSynTasksCountsAuthorRejections(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	st := filepath.Join(t.TempDir(), "unused-store")
+	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
+	author := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: `{"instruction": ""}`}}}
+	})
+	_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", author.URL()+"#"+fake.DefaultModel)
+	if err != nil {
+		t.Fatalf("syn tasks: %v\n%s", err, stderr)
+	}
+	m := regexp.MustCompile(`(\d+) sketches, 0 tasks written, \d+ dropped by the diversity gate, (\d+) without a valid task from the author, 0 rejected by the self-check`).FindStringSubmatch(stderr)
+	if m == nil || m[2] == "0" {
+		t.Fatalf("the summary does not count the author's rejections apart:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "rejected before the self-check: ") {
+		t.Errorf("no rejection says why:\n%s", stderr)
 	}
 }

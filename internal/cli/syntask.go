@@ -143,7 +143,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 }
 
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
-	tasks, dropped, sketches, rejected := 0, 0, 0, 0
+	tasks, dropped, sketches, checked, authored := 0, 0, 0, 0, 0
 	for _, r := range rs {
 		if r == nil {
 			continue
@@ -151,19 +151,22 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 		sketches += r.Sketches
 		tasks += len(r.Tasks)
 		dropped += len(r.Dropped)
-		rejected += len(r.Rejected)
 		for _, p := range r.Rejected {
 			if p.Check == nil {
-				e.progress("rejected: %s: %s", p.ID, p.Problem)
+				// The author wrote no valid task for the sketch: nothing
+				// was self-checked.
+				authored++
+				e.progress("rejected before the self-check: %s: %s", p.ID, p.Problem)
 				continue
 			}
+			checked++
 			e.progress("rejected by the self-check: %s: %s", p.ID, p.Check.Problem)
 		}
 		for _, p := range r.Tasks {
 			fmt.Fprintf(e.stdout, "%s\t%s\n", p.ID, p.Dir)
 		}
 	}
-	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d rejected by the self-check, in %v", sketches, tasks, dropped, rejected, time.Since(start).Round(time.Millisecond))
+	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d without a valid task from the author, %d rejected by the self-check, in %v", sketches, tasks, dropped, authored, checked, time.Since(start).Round(time.Millisecond))
 }
 
 func (e *env) synTaskCmd() *cobra.Command {
