@@ -70,6 +70,63 @@ func (HashEmbedding) Embed(_ context.Context, texts []string) ([][]float64, erro
 	return out, nil
 }
 
+// ErrBadEmbedding is an embedding the gate cannot compare: the wrong
+// count of vectors, a dimension other than the run's, a NaN or an
+// infinity, or a zero vector.
+var ErrBadEmbedding = errors.New("diversity: unusable embedding")
+
+// unit checks the one vector an embedder gave for one text and returns it
+// normalised (servers need not normalise: cosine here is a dot product of
+// unit vectors); dims is the run's dimension so far (0: none yet).
+func unit(vs [][]float64, dims int) ([]float64, error) {
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("%w: %d vectors for one text", ErrBadEmbedding, len(vs))
+	}
+	v := vs[0]
+	if len(v) == 0 || (dims != 0 && len(v) != dims) {
+		return nil, fmt.Errorf("%w: a vector of %d dimensions where the run's have %d (has the model behind the embeddings URL changed?)", ErrBadEmbedding, len(v), dims)
+	}
+	norm := 0.0
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%w: element %d is %v", ErrBadEmbedding, i, x)
+		}
+		norm += x * x
+	}
+	if norm == 0 {
+		return nil, fmt.Errorf("%w: a zero vector, which is no direction to compare", ErrBadEmbedding)
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x / norm
+	}
+	return out, nil
+}
+
+// embed is the gate's unit vector of s.
+func (d *Diversity) embed(ctx context.Context, s Sketch) ([]float64, error) {
+	vs, err := d.embedder().Embed(ctx, []string{SketchText(s)})
+	if err != nil {
+		return nil, fmt.Errorf("diversity: embed: %w", err)
+	}
+	d.mu.Lock()
+	dims := d.dims
+	d.mu.Unlock()
+	v, err := unit(vs, dims)
+	if err != nil {
+		return nil, fmt.Errorf("%w; sketch %q: check the embedding model the --embeddings URL serves (leave --embeddings out for the offline embedding)", err, s.Title)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dims == 0 {
+		d.dims = len(v)
+	} else if d.dims != len(v) {
+		return nil, fmt.Errorf("%w: a vector of %d dimensions where the run's have %d; sketch %q: check the embedding model the --embeddings URL serves", ErrBadEmbedding, len(v), d.dims, s.Title)
+	}
+	return v, nil
+}
+
 func cosine(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
@@ -101,6 +158,7 @@ type Diversity struct {
 
 	mu   sync.Mutex
 	kept map[string]kept // by key: accepted and in flight
+	dims int             // of every vector so far
 }
 
 type kept struct {
@@ -129,9 +187,9 @@ func SketchText(s Sketch) string {
 // Reserve decides on s, a sketch on persona's world, under key; a kept
 // sketch is in flight until Accept or Release.
 func (d *Diversity) Reserve(ctx context.Context, key, persona string, s Sketch) (Verdict, error) {
-	vs, err := d.embedder().Embed(ctx, []string{SketchText(s)})
+	vec, err := d.embed(ctx, s)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("diversity: embed: %w", err)
+		return Verdict{}, err
 	}
 	limit := d.MaxSimilarity
 	if limit == 0 {
@@ -166,14 +224,14 @@ func (d *Diversity) Reserve(ctx context.Context, key, persona string, s Sketch) 
 				}
 			}
 		}
-		sim := cosine(vs[0], o.vec)
+		sim := cosine(vec, o.vec)
 		dup := len(shared) > 0 || sim >= MaxSimilarityAcross || (o.persona == persona && sim >= limit)
 		if dup && v.Keep || (dup == !v.Keep && (len(shared) > len(v.Shared) || (len(shared) == len(v.Shared) && sim > v.Similarity))) {
 			v.Nearest, v.Similarity, v.Shared, v.Keep = k, sim, shared, !dup
 		}
 	}
 	if v.Keep {
-		d.kept[key] = kept{text: SketchText(s), persona: persona, core: slices.Clone(s.Core), vec: vs[0]}
+		d.kept[key] = kept{text: SketchText(s), persona: persona, core: slices.Clone(s.Core), vec: vec}
 	}
 	return v, nil
 }
@@ -181,16 +239,16 @@ func (d *Diversity) Reserve(ctx context.Context, key, persona string, s Sketch) 
 // Keep counts a sketch accepted without a verdict (a task of an earlier
 // run).
 func (d *Diversity) Keep(ctx context.Context, key, persona string, s Sketch) error {
-	vs, err := d.embedder().Embed(ctx, []string{SketchText(s)})
+	vec, err := d.embed(ctx, s)
 	if err != nil {
-		return fmt.Errorf("diversity: embed: %w", err)
+		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.kept == nil {
 		d.kept = map[string]kept{}
 	}
-	d.kept[key] = kept{text: SketchText(s), persona: persona, core: slices.Clone(s.Core), vec: vs[0], accepted: true}
+	d.kept[key] = kept{text: SketchText(s), persona: persona, core: slices.Clone(s.Core), vec: vec, accepted: true}
 	return nil
 }
 

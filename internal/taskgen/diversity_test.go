@@ -2,7 +2,10 @@ package taskgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -91,5 +94,70 @@ func TestDiversityWithAnEmbeddingsEndpoint(t *testing.T) {
 	}
 	if srv.EmbedCalls() != 3 {
 		t.Fatalf("%d embedding requests, want 3", srv.EmbedCalls())
+	}
+}
+
+// embedFunc is an Embedder of a function of the text.
+type embedFunc func(text string) []float64
+
+func (f embedFunc) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, len(texts))
+	for i, t := range texts {
+		out[i] = f(t)
+	}
+	return out, nil
+}
+
+// TestDiversityDistrustsEmbeddings: vectors a server returns unnormalised
+// are normalised (they once dropped most sketches as near-duplicates); a
+// change of dimension (once a panic), a NaN or a zero vector (once the
+// gate switched off) is an error naming the --embeddings server.
+func TestDiversityDistrustsEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	a := Sketch{Family: "f", Title: "Buy the dearest wish-list device", Core: []string{"order devices LD-1"}}
+	b := Sketch{Family: "g", Title: "Book the cheapest hotel night near the venue", Core: []string{"book stays H-2"}}
+	scaled := embedFunc(func(s string) []float64 {
+		v, _ := HashEmbedding{}.Embed(ctx, []string{s})
+		for i := range v[0] {
+			v[0][i] *= 37
+		}
+		return v[0]
+	})
+	d := Diversity{Embedder: scaled}
+	for _, c := range []struct {
+		key string
+		s   Sketch
+	}{{"a", a}, {"b", b}} {
+		if v, err := d.Reserve(ctx, c.key, "p", c.s); err != nil || !v.Keep {
+			t.Fatalf("%s with unnormalised vectors: %+v %v; want kept", c.key, v, err)
+		}
+	}
+	if v, err := d.Reserve(ctx, "a2", "q", a); err != nil || v.Keep || v.Similarity < 0.999 {
+		t.Fatalf("a duplicate with unnormalised vectors: %+v %v", v, err)
+	}
+	n := 0
+	for _, c := range []struct {
+		name string
+		f    embedFunc
+		want string
+	}{
+		{"other dimensions", func(string) []float64 {
+			n++
+			return make([]float64, 8+n)
+		}, "dimensions where the run's have"},
+		{"NaN", func(string) []float64 { return []float64{1, math.NaN(), 0} }, "element 1 is NaN"},
+		{"zero", func(string) []float64 { return make([]float64, 3) }, "a zero vector"},
+	} {
+		d := Diversity{Embedder: embedFunc(func(s string) []float64 {
+			if s == SketchText(a) && c.name == "other dimensions" {
+				return []float64{1, 0, 0}
+			}
+			return c.f(s)
+		})}
+		d.Reserve(ctx, "a", "p", a)
+		_, err := d.Reserve(ctx, "b", "p", b)
+		if !errors.Is(err, ErrBadEmbedding) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--embeddings") {
+			t.Errorf("%s: %v; want ErrBadEmbedding saying %q and naming --embeddings", c.name, err, c.want)
+		}
 	}
 }
