@@ -63,8 +63,17 @@ const (
 var llmStages = []string{StagePersona, StagePlan, StageImplement, StageReview}
 
 // DefaultLLMBudget is the model turns a stage may take when LLMOptions
-// leaves Budget zero.
-const DefaultLLMBudget = 12
+// leaves Budget zero; DefaultPlanBudget the plan stage's: a day 0 sets up
+// some thirty events, and most models propose one a turn.
+const (
+	DefaultLLMBudget  = 12
+	DefaultPlanBudget = 48
+)
+
+// DefaultLLMMaxTokens bounds each completion of a stage when LLMOptions
+// leaves MaxTokens zero: room for a tool call with a persona's bible or a
+// day's events, and within a 32K-token context beside the prompt.
+const DefaultLLMMaxTokens = 4096
 
 // Limits of what the implementer's and planner's tools return.
 const (
@@ -160,9 +169,10 @@ func LLMPrompts() ([]Prompt, error) {
 // defaults.
 type LLMOptions struct {
 	// Budget is the most model turns (chat requests) one stage may take; 0
-	// means DefaultLLMBudget.
+	// means DefaultLLMBudget (DefaultPlanBudget for the plan stage).
 	Budget int
-	// MaxTokens bounds each completion; 0 leaves it to the server.
+	// MaxTokens bounds each completion; 0 means DefaultLLMMaxTokens, a
+	// negative value leaves it to the server.
 	MaxTokens int
 	// CatalogDir, when set, is the catalog (catalog.Build's output) the
 	// plan and implement stages may query with query_catalog.
@@ -227,8 +237,11 @@ func NewLLM(client *model.Client, pl *Planner, o LLMOptions) *LLM {
 	if l.gens == nil {
 		l.gens = generator.Default()
 	}
-	if l.o.Budget <= 0 {
-		l.o.Budget = DefaultLLMBudget
+	switch {
+	case l.o.MaxTokens == 0:
+		l.o.MaxTokens = DefaultLLMMaxTokens
+	case l.o.MaxTokens < 0:
+		l.o.MaxTokens = 0 // the server's
 	}
 	if l.o.Log == nil {
 		l.o.Log = slog.New(slog.DiscardHandler)
@@ -310,8 +323,9 @@ func (l *LLM) converse(ctx context.Context, stage, job string, tools []llmTool) 
 		specs[i], byName[t.Name], names[i] = t.Tool, t, t.Name
 	}
 	msgs := []model.Message{{Role: model.RoleSystem, Content: p.Text}, {Role: model.RoleUser, Content: job}}
-	last := "no tool was called"
-	for turn := 1; turn <= l.o.Budget; turn++ {
+	last := ""
+	budget := l.budget(stage)
+	for turn := 1; turn <= budget; turn++ {
 		rec.Turns = turn
 		resp, err := l.client.Chat(ctx, model.Request{Messages: msgs, Tools: specs, MaxTokens: l.o.MaxTokens})
 		if err != nil {
@@ -355,7 +369,21 @@ func (l *LLM) converse(ctx context.Context, stage, job string, tools []llmTool) 
 			}
 		}
 	}
-	return &StageError{Stage: stage, Turn: l.o.Budget, Err: fmt.Errorf("%w after %d model turns; the last problem: %s", ErrBudget, l.o.Budget, last)}
+	if last == "" {
+		return &StageError{Stage: stage, Turn: budget, Err: fmt.Errorf("%w after %d model turns: all %d tool calls were accepted, but none was %s, which ends the stage; raise the budget (--budget: a turn per call, and the plan stage proposes about one event a turn)", ErrBudget, budget, rec.Calls, names[len(names)-1])}
+	}
+	return &StageError{Stage: stage, Turn: budget, Err: fmt.Errorf("%w after %d model turns; the last problem: %s", ErrBudget, budget, last)}
+}
+
+// budget is the model turns stage may take.
+func (l *LLM) budget(stage string) int {
+	switch {
+	case l.o.Budget > 0:
+		return l.o.Budget
+	case stage == StagePlan:
+		return DefaultPlanBudget
+	}
+	return DefaultLLMBudget
 }
 
 // call runs one tool call; malformed arguments and unknown tools are

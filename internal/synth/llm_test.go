@@ -442,6 +442,32 @@ func TestLLMBudgetRunsOut(t *testing.T) {
 	}
 }
 
+// TestLLMBudgetOfAcceptedCalls: a budget spent on accepted calls says so
+// and what ends the stage (it once said "no tool was called" after 12
+// accepted calls); the plan stage's default budget fits a day 0 of some
+// thirty events proposed one a turn; completions are bounded by default.
+func TestLLMBudgetOfAcceptedCalls(t *testing.T) {
+	srv := fake.NewResponder(t, func(fake.Request) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: "read_ledger", Arguments: `{}`}}}
+	})
+	l := NewLLM(srv.Client(t, nil), &Planner{Skills: skill.All()}, LLMOptions{Budget: 3})
+	_, err := l.Plan(context.Background(), &PlanJob{Persona: *smallPersona(), Day: 0})
+	if !errors.Is(err, ErrBudget) {
+		t.Fatalf("err %v, want the budget", err)
+	}
+	wantContains(t, "the error", err.Error(), "all 3 tool calls were accepted", "which ends the stage", "--budget")
+	if strings.Contains(err.Error(), "no tool") {
+		t.Errorf("the error blames a missing call: %v", err)
+	}
+	if c := srv.Chats()[0]; c.MaxTokens == nil || *c.MaxTokens != DefaultLLMMaxTokens {
+		t.Errorf("max_tokens %v, want %d by default", c.MaxTokens, DefaultLLMMaxTokens)
+	}
+	d := NewLLM(srv.Client(t, nil), &Planner{Skills: skill.All()}, LLMOptions{})
+	if d.budget(StagePlan) != DefaultPlanBudget || d.budget(StagePersona) != DefaultLLMBudget || DefaultPlanBudget < 30+4 {
+		t.Errorf("default budgets: plan %d, persona %d", d.budget(StagePlan), d.budget(StagePersona))
+	}
+}
+
 func TestLLMChatErrorNamesStageAndTurn(t *testing.T) {
 	lt := newLLMTest(t, &Planner{Skills: skill.All()}, LLMOptions{},
 		calls(tc("submit_persona", `{}`)))
