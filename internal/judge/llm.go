@@ -146,13 +146,18 @@ func parseVerdict(tc model.ToolCall) (*call, error) {
 	return &c, nil
 }
 
+// MaxTokens bounds each completion of a judge: a verdict, its reason and
+// the criteria it names, with room for a reasoning model's thinking, well
+// within a 32K-token context beside the evidence.
+const MaxTokens = 2048
+
 // askVerdict asks until the model calls the verdict tool with a readable
 // verdict, telling it what was wrong, at most tries times.
 func askVerdict(ctx context.Context, m agent.Chatter, msgs []model.Message, tools []model.Tool, tries int) (*call, error) {
 	msgs = slices.Clone(msgs)
 	var why string
 	for range tries {
-		resp, err := m.Chat(ctx, model.Request{Messages: msgs, Tools: tools, ToolChoice: model.ToolChoiceRequired})
+		resp, err := m.Chat(ctx, model.Request{Messages: msgs, Tools: tools, ToolChoice: model.ToolChoiceRequired, MaxTokens: MaxTokens})
 		if err != nil {
 			return nil, fmt.Errorf("judge: %w", err)
 		}
@@ -228,7 +233,7 @@ func (j *AgentJudge) Judge(ctx context.Context, t *task.Task, initial, final, an
 	worlds := map[string]string{"initial": initial, "final": final}
 	maxTurns := cmp.Or(j.MaxTurns, 12)
 	for turn := 1; turn <= maxTurns; turn++ {
-		req := model.Request{Messages: msgs, Tools: tools, ToolChoice: model.ToolChoiceRequired}
+		req := model.Request{Messages: msgs, Tools: tools, ToolChoice: model.ToolChoiceRequired, MaxTokens: MaxTokens}
 		resp, err := j.Model.Chat(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("agent judge: %w", err)

@@ -39,6 +39,9 @@ func TestLLMJudge(t *testing.T) {
 		t.Fatalf("verdict %s, %v, %v", got, ev, err)
 	}
 	req := srv.Requests()[0]
+	if req.MaxTokens == nil || *req.MaxTokens != MaxTokens {
+		t.Errorf("max_tokens %v: a judge's completion is bounded (%d)", req.MaxTokens, MaxTokens)
+	}
 	prompt := req.Messages[1].Content
 	for _, want := range []string{"Order two cables", "two cables ordered", "shell.run", "ordered 1 cable", "V=1", "notes/order.md exists"} {
 		if !strings.Contains(prompt, want) {

@@ -55,7 +55,8 @@ type LLMAuthorOptions struct {
 	// the most model turns (DefaultAuthorTurns).
 	Tries    int
 	MaxTurns int
-	// MaxTokens bounds each completion; 0 leaves it to the server.
+	// MaxTokens bounds each completion; 0 means DefaultAuthorMaxTokens,
+	// a negative value leaves it to the server.
 	MaxTokens int
 }
 
@@ -70,8 +71,19 @@ type LLMAuthor struct {
 	prompt Prompt
 }
 
+// DefaultAuthorMaxTokens bounds an author's completion by default: a
+// task's instruction, reference, verifier and scripts in one tool call,
+// within a 32K-token context beside the world's summary.
+const DefaultAuthorMaxTokens = 8192
+
 // NewLLMAuthor returns the llm author over client.
 func NewLLMAuthor(client *model.Client, o LLMAuthorOptions) *LLMAuthor {
+	switch {
+	case o.MaxTokens == 0:
+		o.MaxTokens = DefaultAuthorMaxTokens
+	case o.MaxTokens < 0:
+		o.MaxTokens = 0 // the server's
+	}
 	o.Tries = cmp.Or(o.Tries, DefaultAuthorTries)
 	o.MaxTurns = cmp.Or(o.MaxTurns, DefaultAuthorTurns)
 	return &LLMAuthor{client: client, o: o, prompt: mustPrompt("author")}

@@ -310,6 +310,9 @@ func TestLLMAuthorFeedback(t *testing.T) {
 	if _, err := NewLLMAuthor(srv.Client(t, nil), LLMAuthorOptions{}).Author(context.Background(), d.w, Sketch{Family: LLMFamily, Title: "t", Core: []string{"c"}}, feedback); err != nil {
 		t.Fatal(err)
 	}
+	if mt := srv.Chats()[0].MaxTokens; mt == nil || *mt != DefaultAuthorMaxTokens {
+		t.Errorf("max_tokens %v: the author's completion is bounded by default (%d)", mt, DefaultAuthorMaxTokens)
+	}
 	msgs := srv.Chats()[0].Messages
 	if msgs[0].Role != "system" || !strings.Contains(msgs[1].Content, feedback) || !strings.Contains(msgs[1].Content, "Feedback on an earlier draft") {
 		t.Fatalf("the prompt: %+v", msgs)
