@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/runtime"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
 	"github.com/wildawm/wildawm/internal/taskgen/casestudytest"
 	"github.com/wildawm/wildawm/internal/world"
 )
@@ -175,6 +177,22 @@ func TestCaseStudyThroughTheGater(t *testing.T) {
 		o := evaluate(t, gater(), dir, recs)
 		if g := gateResult(t, o, gate.GateDifficulty); g.Passed || o.Difficulty != gate.Infrastructure || !slices.Equal(o.Report.InfraErrors, []string{"r1"}) {
 			t.Fatalf("a task whose one hint-free success never ran: difficulty %s, gate %+v, infra %v", o.Difficulty, g, o.Report.InfraErrors)
+		}
+		if got := o.InfraRejected(); !slices.Contains(got, gate.GateDifficulty) {
+			t.Fatalf("InfraRejected %v: want the difficulty gate", got)
+		}
+		// The next run gates it again (the rejection was the outage's),
+		// the earlier gate evidence kept as a version: here the gating
+		// starts, reaching the environment, instead of reading the
+		// rejection back.
+		reached := errors.New("the environment was asked for")
+		again := &pool.Gater{Env: func(*task.Task) (pool.Worlds, error) { return nil, reached }}
+		if _, err := again.Do(ctx, pool.Job{TaskDir: dir, Seed: 1}); !errors.Is(err, reached) {
+			t.Fatalf("a rerun after the outage: %v; want the task gated again", err)
+		}
+		kept, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), taskgen.VersionsDir, filepath.Base(dir), "*", pool.OutcomeFile))
+		if len(kept) != 1 {
+			t.Errorf("the outage's gate evidence was not kept as a version: %v", kept)
 		}
 	})
 }

@@ -547,10 +547,28 @@ func (g *Gater) done(dir string) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o, err := LoadOutcome(dir); err == nil && o.TaskID == t.ID {
+	if o, err := LoadOutcome(dir); err == nil && o.TaskID == t.ID && len(o.InfraRejected()) == 0 {
 		return o, nil
 	}
 	return nil, nil
+}
+
+// InfraRejected are the gates that rejected the task for infrastructure
+// (a rollout, a replay or a check that failed in every attempt: an
+// outage, not the task). A task so rejected is gated again by the next
+// run, its earlier evidence kept as a version: the outage's verdict does
+// not outlive it.
+func (o *Outcome) InfraRejected() []string {
+	if o.Accepted || o.Report == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range o.Report.Gates {
+		if !g.Passed && g.Verdict == gate.Infrastructure {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 // open reads a task's directory and sets up its judges.

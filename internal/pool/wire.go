@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/wildawm/wildawm/internal/judge"
 	"github.com/wildawm/wildawm/internal/mutate"
@@ -98,8 +99,12 @@ func keepEarlierGate(dir string) error {
 		return nil
 	}
 	why := "gated again: the earlier gate directory holds no outcome this build reads back"
-	if _, err := LoadOutcome(dir); err != nil {
+	o, err := LoadOutcome(dir)
+	switch {
+	case err != nil:
 		why += " (" + err.Error() + ")"
+	case len(o.InfraRejected()) > 0:
+		why = "gated again: the earlier gating was rejected for infrastructure (" + strings.Join(o.InfraRejected(), ", ") + "), an outage, not the task"
 	}
 	if _, err := taskgen.KeepVersion(dir, why); err != nil {
 		return err
