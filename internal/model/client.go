@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -76,9 +78,12 @@ type Client struct {
 	temperature *float64
 	log         *slog.Logger
 	knob        string // where Timeout is set, for errors
-	chat        openai.ChatCompletionService
-	models      openai.ModelService
-	embeddings  openai.EmbeddingService
+	// plain: the server refused an engine's extension field (a hosted
+	// API): the client sends none from then on.
+	plain      atomic.Bool
+	chat       openai.ChatCompletionService
+	models     openai.ModelService
+	embeddings openai.EmbeddingService
 }
 
 // New returns a client for spec. It reads no environment: ParseSpec does.
@@ -158,11 +163,28 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	start := time.Now()
 	var completion *openai.ChatCompletion
-	attempts, err := c.do(ctx, "chat", func(ctx context.Context, opts ...option.RequestOption) error {
-		var err error
-		completion, err = c.chat.New(ctx, params, append(slices.Clone(extra), opts...)...)
-		return err
-	})
+	send := func(extra []option.RequestOption) (int, error) {
+		return c.do(ctx, "chat", func(ctx context.Context, opts ...option.RequestOption) error {
+			var err error
+			completion, err = c.chat.New(ctx, params, append(slices.Clone(extra), opts...)...)
+			return err
+		})
+	}
+	if c.plain.Load() {
+		extra = nil
+	}
+	attempts, err := send(extra)
+	if refused := refusedExtension(err, c.spec.Engine, extensions(c.spec.Engine, req)); refused != "" && len(extra) > 0 {
+		// A server without the engines' fields (a hosted API) refuses
+		// them: ask again without any, and send none from now on. A stage
+		// that needs token ids says so when none come (it names the
+		// engine prefix to give).
+		c.plain.Store(true)
+		c.log.Warn("model: the server refuses the engines' request fields; sending none (no token ids)", logKeyEndpoint, c.spec.BaseURL, "field", refused)
+		var n int
+		n, err = send(nil)
+		attempts += n
+	}
 	if err != nil {
 		c.explainNotServed(ctx, err)
 		return nil, err
@@ -314,6 +336,22 @@ func extensions(e Engine, req Request) []string {
 		keys = append(keys, "return_meta_info")
 	}
 	return keys
+}
+
+// refusedExtension is the extension field a 400 from a server of no
+// named engine refuses ("Unrecognized request argument supplied: F",
+// "Extra inputs are not permitted", "unknown field F"), or "".
+func refusedExtension(err error, e Engine, keys []string) string {
+	var me *Error
+	if e != EngineAny || !errors.As(err, &me) || me.Status != http.StatusBadRequest {
+		return ""
+	}
+	for _, k := range keys {
+		if strings.Contains(me.Message, k) {
+			return k
+		}
+	}
+	return ""
 }
 
 // cmpPtr returns the first non-nil pointer.

@@ -263,6 +263,40 @@ func TestTokenIDs(t *testing.T) {
 	}
 }
 
+// TestHostedAPIRefusesEngineFields: a server of no named engine that
+// refuses return_token_ids (a hosted API) is asked again without it, and
+// never sent it again; the reply has no token ids. A server named vLLM is
+// not second-guessed.
+func TestHostedAPIRefusesEngineFields(t *testing.T) {
+	s := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "hi", CompletionTokenIDs: []int{7}} })
+	s.SetStrict(true)
+	c := s.Client(t, nil)
+	req := model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}, ReturnTokenIDs: true, Logprobs: true}
+	for i := range 2 {
+		resp, err := c.Chat(context.Background(), req)
+		if err != nil || resp.Content != "hi" || resp.CompletionTokenIDs != nil {
+			t.Fatalf("call %d: %+v, %v; want the reply without token ids", i, resp, err)
+		}
+	}
+	if n := len(s.Chats()); n != 3 {
+		t.Errorf("%d requests; want 3: the refused one, then two without the field", n)
+	}
+	if strings.Contains(string(s.Chats()[2].Body), "return_token_ids") {
+		t.Errorf("return_token_ids sent again after the refusal: %s", s.Chats()[2].Body)
+	}
+	v := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "hi"} })
+	v.SetStrict(true)
+	sp := v.Spec()
+	sp.Engine = model.EngineVLLM
+	vc, err := model.New(sp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vc.Chat(context.Background(), req); err == nil || !strings.Contains(err.Error(), "Unrecognized request argument supplied: return_token_ids") {
+		t.Errorf("a server named vLLM that refuses return_token_ids: %v; want the refusal", err)
+	}
+}
+
 func TestSamplingOnTheWire(t *testing.T) {
 	s := fake.New(t, fake.Turn{Content: "a"}, fake.Turn{Content: "b"})
 	seed, temp, zero, seed2, topP := int64(7), 0.5, 0.0, int64(9), 0.9

@@ -161,6 +161,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	engine    model.Engine
+	strict    bool
 	models    []string
 	script    []Turn
 	responder func(Request) Turn
@@ -220,6 +221,16 @@ func (s *Server) Spec() model.Spec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return model.Spec{Engine: s.engine, BaseURL: s.URL(), Model: s.models[0]}
+}
+
+// SetStrict makes the server refuse, as a hosted API does, a request
+// with a field OpenAI's API does not have (the engines' return_token_ids,
+// return_prompt_token_ids, return_meta_info): HTTP 400 "Unrecognized
+// request argument supplied: FIELD".
+func (s *Server) SetStrict(strict bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.strict = strict
 }
 
 // SetEngine makes the server answer as engine does: model.EngineVLLM (and
@@ -306,10 +317,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.N = s.chats
 	s.requests = append(s.requests, req)
 	served := slices.Contains(s.models, req.Model)
-	engine := s.engine
+	engine, strict := s.engine, s.strict
 	s.mu.Unlock()
 	if problem == "" {
 		problem = engineProblem(engine, req)
+	}
+	if problem == "" && strict {
+		problem = strictProblem(body)
 	}
 
 	switch {
@@ -404,6 +418,20 @@ type wireChat struct {
 	ReturnTokenIDs       bool `json:"return_token_ids"`
 	ReturnPromptTokenIDs bool `json:"return_prompt_token_ids"`
 	ReturnMetaInfo       bool `json:"return_meta_info"`
+}
+
+// strictProblem is a hosted API's refusal of a field its API lacks.
+func strictProblem(body []byte) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return ""
+	}
+	for _, k := range []string{"return_token_ids", "return_prompt_token_ids", "return_meta_info"} {
+		if _, ok := fields[k]; ok {
+			return "Unrecognized request argument supplied: " + k
+		}
+	}
+	return ""
 }
 
 // decodeChat fills req from body and returns what a real server would
