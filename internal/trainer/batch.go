@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,6 +82,11 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 		return nil, err
 	}
 	tr := res.Trajectory
+	if job.Request.Policy == "" {
+		if err := tokenSignal(tr, job.Request.Engine); err != nil {
+			return nil, err
+		}
+	}
 	out := &RolloutResult{RolloutID: job.RolloutID, Policy: tr.Policy, Outcome: tr.Outcome, Failure: tr.Failure, Error: tr.Error,
 		Final: res.Final, Steps: len(tr.Steps), WallMS: tr.WallMS, Trajectory: tr}
 	if tr.Failure == agent.FailInfra || tr.Failure == agent.FailSetup {
@@ -108,6 +114,25 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 	out.FormatFailure = tr.Outcome == rollout.OutcomeFormat
 	out.Reward = rl.Reward(out.FormatFailure, out.V, checks)
 	return out, nil
+}
+
+// ErrNoSignal is a model rollout whose turns cannot be trained on: the
+// engine returned no token ids, or token ids without their logprobs.
+var ErrNoSignal = errors.New("trainer: the engine's replies carry no training signal")
+
+// tokenSignal fails when a model rollout's turns lack the token ids or
+// the logprobs a trainer needs (a sample of them would train nothing, or
+// on logprob 0.0), naming the engine and the fix.
+func tokenSignal(tr *agent.Trajectory, engine string) error {
+	for _, t := range tr.Turns {
+		switch {
+		case len(t.CompletionTokenIDs) == 0:
+			return fmt.Errorf("%w: turn %d of rollout %s came back from %s without token ids: serve the policy with vLLM or SGLang and name the engine (vllm+URL#MODEL or sglang+URL#MODEL), so that return_token_ids is sent and read", ErrNoSignal, t.Index, tr.Rollout, engine)
+		case len(t.CompletionTokenIDs) > 0 && len(t.Logprobs) != len(t.CompletionTokenIDs):
+			return fmt.Errorf("%w: turn %d of rollout %s came back from %s with %d token ids and %d logprobs: the engine must return a logprob per sampled token (vLLM: do not set --max-logprobs 0; SGLang: logprobs are returned when asked)", ErrNoSignal, t.Index, tr.Rollout, engine, len(t.CompletionTokenIDs), len(t.Logprobs))
+		}
+	}
+	return nil
 }
 
 // policy builds the job's policy: a model through the harness at the

@@ -132,3 +132,34 @@ func TestBatchThroughEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchRefusesRepliesWithoutSignal: an engine that returns no token
+// ids, or token ids without logprobs, ends the step with an error naming
+// the engine and the fix (such samples once trained nothing, or on
+// logprob 0.0, silently).
+func TestBatchRefusesRepliesWithoutSignal(t *testing.T) {
+	f := fixture(t)
+	for _, c := range []struct {
+		name string
+		edit func(*fake.Turn)
+		want string
+	}{
+		{"no token ids", func(r *fake.Turn) { r.PromptTokenIDs, r.CompletionTokenIDs = nil, nil }, "without token ids"},
+		{"no logprobs", func(r *fake.Turn) { r.NoLogprobs = true }, "logprobs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+				reply := fake.Turn{Content: "I could not finish the task.", PromptTokenIDs: []int{1, 2}, CompletionTokenIDs: []int{7, 8, 9}}
+				c.edit(&reply)
+				return reply
+			})
+			s := open(t, f, Options{})
+			req := Request{Step: 1, Tasks: 1, G: 2, Engine: srv.URL() + "#" + fake.DefaultModel, Sampling: Sampling{MaxTurns: 4}}
+			_, err := s.Batch(context.Background(), req)
+			// The step's error is the saved batch's, as text (the API's).
+			if err == nil || !strings.Contains(err.Error(), ErrNoSignal.Error()) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), srv.URL()) {
+				t.Fatalf("a batch from an engine with %s: %v; want ErrNoSignal naming the engine", c.name, err)
+			}
+		})
+	}
+}

@@ -43,6 +43,9 @@ type Turn struct {
 	// choice.logprobs.content when the request asks ("logprobs": true);
 	// nil means DefaultLogprobs(CompletionTokenIDs).
 	Logprobs []float64
+	// NoLogprobs sends no logprobs though the request asks (a server
+	// that ignores the field).
+	NoLogprobs bool
 	// WeightVersion is SGLang's meta_info.weight_version; "" means
 	// "default", SGLang's own default.
 	WeightVersion string

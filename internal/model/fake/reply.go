@@ -63,6 +63,7 @@ type answer struct {
 	promptIDs     []int
 	completionIDs []int
 	logprobs      []float64
+	noLogprobs    bool
 	weightVersion string
 }
 
@@ -78,6 +79,7 @@ func compose(engine model.Engine, req Request, t Turn) answer {
 		promptIDs:     t.PromptTokenIDs,
 		completionIDs: t.CompletionTokenIDs,
 		logprobs:      t.Logprobs,
+		noLogprobs:    t.NoLogprobs,
 		weightVersion: cmp.Or(t.WeightVersion, DefaultWeightVersion),
 	}
 	if a.logprobs == nil {
@@ -228,7 +230,7 @@ func (a answer) metaInfo(req Request, matched any) map[string]any {
 		"total_retractions": 0,
 		"e2e_latency":       0.0,
 	}
-	if req.Logprobs {
+	if req.Logprobs && !a.noLogprobs {
 		triples := []any{}
 		for i := 0; i < len(a.completionIDs) && i < len(a.logprobs); i++ {
 			id := a.completionIDs[i]
@@ -259,7 +261,7 @@ func (a answer) tokens() int { return max(len(a.completionIDs), len(a.logprobs))
 // when the request asks for none. A token has an entry only when the turn
 // has its logprob, so that a test can send a misaligned reply.
 func (a answer) logprobsJSON(req Request, from, to int) any {
-	if !req.Logprobs {
+	if !req.Logprobs || a.noLogprobs {
 		return nil
 	}
 	content := []any{}
