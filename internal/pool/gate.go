@@ -199,6 +199,11 @@ type RolloutRecord struct {
 	// names.
 	FalseCheck    bool     `json:"false_check,omitempty"`
 	FalseCriteria []string `json:"false_criteria,omitempty"`
+	// JudgeError is why a model judge gave no verdict on this rollout (its
+	// server failed after every retry, or it never called the verdict
+	// tool): the rollout is no evidence for the gates, which reject the
+	// task for infrastructure, and the next run gates it again.
+	JudgeError string `json:"judge_error,omitempty"`
 }
 
 // The image-ablation check's rollouts, by RolloutRecord.Ablation.
@@ -377,13 +382,25 @@ type gating struct {
 func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.Result) error {
 	t0 := time.Now()
 	defer func() { st.tim.JudgesMS += ms(time.Since(t0)) }()
+	r.JudgeError = ""
 	tr, err := agent.LoadTrajectory(filepath.Join(st.dir, r.Trajectory))
 	if err != nil {
 		return err
 	}
+	// A judge's failure (its server down after every retry, no verdict)
+	// is this rollout's missing evidence, not the run's end: finished work
+	// stays, and the task is rejected for infrastructure until a rerun.
+	judgeFailed := func(which string, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.VLLM, r.VAgent = "", ""
+		r.JudgeError = fmt.Sprintf("the %s judge gave no verdict: %v", which, err)
+		return nil
+	}
 	v1, ev1, err := st.g.Models.LLM.Judge(ctx, st.t, tr, vr)
 	if err != nil {
-		return fmt.Errorf("pool: LLM judge of %s rollout %s: %w", st.t.ID, r.ID, err)
+		return judgeFailed("LLM", err)
 	}
 	final, err := st.env.Lower(ctx, r.Final)
 	if err != nil {
@@ -391,7 +408,7 @@ func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.R
 	}
 	av, err := st.g.Models.Agent.Judge(ctx, st.t, st.w0, final, r.Answer, vr, "")
 	if err != nil {
-		return fmt.Errorf("pool: agent judge of %s rollout %s: %w", st.t.ID, r.ID, err)
+		return judgeFailed("agent", err)
 	}
 	r.VLLM, r.VAgent = v1, av.Verdict
 	r.FalseCheck, r.FalseCriteria = av.FalseCheck, av.FalseCriteria
@@ -913,6 +930,8 @@ func (st *gating) candidate() gate.Candidate {
 			if r.Outcome == agent.OutcomeFormat {
 				gr.Err, gr.V, gr.VLLM, gr.VAgent = "", 0, gate.Failed, gate.Failed
 			}
+		} else if r.JudgeError != "" {
+			gr.Err = r.JudgeError
 		} else {
 			gr.Evidence["final"] = r.Final.String()
 			gr.Evidence["verifier"] = strings.Join(r.JudgeEvidence["verifier"], "; ")
@@ -978,6 +997,7 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	}
 	c.InitialV = v0.V
 	t0 := time.Now()
+	var probeErr error
 	if st.g.Models != nil {
 		pj := st.g.Models.LLM.ProbeJudge(st.t, func(r gate.Rollout) (*agent.Trajectory, *verify.Result, error) {
 			tr, err := agent.LoadTrajectory(filepath.Join(st.dir, r.Evidence["trajectory"]))
@@ -986,7 +1006,13 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 		if slices.ContainsFunc(c.Rollouts, func(r gate.Rollout) bool { return r.Err == "" }) {
 			p, err := gate.Probe(ctx, pj, c.Rollouts, gate.DigestFS(os.DirFS(filepath.Join(st.dir, "verifier"))))
 			if err != nil {
-				return nil, nil, fmt.Errorf("pool: probe %s: %w", st.t.ID, err)
+				if ctx.Err() != nil {
+					return nil, nil, ctx.Err()
+				}
+				// The model judge failed under the probe (its server, no
+				// verdict): the probe could not decide, an outage's
+				// verdict the next run does not keep.
+				probeErr = err
 			}
 			c.Probe = p
 		}
@@ -1012,6 +1038,15 @@ func (st *gating) evaluate(ctx context.Context) (*gate.Report, *Mutation, error)
 	rep, err := gate.Evaluate(c, st.g.Gates)
 	if err != nil {
 		return nil, nil, err
+	}
+	if probeErr != nil {
+		for i := range rep.Gates {
+			if g := &rep.Gates[i]; g.Name == gate.GateCounterfactualProbe {
+				g.Passed, g.Verdict = false, gate.Infrastructure
+				g.Evidence = []string{"the probe's judge failed: " + probeErr.Error()}
+			}
+		}
+		rep.Passed = false
 	}
 	// Beyond the paper.
 	rep.Gates = append(rep.Gates, st.oracleGate(ctx))
