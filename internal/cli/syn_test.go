@@ -104,17 +104,25 @@ func TestSynStages(t *testing.T) {
 	}
 }
 
-// TestSynTasksCountsAuthorRejections: sketches the author model writes no
-// valid task for are counted as the author's, not the self-check's (which
-// never ran on them).
+// TestSynTasksCountsAuthorRejections: an author whose server is down
+// leaves its sketches unwritten without ending the run, which then fails
+// saying so; sketches the author model writes no valid task for are
+// counted as the author's, not the self-check's (which never ran on them).
 func TestSynTasksCountsAuthorRejections(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	st := filepath.Join(t.TempDir(), "unused-store")
 	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
+	// The author's server is down: every sketch is left unwritten, the
+	// run goes to its end and fails saying a rerun writes them.
+	down := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Status: 503, Error: "no healthy upstream"} })
+	_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", down.URL()+"#"+fake.DefaultModel, "--model-retries", "0")
+	if err == nil || !strings.Contains(err.Error(), "because the author model failed") || !strings.Contains(err.Error(), "run the same command again") || !strings.Contains(stderr, "HTTP 503") {
+		t.Fatalf("syn tasks with the author's server down: %v\n%s", err, stderr)
+	}
 	author := fake.NewResponder(t, func(fake.Request) fake.Turn {
 		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: `{"instruction": ""}`}}}
 	})
-	_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", author.URL()+"#"+fake.DefaultModel)
+	_, stderr, err = run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", author.URL()+"#"+fake.DefaultModel)
 	if err != nil {
 		t.Fatalf("syn tasks: %v\n%s", err, stderr)
 	}

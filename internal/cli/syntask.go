@@ -142,8 +142,10 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 	return s, envs, closeSrc, nil
 }
 
-func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
-	tasks, dropped, sketches, checked, authored := 0, 0, 0, 0, 0
+// reportTasks prints the tasks written and the summary; its error says how
+// many sketches an author's outage left unwritten (a rerun writes them).
+func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
+	tasks, dropped, sketches, checked, authored, outage := 0, 0, 0, 0, 0, 0
 	for _, r := range rs {
 		if r == nil {
 			continue
@@ -156,6 +158,9 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 				// The author wrote no valid task for the sketch: nothing
 				// was self-checked.
 				authored++
+				if strings.HasPrefix(p.Problem, taskgen.AuthorFailed) {
+					outage++
+				}
 				e.progress("rejected before the self-check: %s: %s", p.ID, p.Problem)
 				continue
 			}
@@ -167,6 +172,10 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) {
 		}
 	}
 	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d without a valid task from the author, %d rejected by the self-check, in %v", sketches, tasks, dropped, authored, checked, time.Since(start).Round(time.Millisecond))
+	if outage > 0 {
+		return fmt.Errorf("%d sketches were not written because the author model failed (see above): the %d tasks written are kept; run the same command again to author the rest", outage, tasks)
+	}
+	return nil
 }
 
 func (e *env) synTaskCmd() *cobra.Command {
@@ -219,7 +228,9 @@ is authored into a task directory (task.json, verifier/, sketch.json) under
 			if err == nil && difficulty != "" {
 				err = e.keepDifficulty(cmd, envs, &f, &g, rs, difficulty)
 			}
-			e.reportTasks(rs, start)
+			if rerr := e.reportTasks(rs, start); err == nil {
+				err = rerr
+			}
 			if err == nil {
 				e.finished(f.out+" (one directory per task: task.json, verifier/, sketch.json)", "wildawm gate --dir "+f.dir+" --task "+filepath.Join(f.out, "ID")+"   # gate one")
 			}
@@ -314,9 +325,12 @@ Rerunning resumes: tasks already written count as accepted.`,
 					cancel()
 				}
 			})
-			e.reportTasks(rs, start)
+			rerr := e.reportTasks(rs, start)
 			if count > 0 && written >= count && ctx.Err() != nil {
 				err = nil // stopped at --count
+			}
+			if err == nil {
+				err = rerr
 			}
 			if err == nil {
 				e.finished(f.out+" (one directory per task: task.json, verifier/, sketch.json)", "wildawm pool run --dir "+f.dir+" --fake-browser   # self-check and gate them, split the pool")

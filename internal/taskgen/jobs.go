@@ -61,6 +61,10 @@ type Produced struct {
 // SketchFile is the sketch and its diversity verdict, beside task.json.
 const SketchFile = "sketch.json"
 
+// AuthorFailed begins the problem of a sketch whose author model failed
+// (its server, after every retry): a rerun authors it again.
+const AuthorFailed = "the author failed (a rerun tries again): "
+
 // Synth runs jobs against a source into Out/<task id>/.
 type Synth struct {
 	Source    *Source
@@ -268,6 +272,14 @@ func (s *Synth) authorKept(ctx context.Context, w *World, keep []Produced, res *
 		case errors.As(err, &ae):
 			s.Diversity.Release(p.ID)
 			p.Problem = ae.Error()
+			res.Rejected = append(res.Rejected, p)
+			continue
+		case err != nil && ctx.Err() == nil:
+			// The author's model failed (its server, after every retry):
+			// this sketch's rejection, not the run's end; the tasks written
+			// stay, and a rerun authors it again.
+			s.Diversity.Release(p.ID)
+			p.Problem = AuthorFailed + err.Error()
 			res.Rejected = append(res.Rejected, p)
 			continue
 		case err != nil:
