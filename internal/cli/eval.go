@@ -225,7 +225,7 @@ func (e *env) evalAgentOf(spec, harness string, h agent.Harness, seed uint64, op
 		}
 		return eval.Agent{Name: "model:" + sp.Model, Policy: func(c eval.Case, index int) (rollout.Policy, error) {
 			return &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: sp.BaseURL, Model: sp.Model, APIKey: sp.APIKey,
-				ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WorkDir: filepath.Join(opencodeWork, fmt.Sprintf("r%d", index)), WallTime: h.WallTime}, nil
+				ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WorkDir: filepath.Join(opencodeWork, fmt.Sprintf("r%d", index)), WallTime: h.WallTime, MaxTurns: h.MaxTurns}, nil
 		}}, nil
 	}
 	return eval.Agent{}, fmt.Errorf("--harness %q: choose %s (the wildawm tool loop) or %s (the opencode CLI, docs/external-harness.md)", harness, agent.HarnessName, external.HarnessName)

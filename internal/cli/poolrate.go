@@ -166,7 +166,7 @@ func (f *rateFlags) rateAgent(a rateAgentSpec, work string) (pool.RateAgent, err
 		var n atomic.Int64
 		ra.Policy = func() rollout.Policy {
 			return &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: a.spec.BaseURL, Model: a.spec.Model, APIKey: a.spec.APIKey,
-				ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WallTime: h.WallTime,
+				ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WallTime: h.WallTime, MaxTurns: h.MaxTurns,
 				WorkDir: filepath.Join(work, ra.Slug, fmt.Sprintf("r%d", n.Add(1)))}
 		}
 	}

@@ -90,7 +90,7 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 						return fmt.Errorf("--harness opencode: %w", err)
 					}
 					pol = &policy.Opencode{Harness: external.Opencode{Bin: bin}, ModelBaseURL: spec.BaseURL, Model: spec.Model, APIKey: spec.APIKey,
-						ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WorkDir: filepath.Join(dir, "rollouts", "opencode"), WallTime: h.WallTime}
+						ContextTokens: h.ContextTokens, OutputTokens: h.MaxTokens, WorkDir: filepath.Join(dir, "rollouts", "opencode"), WallTime: h.WallTime, MaxTurns: h.MaxTurns}
 				default:
 					return fmt.Errorf("--harness %q: choose %s (the wildawm tool loop) or %s (the opencode CLI, docs/external-harness.md)", harness, agent.HarnessName, external.HarnessName)
 				}

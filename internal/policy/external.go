@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type Opencode struct {
 	// WallTime bounds a run (default agent.DefaultWallTime); past it, the
 	// run is killed and ends as budget.
 	WallTime time.Duration
+	// MaxTurns bounds the model turns (default agent.DefaultMaxTurns);
+	// past it, the run is killed and ends as budget.
+	MaxTurns int
 	runs     int
 }
 
@@ -80,7 +84,7 @@ func (o *Opencode) Run(ctx context.Context, env *agent.Env, t task.Public) (stri
 	}
 	res, err := o.Harness.Run(ctx, external.Run{Prompt: prompt, ModelBaseURL: o.ModelBaseURL, Model: o.Model, APIKey: o.APIKey,
 		ContextTokens: o.ContextTokens, OutputTokens: o.OutputTokens, MCP: map[string]string{agent.GatewayName: "http://" + ln.Addr().String()},
-		WorkDir: dir, Timeout: wall})
+		WorkDir: dir, Timeout: wall, MaxTurns: cmp.Or(o.MaxTurns, agent.DefaultMaxTurns)})
 	// No call acts or records after this.
 	gw.Close()
 	tr := env.Traj

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,6 +54,11 @@ type Run struct {
 	// longer is killed and ends as budget (the wall-time budget, the
 	// agent's failure, as in the wildawm harness).
 	Timeout time.Duration
+	// MaxTurns bounds the model turns (opencode's steps, counted in its
+	// event stream as they come); past it the run is killed and ends as
+	// budget, as the wildawm harness's turn budget. 0: no bound (opencode
+	// has none of its own).
+	MaxTurns int
 }
 
 // DefaultTimeout is a Run's timeout when it sets none.
@@ -335,7 +342,8 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 	cmd.Dir = cwd
 	cmd.Env = environment(dir, r)
 	cmd.Stdin = strings.NewReader(r.Prompt)
-	cmd.Stdout = out
+	turns := &turnCounter{w: out, max: r.MaxTurns, over: cancel}
+	cmd.Stdout = turns
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
@@ -375,6 +383,9 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 	switch {
 	case ctx.Err() != nil:
 		why = "cancelled: " + ctx.Err().Error()
+	case turns.exceeded.Load():
+		outcome = agent.OutcomeBudget
+		why = fmt.Sprintf("opencode began turn %d, past the turn budget of %d (--max-turns)", r.MaxTurns+1, r.MaxTurns)
 	case rctx.Err() != nil:
 		// The wall-time budget, as the wildawm harness's: the agent's.
 		outcome = agent.OutcomeBudget
@@ -407,6 +418,45 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 		return res, fmt.Errorf("opencode: %w", ctx.Err())
 	}
 	return res, nil
+}
+
+// turnCounter passes opencode's event stream to w and counts its steps
+// (a step_start event begins each model turn); the first past max calls
+// over, which kills the run.
+type turnCounter struct {
+	w        io.Writer
+	max      int
+	over     func()
+	partial  []byte
+	n        int
+	exceeded atomic.Bool
+}
+
+func (c *turnCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	if c.max <= 0 || c.exceeded.Load() {
+		return n, err
+	}
+	c.partial = append(c.partial, b[:n]...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := c.partial[:i]
+		c.partial = c.partial[i+1:]
+		if bytes.Contains(line, []byte(`"type":"step_start"`)) {
+			if c.n++; c.n > c.max {
+				c.exceeded.Store(true)
+				c.over()
+				break
+			}
+		}
+	}
+	if len(c.partial) > 1<<20 {
+		c.partial = nil // a line that long carries no step_start of interest
+	}
+	return n, err
 }
 
 // killGroup kills a process group; one already gone is no error.

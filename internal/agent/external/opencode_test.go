@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"net/http"
 	"os"
@@ -282,4 +283,32 @@ func tail(res *Result) string {
 		b = b[len(b)-3000:]
 	}
 	return string(b)
+}
+
+// TestOpencodeMaxTurns: a model that never stops calling tools is stopped
+// at the turn budget (opencode has none of its own: it once looped for
+// minutes), as budget, the agent's failure, its process group gone.
+func TestOpencodeMaxTurns(t *testing.T) {
+	bin := opencodeBin(t)
+	home := t.TempDir()
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: fmt.Sprintf("call_%d", r.N), Name: "wildawm_shell", Arguments: `{"command":"echo again"}`}}}
+	})
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), Run{
+		Prompt: "Keep going.", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: newGateway(t, home).URL}, WorkDir: t.TempDir(), Timeout: 2 * time.Minute, MaxTurns: 3,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v (log %s)", err, tail(res))
+	}
+	tr := res.Trajectory
+	if tr.Outcome != agent.OutcomeBudget || tr.Failure != agent.FailAgent || !strings.Contains(tr.Error, "turn budget of 3") {
+		t.Fatalf("outcome %q, failure %q, error %q; want the turn budget", tr.Outcome, tr.Failure, tr.Error)
+	}
+	if n := len(srv.Chats()); n > 5 {
+		t.Errorf("the model got %d requests past a budget of 3 turns", n)
+	}
+	if p := groupAlive(res.PID); len(p) > 0 {
+		t.Errorf("opencode's process group %d is still there: %v", res.PID, p)
+	}
 }
