@@ -2,8 +2,8 @@ package external
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
