@@ -211,6 +211,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 		return nil, nil
 	}
 	var out [][]float64
+	var bad string // what is wrong with a vector that decoded
 	_, err := c.do(ctx, "embeddings", func(ctx context.Context, opts ...option.RequestOption) error {
 		res, err := c.embeddings.New(ctx, openai.EmbeddingNewParams{Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
 			Model: openai.EmbeddingModel(c.spec.Model)}, opts...)
@@ -218,11 +219,15 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 			return err
 		}
 		out = make([][]float64, len(texts))
+		bad = ""
 		for _, e := range res.Data {
 			if e.Index < 0 || int(e.Index) >= len(texts) {
 				return fmt.Errorf("the server returned an embedding for input %d of %d", e.Index, len(texts))
 			}
 			out[e.Index] = e.Embedding
+			if j := nullElement(e.RawJSON()); j >= 0 && bad == "" {
+				bad = fmt.Sprintf("the embedding of input %d has null at element %d (a NaN or an infinity, which JSON cannot carry)", e.Index, j)
+			}
 		}
 		for i, v := range out {
 			if len(v) == 0 {
@@ -231,7 +236,23 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error)
 		}
 		return nil
 	})
+	if err == nil && bad != "" {
+		return nil, &Error{Op: "embeddings", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Status: http.StatusOK, Message: bad,
+			Fix: "the embedding model computes NaNs: check its checkpoint and dtype (fp16 overflow), or serve another embedding model"}
+	}
 	return out, err
+}
+
+// nullElement is the index of the first null in an embedding object's
+// "embedding" array, or -1.
+func nullElement(raw string) int {
+	var e struct {
+		Embedding []*float64 `json:"embedding"`
+	}
+	if json.Unmarshal([]byte(raw), &e) != nil {
+		return -1
+	}
+	return slices.Index(e.Embedding, nil)
 }
 
 // Models lists the models the server serves (GET /models), in its order.
@@ -324,9 +345,12 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, []option.R
 //	SGLang: return_token_ids and return_prompt_token_ids; and always
 //	        return_meta_info, for its weight_version
 //	any:    return_token_ids, which both read
+//
+// and none for the engines that return no token ids (Ollama, llama.cpp, a
+// hosted API).
 func extensions(e Engine, req Request) []string {
 	var keys []string
-	if req.ReturnTokenIDs {
+	if req.ReturnTokenIDs && e.TokenIDs() {
 		keys = append(keys, "return_token_ids")
 		if e == EngineSGLang {
 			keys = append(keys, "return_prompt_token_ids")
@@ -646,7 +670,7 @@ func (c *Client) attemptError(op string, a attempt, err error, n int) *Error {
 	case a.status >= 400:
 		se := readServerError(a.body)
 		e.Message, e.Type, e.Code = se.Message, se.Type, se.Code
-		e.Fix = fixFor(c.spec, a.status)
+		e.Fix = fixFor(c.spec, a.status, se.Message)
 	case !a.sent:
 		e.Message, e.Err = "building the request: "+err.Error(), err
 	case a.cut:

@@ -29,6 +29,9 @@ func TestParseSpecEngine(t *testing.T) {
 		{"sglang+http://127.0.0.1:30000/v1#qwen3-8b", model.EngineSGLang, "http://127.0.0.1:30000/v1"},
 		{"vllm+https://h/v1#m", model.EngineVLLM, "https://h/v1"},
 		{"http://h/v1#m", model.EngineAny, "http://h/v1"},
+		{"ollama+http://127.0.0.1:11434/v1#qwen3:8b", model.EngineOllama, "http://127.0.0.1:11434/v1"},
+		{"llamacpp+http://127.0.0.1:8080/v1#qwen3", model.EngineLlamaCpp, "http://127.0.0.1:8080/v1"},
+		{"openai+https://api.example.com/v1#m", model.EngineOpenAI, "https://api.example.com/v1"},
 	} {
 		spec, err := model.ParseSpec(tc.in)
 		if err != nil {
@@ -94,6 +97,11 @@ func TestEngineRequestFields(t *testing.T) {
 		{"any", model.EngineAny, []string{"return_token_ids"}, nil},
 		{"vllm", model.EngineVLLM, []string{"return_token_ids"}, nil},
 		{"sglang", model.EngineSGLang, []string{"return_meta_info", "return_prompt_token_ids", "return_token_ids"}, []string{"return_meta_info"}},
+		// The engines that return no token ids are sent no extension:
+		// a strict hosted API would refuse it, and the others ignore it.
+		{"ollama", model.EngineOllama, nil, nil},
+		{"llamacpp", model.EngineLlamaCpp, nil, nil},
+		{"openai", model.EngineOpenAI, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "x"} })

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -129,8 +128,12 @@ func flatError(raw []byte) (serverError, bool) {
 	return serverError{Message: e.Message, Type: e.Type, Code: code}, true
 }
 
-// fixFor says what a user can do about a final status.
-func fixFor(spec Spec, status int) string {
+// fixFor says what a user can do about a final status and the server's
+// message.
+func fixFor(spec Spec, status int, msg string) string {
+	if fix := toolsFix(msg); fix != "" && status >= 400 {
+		return fix
+	}
 	switch {
 	case status == 0:
 		return startHint(spec)
@@ -145,19 +148,6 @@ func fixFor(spec Spec, status int) string {
 	default:
 		return "the server rejected the request: see its message"
 	}
-}
-
-// startHint is the fix for a server that does not answer.
-func startHint(spec Spec) string {
-	port := "8000"
-	if u, err := url.Parse(spec.BaseURL); err == nil && u.Port() != "" {
-		port = u.Port()
-	}
-	start := fmt.Sprintf("vllm serve %s --port %s", spec.Model, port)
-	if spec.Engine == EngineSGLang {
-		start = fmt.Sprintf("python -m sglang.launch_server --model-path %s --port %s", spec.Model, port)
-	}
-	return fmt.Sprintf("is the server running? start it with `%s` (or any OpenAI-compatible server answering at %s)", start, spec.BaseURL)
 }
 
 // mentionsModel says whether a rejection may be about the model's name,

@@ -16,19 +16,6 @@ const (
 // specExample is the example every ParseSpec error gives.
 const specExample = "http://127.0.0.1:8000/v1#qwen3-8b"
 
-// Engine names the server software behind a Spec, for the request fields
-// that are not OpenAI's (token ids, SGLang's meta_info). The client sends
-// only its engine's extensions; it reads every engine's response shape.
-type Engine string
-
-// The engines; EngineAny sends no engine's extension but
-// "return_token_ids", which both read.
-const (
-	EngineAny    Engine = ""
-	EngineVLLM   Engine = "vllm"
-	EngineSGLang Engine = "sglang"
-)
-
 // Spec says which endpoint and which model a Client talks to.
 type Spec struct {
 	// Engine is the server's software; ParseSpec reads it from a prefix
@@ -45,7 +32,7 @@ type Spec struct {
 }
 
 // ParseSpec parses [ENGINE+]URL#MODEL, e.g. http://127.0.0.1:8000/v1#qwen3-8b
-// or sglang+http://127.0.0.1:30000/v1#qwen3-8b (ENGINE is vllm or sglang),
+// or sglang+http://127.0.0.1:30000/v1#qwen3-8b (ENGINE one of Engines),
 // and takes the API key from the environment (KeyFromEnv).
 func ParseSpec(s string) (Spec, error) {
 	spec, err := parseSpec(s)
@@ -92,15 +79,6 @@ func parseSpec(s string) (Spec, error) {
 		return Spec{}, specError(s, err.Error())
 	}
 	return Spec{Engine: engine, BaseURL: base, Model: name}, nil
-}
-
-// check reports an engine that is none of the known ones.
-func (e Engine) check() error {
-	switch e {
-	case EngineAny, EngineVLLM, EngineSGLang:
-		return nil
-	}
-	return fmt.Errorf("names engine %q, which is neither %s nor %s", string(e), EngineVLLM, EngineSGLang)
 }
 
 // checkBaseURL returns raw without a trailing slash, or what is wrong with

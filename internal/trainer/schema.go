@@ -95,7 +95,9 @@ func (r *Request) Validate() error {
 	case r.Engine != "" && r.Policy != "":
 		bad("policy", "%q with an engine: give one (a model acts through the engine, or an offline policy does)", r.Policy)
 	case r.Engine != "":
-		if _, err := model.ParseSpec(r.Engine); err != nil {
+		if spec, err := model.ParseSpec(r.Engine); err != nil {
+			bad("engine", "%v", err)
+		} else if err := spec.Engine.Trainable(); err != nil {
 			bad("engine", "%v", err)
 		}
 	}

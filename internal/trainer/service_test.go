@@ -376,6 +376,7 @@ func TestRequestErrors(t *testing.T) {
 		{Request{Step: 1, Tasks: 1}, "engine"},
 		{Request{Step: 1, Tasks: 1, G: 100, Policy: PolicyReplayEnsemble}, "g:"},
 		{Request{Step: 1, Tasks: 1, Engine: "http://127.0.0.1:1#m"}, "engine"},
+		{Request{Step: 1, Tasks: 1, Engine: "ollama+http://127.0.0.1:11434/v1#qwen3"}, "Ollama returns no token ids"},
 		{Request{Step: 1, Tasks: 1, Engine: "http://127.0.0.1:1/v1#m", Policy: PolicyReplayEnsemble}, "policy"},
 		{Request{Step: 1, Tasks: 1, Policy: "scripted:nobody"}, "not an offline policy"},
 		{Request{Step: 1, Tasks: 9, Policy: PolicyReplayEnsemble}, "split has 3 tasks"},

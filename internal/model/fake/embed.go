@@ -48,7 +48,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	served := slices.Contains(s.models, req.Model)
 	s.embedCalls++
+	embed := s.embedder
 	s.mu.Unlock()
+	if embed == nil {
+		embed = Embedding
+	}
 	if !served {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "NotFoundError", "")
 		return
@@ -63,9 +67,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		inputs = []string{one}
 	}
 	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float64 `json:"embedding"`
+		Object    string     `json:"object"`
+		Index     int        `json:"index"`
+		Embedding []*float64 `json:"embedding"`
 	}
 	out := struct {
 		Object string `json:"object"`
@@ -77,7 +81,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		} `json:"usage"`
 	}{Object: "list", Model: req.Model}
 	for i, in := range inputs {
-		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: Embedding(in)})
+		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: wireVector(embed(in))})
 		out.Usage.PromptTokens += len(strings.Fields(in))
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens
@@ -90,4 +94,16 @@ func (s *Server) EmbedCalls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.embedCalls
+}
+
+// wireVector is v as JSON can carry it: a NaN or an infinity (which JSON
+// has no number for) as null, as a server's serialiser sends it.
+func wireVector(v []float64) []*float64 {
+	out := make([]*float64, len(v))
+	for i := range v {
+		if !math.IsNaN(v[i]) && !math.IsInf(v[i], 0) {
+			out[i] = &v[i]
+		}
+	}
+	return out
 }

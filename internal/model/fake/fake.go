@@ -165,6 +165,8 @@ type Server struct {
 	mu        sync.Mutex
 	engine    model.Engine
 	strict    bool
+	noTools   bool
+	embedder  func(string) []float64
 	models    []string
 	script    []Turn
 	responder func(Request) Turn
@@ -240,14 +242,37 @@ func (s *Server) SetStrict(strict bool) {
 // model.EngineAny, the default) in vLLM's shapes, model.EngineSGLang in
 // SGLang's. Spec carries it.
 func (s *Server) SetEngine(engine model.Engine) {
-	switch engine {
-	case model.EngineAny, model.EngineVLLM, model.EngineSGLang:
-	default:
+	if engine != model.EngineAny && !slices.Contains(model.Engines(), engine) {
 		panic(fmt.Sprintf("fake: SetEngine(%q): no such engine", engine))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.engine = engine
+	if engine == model.EngineOpenAI {
+		s.strict = true
+	}
+}
+
+// SetToolCalling(false) makes the server one not started to call tools:
+// a request with tools is refused in the engine's words (vLLM without
+// --enable-auto-tool-choice, llama-server without --jinja, an Ollama
+// model without the tools capability), or, for SGLang without
+// --tool-call-parser and an unnamed server, answered with the turn's
+// calls written as text in the content.
+func (s *Server) SetToolCalling(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noTools = !on
+}
+
+// SetEmbedder makes the server embed a text with f instead of Embedding:
+// a test's vectors of other or varying dimensions, unnormalised, zero or
+// NaN. JSON has no NaN: a NaN or an infinity is sent as null, as
+// Pydantic's serialiser (vLLM's, SGLang's) writes it.
+func (s *Server) SetEmbedder(f func(string) []float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embedder = f
 }
 
 // Client is a model client of the server's Spec; nil opts mean the
@@ -320,7 +345,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.N = s.chats
 	s.requests = append(s.requests, req)
 	served := slices.Contains(s.models, req.Model)
-	engine, strict := s.engine, s.strict
+	engine, strict, noTools := s.engine, s.strict, s.noTools
 	s.mu.Unlock()
 	if problem == "" {
 		problem = engineProblem(engine, req)
@@ -338,12 +363,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if noTools {
+		if status, msg, refused := toolRefusal(engine, req); refused {
+			writeEngineError(w, engine, status, msg, "", "")
+			return
+		}
+	}
 	turn := s.turn(req)
 	if !s.sleep(r, turn.Delay) {
 		return
 	}
 	if turn.Handler != nil {
 		turn = turn.Handler(req)
+	}
+	if noTools {
+		turn = textCalls(turn)
 	}
 	reply(w, engine, req, turn)
 }
@@ -541,14 +575,12 @@ func text(raw json.RawMessage) string {
 }
 
 func writeError(w http.ResponseWriter, status int, msg, typ, code string) {
-	if typ == "" {
-		typ = errorType(status)
-	}
-	var c any = status
-	if code != "" {
-		c = code
-	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}})
+	writeEngineError(w, model.EngineAny, status, msg, typ, code)
+}
+
+// writeEngineError writes an error body in the engine's shape.
+func writeEngineError(w http.ResponseWriter, engine model.Engine, status int, msg, typ, code string) {
+	writeJSON(w, status, errorBody(engine, status, msg, typ, code))
 }
 
 // errorType names a status's error as vLLM does.

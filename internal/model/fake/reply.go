@@ -128,7 +128,7 @@ func reply(w http.ResponseWriter, engine model.Engine, req Request, t Turn) {
 		if msg == "" {
 			msg = http.StatusText(t.Status)
 		}
-		writeError(w, t.Status, msg, t.ErrorType, t.ErrorCode)
+		writeEngineError(w, engine, t.Status, msg, t.ErrorType, t.ErrorCode)
 		return
 	}
 	a := compose(engine, req, t)
@@ -136,11 +136,18 @@ func reply(w http.ResponseWriter, engine model.Engine, req Request, t Turn) {
 		a.stream(w, req)
 		return
 	}
-	if a.engine == model.EngineSGLang {
+	switch a.engine {
+	case model.EngineSGLang:
 		writeJSON(w, http.StatusOK, a.sglang(req))
-		return
+	case model.EngineOllama:
+		writeJSON(w, http.StatusOK, a.ollama(req))
+	case model.EngineLlamaCpp:
+		writeJSON(w, http.StatusOK, a.llamaCpp(req))
+	case model.EngineOpenAI:
+		writeJSON(w, http.StatusOK, a.openAI(req))
+	default:
+		writeJSON(w, http.StatusOK, a.vllm(req))
 	}
-	writeJSON(w, http.StatusOK, a.vllm(req))
 }
 
 // vllm is the completion as vLLM writes it (ChatCompletionResponse in
@@ -319,9 +326,9 @@ func (a answer) stream(w http.ResponseWriter, req Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		flush()
 	}
-	vllm := a.engine != model.EngineSGLang
+	vllm := a.engine == model.EngineVLLM || a.engine == model.EngineAny
 	reasoningKey := "reasoning"
-	if !vllm {
+	if a.engine == model.EngineSGLang || a.engine == model.EngineLlamaCpp {
 		reasoningKey = "reasoning_content"
 	}
 

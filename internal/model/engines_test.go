@@ -1,0 +1,126 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/wildawm/wildawm/internal/model"
+	"github.com/wildawm/wildawm/internal/model/fake"
+)
+
+// TestEveryEngineShape reads the same turn (thinking, two parallel tool
+// calls, one with arguments that are not JSON, logprobs) in each engine's
+// reply shape: the client reads every one alike; the engines that return
+// token ids return them, the others none.
+func TestEveryEngineShape(t *testing.T) {
+	turn := fake.Turn{
+		Reasoning: "compare both",
+		ToolCalls: []fake.ToolCall{
+			{Name: "search", Arguments: `{"q":"kettle"}`},
+			{Name: "open", Arguments: `{"url": "/x`},
+		},
+		PromptTokenIDs: []int{1, 2}, CompletionTokenIDs: []int{7, 8, 9},
+	}
+	for _, e := range append([]model.Engine{model.EngineAny}, model.Engines()...) {
+		t.Run(string(e)+"_", func(t *testing.T) {
+			s := fake.New(t, turn)
+			s.SetEngine(e)
+			r, err := s.Client(t, nil).Chat(context.Background(), model.Request{Messages: hello.Messages, ReturnTokenIDs: true, Logprobs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.FinishReason != "tool_calls" || len(r.ToolCalls) != 2 || r.ToolCalls[0].Name != "search" || string(r.ToolCalls[0].Arguments) != `{"q":"kettle"}` {
+				t.Errorf("calls %+v finish %q", r.ToolCalls, r.FinishReason)
+			}
+			if r.ToolCalls[1].ArgError == "" || r.ToolCalls[1].RawArguments != `{"url": "/x` {
+				t.Errorf("bad arguments not kept as such: %+v", r.ToolCalls[1])
+			}
+			if e != model.EngineOpenAI && r.Reasoning != "compare both" {
+				t.Errorf("reasoning %q", r.Reasoning)
+			}
+			if len(r.Logprobs) != 3 {
+				t.Errorf("logprobs %v", r.Logprobs)
+			}
+			if got := len(r.CompletionTokenIDs) == 3; got != e.TokenIDs() {
+				t.Errorf("completion token ids %v; the engine returns them: %v", r.CompletionTokenIDs, e.TokenIDs())
+			}
+		})
+	}
+}
+
+// TestToolCallingNotEnabled: a server not started to call tools refuses
+// in its own words, and the error names the server flag that turns tool
+// calling on; it is not retried.
+func TestToolCallingNotEnabled(t *testing.T) {
+	req := model.Request{Messages: hello.Messages, Tools: []model.Tool{{Name: "search"}}}
+	for _, c := range []struct {
+		engine model.Engine
+		want   string
+	}{
+		{model.EngineVLLM, "--enable-auto-tool-choice --tool-call-parser"},
+		{model.EngineLlamaCpp, "start llama-server with --jinja"},
+		{model.EngineOllama, "tools capability"},
+	} {
+		s := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "x"} })
+		s.SetEngine(c.engine)
+		s.SetToolCalling(false)
+		_, err := s.Client(t, nil).Chat(context.Background(), req)
+		var me *model.Error
+		if !errors.As(err, &me) || me.Status != 400 || me.Attempts != 1 || !strings.Contains(me.Fix, c.want) {
+			t.Errorf("%s: %v; want a 400 tried once whose fix says %q", c.engine, err, c.want)
+		}
+	}
+	// SGLang without --tool-call-parser answers, the calls written as
+	// text: TextToolCall tells them, so that the harness names the flag.
+	s := fake.New(t, fake.Turn{ToolCalls: []fake.ToolCall{{Name: "search", Arguments: `{"q":"k"}`}}})
+	s.SetEngine(model.EngineSGLang)
+	s.SetToolCalling(false)
+	r, err := s.Client(t, nil).Chat(context.Background(), req)
+	if err != nil || len(r.ToolCalls) != 0 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, ok := model.TextToolCall(r.Content, []string{"search"}); !ok {
+		t.Errorf("the call written as text is not told: %q", r.Content)
+	}
+}
+
+// TestTrainable: only the engines that return token ids and logprobs can
+// serve a policy under training; the others say which to use.
+func TestTrainable(t *testing.T) {
+	for _, e := range model.Engines() {
+		err := e.Trainable()
+		if want := e == model.EngineVLLM || e == model.EngineSGLang; (err == nil) != want {
+			t.Errorf("%s: Trainable() = %v", e, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "vllm+URL#MODEL") {
+			t.Errorf("%s: %v names no engine to use", e, err)
+		}
+	}
+}
+
+// TestEmbeddingsOverTheWire: a NaN (sent as null) is an error saying so;
+// vectors of any dimension otherwise come back as sent (the diversity
+// gate judges them).
+func TestEmbeddingsOverTheWire(t *testing.T) {
+	s := fake.New(t)
+	n := 0
+	s.SetEmbedder(func(string) []float64 {
+		n++
+		if n == 3 {
+			return []float64{1, math.NaN(), 0}
+		}
+		return make([]float64, 4+n)
+	})
+	c := s.Client(t, nil)
+	v, err := c.Embed(context.Background(), []string{"a", "b"})
+	if err != nil || len(v[0]) != 5 || len(v[1]) != 6 {
+		t.Fatalf("%v %v", v, err)
+	}
+	_, err = c.Embed(context.Background(), []string{"c"})
+	if err == nil || !strings.Contains(err.Error(), "null at element 1") {
+		t.Errorf("a NaN: %v", err)
+	}
+}

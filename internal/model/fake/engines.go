@@ -1,0 +1,158 @@
+package fake
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/wildawm/wildawm/internal/model"
+)
+
+// ollama is the completion as Ollama's OpenAI layer writes it
+// (ChatCompletion in openai/openai.go): the message's thinking as
+// "reasoning", each tool call with its index, system_fingerprint
+// "fp_ollama"; no token ids, whatever the request asks.
+func (a answer) ollama(req Request) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": a.content}
+	if a.reasoning != "" {
+		msg["reasoning"] = a.reasoning
+	}
+	if len(a.calls) > 0 {
+		calls := a.wireCalls()
+		for i := range calls {
+			calls[i]["index"] = i
+		}
+		msg["tool_calls"] = calls
+	}
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish}
+	if lp := a.logprobsJSON(req, 0, a.tokens()); lp != nil {
+		choice["logprobs"] = lp
+	}
+	out := a.envelope("chat.completion")
+	out["system_fingerprint"] = "fp_ollama"
+	out["choices"] = []any{choice}
+	out["usage"] = a.usageJSON()
+	return out
+}
+
+// llamaCpp is the completion as llama.cpp's llama-server writes it
+// (to_json_oaicompat_chat in tools/server/server-task.cpp): content null
+// beside tool calls, the thinking as "reasoning_content", its own
+// system_fingerprint and "timings"; no token ids.
+func (a answer) llamaCpp(req Request) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": a.content}
+	if a.content == "" && len(a.calls) > 0 {
+		msg["content"] = nil
+	}
+	if a.reasoning != "" {
+		msg["reasoning_content"] = a.reasoning
+	}
+	if len(a.calls) > 0 {
+		msg["tool_calls"] = a.wireCalls()
+	}
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish}
+	if lp := a.logprobsJSON(req, 0, a.tokens()); lp != nil {
+		choice["logprobs"] = lp
+	}
+	out := a.envelope("chat.completion")
+	out["system_fingerprint"] = "b0-fake"
+	out["choices"] = []any{choice}
+	out["usage"] = a.usageJSON()
+	out["timings"] = map[string]any{"prompt_n": a.usage.PromptTokens, "prompt_ms": 1.0, "predicted_n": a.usage.CompletionTokens, "predicted_ms": 1.0}
+	return out
+}
+
+// openAI is the completion as a hosted API writes it: OpenAI's fields
+// only, with the message's refusal and annotations.
+func (a answer) openAI(req Request) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": a.content, "refusal": nil, "annotations": []any{}}
+	if a.content == "" && len(a.calls) > 0 {
+		msg["content"] = nil
+	}
+	if len(a.calls) > 0 {
+		msg["tool_calls"] = a.wireCalls()
+	}
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish, "logprobs": a.logprobsJSON(req, 0, a.tokens())}
+	out := a.envelope("chat.completion")
+	out["system_fingerprint"] = "fp_fake"
+	out["service_tier"] = "default"
+	out["choices"] = []any{choice}
+	out["usage"] = a.usageJSON()
+	return out
+}
+
+// toolRefusal is how the engine answers a request with tools when it was
+// not started to call them (SetToolCalling(false)): an HTTP error in its
+// words, or ok=false when it serves the request all the same and the
+// model writes its calls as text (SGLang without --tool-call-parser, an
+// unnamed server).
+func toolRefusal(engine model.Engine, req Request) (status int, msg string, ok bool) {
+	if len(req.Tools) == 0 {
+		return 0, "", false
+	}
+	switch engine {
+	case model.EngineVLLM:
+		// vllm/entrypoints/openai/chat_completion/serving.py
+		return http.StatusBadRequest, `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`, true
+	case model.EngineLlamaCpp:
+		// tools/server/utils.hpp, oaicompat_chat_params_parse
+		return http.StatusBadRequest, "tools param requires --jinja flag", true
+	case model.EngineOllama:
+		// server/routes.go, ChatHandler
+		return http.StatusBadRequest, fmt.Sprintf("registry.ollama.ai/library/%s does not support tools", req.Model), true
+	case model.EngineOpenAI:
+		return http.StatusBadRequest, fmt.Sprintf("tools is not supported with this model (%s)", req.Model), true
+	}
+	return 0, "", false
+}
+
+// textCalls is a turn's tool calls written into its content, as a model
+// writes them when the server parses no tool calls (Hermes's
+// <tool_call> blocks).
+func textCalls(t Turn) Turn {
+	if len(t.ToolCalls) == 0 {
+		return t
+	}
+	var b strings.Builder
+	b.WriteString(t.Content)
+	for _, c := range t.ToolCalls {
+		fmt.Fprintf(&b, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Name, c.Arguments)
+	}
+	t.Content = strings.TrimSpace(b.String())
+	t.ToolCalls = nil
+	if t.FinishReason == "tool_calls" {
+		t.FinishReason = "stop"
+	}
+	return t
+}
+
+// errorBody is an error's JSON body as the engine writes it: OpenAI's
+// shape, with llama.cpp's numeric code and its own type names.
+func errorBody(engine model.Engine, status int, msg, typ, code string) map[string]any {
+	if engine == model.EngineLlamaCpp {
+		if typ == "" {
+			typ = "invalid_request_error"
+			switch {
+			case status == http.StatusServiceUnavailable:
+				typ = "unavailable_error"
+			case status >= 500:
+				typ = "server_error"
+			}
+		}
+		return map[string]any{"error": map[string]any{"code": status, "message": msg, "type": typ}}
+	}
+	if typ == "" {
+		typ = errorType(status)
+		if engine == model.EngineOllama || engine == model.EngineOpenAI {
+			typ = "invalid_request_error"
+			if status >= 500 {
+				typ = "api_error"
+			}
+		}
+	}
+	var c any = status
+	if code != "" {
+		c = code
+	}
+	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}}
+}
