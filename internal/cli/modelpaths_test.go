@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +12,11 @@ import (
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/eval"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
+	"github.com/wildawm/wildawm/internal/rollout"
 )
 
 // The model paths end to end: every model flag of the command line
@@ -36,6 +39,7 @@ const flakyEvery = 4
 // same answer).
 type flaky struct {
 	n       int64
+	first   int64 // the first chats that fail, whatever they are
 	respond func(fake.Request) fake.Turn
 	calls   atomic.Int64
 	fails   atomic.Int64
@@ -48,6 +52,12 @@ func newFlaky(n int64, respond func(fake.Request) fake.Turn) *flaky {
 	return &flaky{n: n, respond: respond, failed: map[string]bool{}}
 }
 
+// newOutage is a server whose first k chats fail the way flaky's do,
+// retries and all, and which then answers with respond.
+func newOutage(k int64, respond func(fake.Request) fake.Turn) *flaky {
+	return &flaky{first: k, respond: respond, failed: map[string]bool{}}
+}
+
 // server starts the fake model server that f answers, and returns it with
 // its model spec.
 func (f *flaky) server(t *testing.T) (*fake.Server, string) {
@@ -56,7 +66,13 @@ func (f *flaky) server(t *testing.T) (*fake.Server, string) {
 }
 
 func (f *flaky) turn(r fake.Request) fake.Turn {
-	if f.calls.Add(1)%f.n != 0 || f.healthy.Load() {
+	call := f.calls.Add(1)
+	switch {
+	case f.healthy.Load():
+		return f.respond(r)
+	case call <= f.first:
+		return f.fail(r)
+	case f.n == 0 || call%f.n != 0:
 		return f.respond(r)
 	}
 	f.mu.Lock()
@@ -66,6 +82,12 @@ func (f *flaky) turn(r fake.Request) fake.Turn {
 	if again {
 		return f.respond(r)
 	}
+	return f.fail(r)
+}
+
+// fail is a failure the client retries: alternately a 503 and the reply
+// cut mid-way.
+func (f *flaky) fail(r fake.Request) fake.Turn {
 	if f.fails.Add(1)%2 == 1 {
 		return fake.Turn{Status: 503, Error: "no healthy upstream"}
 	}
@@ -194,4 +216,134 @@ func TestModelPathGate(t *testing.T) {
 	if _, got = gateProduct(t, unretriedDir); got != want {
 		t.Errorf("gated again with the server healthy:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// sandboxDir is a directory the sandbox's uids reach (t.TempDir's parents
+// are private), removed at the test's end.
+func sandboxDir(t *testing.T) string {
+	t.Helper()
+	root, err := os.MkdirTemp("", "wildawm-modelpaths-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	return root
+}
+
+// evalProduct is what an evaluation found, apart from its timings: each
+// rollout's verdict and outcome, in order, and by task and index.
+func evalProduct(t *testing.T, out string) (*eval.Report, string, map[string]string) {
+	t.Helper()
+	rep, err := eval.Load(filepath.Join(out, "eval.json"))
+	if err != nil {
+		t.Fatalf("no report in %s: %v", out, err)
+	}
+	rs := slices.Clone(rep.Rollouts)
+	slices.SortFunc(rs, func(a, b eval.Record) int { return cmp.Or(strings.Compare(a.Task, b.Task), a.Index-b.Index) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "complete %t, %d counted, %d infra, %d setup\n", rep.Complete, rep.Overall.Counted, rep.Overall.Infra, rep.Overall.Setup)
+	by := map[string]string{}
+	for _, r := range rs {
+		line := fmt.Sprintf("%s #%d %s V %d (%d/%d) outcome %s failure %s steps %d\n", r.Task, r.Index, r.Policy, r.V, r.Passed, r.Total, r.Outcome, r.Failure, r.Steps)
+		b.WriteString(line)
+		by[fmt.Sprintf("%s #%d", r.Task, r.Index)] = line
+	}
+	return rep, b.String(), by
+}
+
+// TestModelPathEval: `eval --agent MODEL` against a flaky server. With
+// --model-retries 2 the report is the healthy server's and the command
+// succeeds; with --model-retries 0 it still finishes, counts the rollouts
+// the infrastructure failed apart from the rates, and fails exactly when
+// one stayed failed, saying so; the same command against a healthy server
+// then runs only those.
+func TestModelPathEval(t *testing.T) {
+	f := pooltest.New(t, []string{"model-pick"})
+	defer f.Close()
+	f.WritePool(t, func(string) string { return pool.SplitVal })
+	root := sandboxDir(t)
+	st := t.TempDir()
+	evalArgs := func(spec, out, retries, parallel string) []string {
+		return []string{"eval", "--dir", f.Dir, "--split", "val", "--agent", spec, "-k", "4", "--parallel", parallel, "--fake-browser",
+			"--out", filepath.Join(root, out), "--model-retries", retries, "--model-backoff", "1ms"}
+	}
+
+	healthy := newFlaky(flakyEvery, giveUp)
+	healthy.healthy.Store(true)
+	_, spec := healthy.server(t)
+	mustRun(t, st, evalArgs(spec, "healthy", "0", "2")...)
+	_, want, wantBy := evalProduct(t, filepath.Join(root, "healthy"))
+
+	fl := newFlaky(flakyEvery, giveUp)
+	srv, spec := fl.server(t)
+	mustRun(t, st, evalArgs(spec, "retried", "2", "2")...)
+	if _, got, _ := evalProduct(t, filepath.Join(root, "retried")); got != want {
+		t.Errorf("evaluated with %d of %d chats failed and retried:\n%s\nwith a healthy server:\n%s", fl.fails.Load(), len(srv.Chats()), got, want)
+	}
+	t.Logf("retried: %d failed chats of %d", fl.fails.Load(), len(srv.Chats()))
+
+	// Unretried, the rollouts' own attempts (rollout.MaxAttempts) may
+	// still recover: whatever is lost is counted apart, and the command
+	// fails exactly when something was.
+	fl = newFlaky(flakyEvery, giveUp)
+	_, spec = fl.server(t)
+	unretried(t, st, evalArgs(spec, "unretried", "0", "2"), filepath.Join(root, "unretried"), fl, want, wantBy)
+
+	// An outage of the first three chats, one rollout at a time: the
+	// first rollout fails on the infrastructure in its three attempts,
+	// the others finish.
+	fl = newOutage(rollout.MaxAttempts, giveUp)
+	_, spec = fl.server(t)
+	if lost := unretried(t, st, evalArgs(spec, "outage", "0", "1"), filepath.Join(root, "outage"), fl, want, wantBy); lost != 1 {
+		t.Errorf("%d rollouts lost to an outage of %d chats, want 1", lost, rollout.MaxAttempts)
+	}
+}
+
+// unretried runs an evaluation against fl without retries and checks what
+// it lost, then runs it again with the server healthy; it returns how many
+// rollouts the first run lost.
+func unretried(t *testing.T, st string, args []string, out string, fl *flaky, want string, wantBy map[string]string) int {
+	t.Helper()
+	_, stderr, err := run(t, st, args...)
+	rep, got, gotBy := evalProduct(t, out)
+	t.Logf("%s: %d failed chats of %d: %v\n%s", filepath.Base(out), fl.fails.Load(), fl.calls.Load(), err, got)
+	if fl.fails.Load() == 0 {
+		t.Fatal("the flaky server failed no chat")
+	}
+	lost := rep.Overall.Infra + rep.Overall.Setup
+	switch {
+	case lost == 0 && err != nil:
+		t.Errorf("every rollout counted, yet eval failed: %v\n%s", err, stderr)
+	case lost > 0 && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d rollouts failed on the infrastructure", lost, rep.Overall.Rollouts)) || !strings.Contains(err.Error(), "run the same command again")):
+		t.Errorf("%d rollouts lost to the infrastructure; eval says %v", lost, err)
+	}
+	for _, r := range rep.Rollouts {
+		key := fmt.Sprintf("%s #%d", r.Task, r.Index)
+		if r.Counted() && gotBy[key] != wantBy[key] {
+			t.Errorf("a rollout with failed chats counted as another result than the healthy server's: %s want %s", gotBy[key], wantBy[key])
+		}
+		if !r.Counted() && r.Failure != agent.FailInfra {
+			t.Errorf("rollout %s lost as %s, not the infrastructure's: %s", key, r.Failure, r.Error)
+		}
+	}
+	fl.healthy.Store(true)
+	_, stderr = mustRunErr(t, st, args...)
+	if !strings.Contains(stderr, fmt.Sprintf("%d to run, %d kept", lost, rep.Overall.Rollouts-lost)) {
+		t.Errorf("rerun with the server healthy:\n%s", stderr)
+	}
+	if _, got, _ = evalProduct(t, out); got != want {
+		t.Errorf("evaluated again with the server healthy:\n%s\nwant:\n%s", got, want)
+	}
+	return lost
+}
+
+// mustRunErr is mustRun returning stderr too.
+func mustRunErr(t *testing.T, storeDir string, args ...string) (string, string) {
+	t.Helper()
+	out, stderr, err := run(t, storeDir, args...)
+	if err != nil {
+		t.Fatalf("wildawm %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr)
+	}
+	return out, stderr
 }
