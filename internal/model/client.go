@@ -430,8 +430,18 @@ func wireMessage(m Message) openai.ChatCompletionMessageParamUnion {
 type extras struct {
 	// PromptTokenIDs is vLLM's (top level).
 	PromptTokenIDs []int `json:"prompt_token_ids"`
-	Choices        []struct {
+	// Sglext is SGLang's newer place for the ids
+	// (return_input_ids_in_sglext, return_output_ids_in_sglext): the
+	// prompt's, and one list per choice.
+	Sglext *struct {
+		InputIDs  []int   `json:"input_ids"`
+		OutputIDs [][]int `json:"output_ids"`
+	} `json:"sglext"`
+	Choices []struct {
 		TokenIDs []int `json:"token_ids"`
+		// ResponseTokenIDs is SGLang's newer name for TokenIDs (its
+		// serving_chat.py's response_token_ids).
+		ResponseTokenIDs []int `json:"response_token_ids"`
 		// PromptTokenIDs is SGLang's (per choice).
 		PromptTokenIDs []int `json:"prompt_token_ids"`
 		Message        struct {
@@ -489,6 +499,17 @@ func (c *Client) read(cc *openai.ChatCompletion) (*Response, error) {
 		r.PromptTokenIDs = xc.PromptTokenIDs
 	}
 	r.CompletionTokenIDs = xc.TokenIDs
+	if r.CompletionTokenIDs == nil {
+		r.CompletionTokenIDs = xc.ResponseTokenIDs
+	}
+	if g := x.Sglext; g != nil {
+		if r.PromptTokenIDs == nil {
+			r.PromptTokenIDs = g.InputIDs
+		}
+		if r.CompletionTokenIDs == nil && len(g.OutputIDs) > 0 {
+			r.CompletionTokenIDs = g.OutputIDs[0]
+		}
+	}
 	r.Reasoning = cmpString(xc.Message.ReasoningContent, xc.Message.Reasoning)
 	if xc.Logprobs != nil && xc.Logprobs.Content != nil {
 		r.Logprobs = make([]float64, len(xc.Logprobs.Content))
@@ -647,7 +668,10 @@ func (c *Client) doRetries(ctx context.Context, op string, retries int, fn call)
 				Err:     ErrTimeout}
 		}
 		e := c.attemptError(op, a, err, n)
-		if !a.sent || !(retryable(a.status) || a.cut) || n > retries {
+		// A server not started to call tools says so, with a 500 at
+		// times (llama-server): no retry changes that.
+		config := a.status >= 400 && toolsFix(e.Message) != ""
+		if !a.sent || !(retryable(a.status) || a.cut) || config || n > retries {
 			return n, e
 		}
 		wait := c.wait(n, a)

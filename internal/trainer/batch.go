@@ -83,7 +83,7 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 	}
 	tr := res.Trajectory
 	if job.Request.Policy == "" {
-		if err := tokenSignal(tr, job.Request.Engine); err != nil {
+		if err := TokenSignal(tr, job.Request.Engine); err != nil {
 			return nil, err
 		}
 	}
@@ -120,10 +120,10 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 // engine returned no token ids, or token ids without their logprobs.
 var ErrNoSignal = errors.New("trainer: the engine's replies carry no training signal")
 
-// tokenSignal fails when a model rollout's turns lack the token ids or
+// TokenSignal fails when a model rollout's turns lack the token ids or
 // the logprobs a trainer needs (a sample of them would train nothing, or
 // on logprob 0.0), naming the engine and the fix.
-func tokenSignal(tr *agent.Trajectory, engine string) error {
+func TokenSignal(tr *agent.Trajectory, engine string) error {
 	for _, t := range tr.Turns {
 		switch {
 		case len(t.CompletionTokenIDs) == 0:

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -95,8 +96,10 @@ func toolRefusal(engine model.Engine, req Request) (status int, msg string, ok b
 		// vllm/entrypoints/openai/chat_completion/serving.py
 		return http.StatusBadRequest, `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`, true
 	case model.EngineLlamaCpp:
-		// tools/server/utils.hpp, oaicompat_chat_params_parse
-		return http.StatusBadRequest, "tools param requires --jinja flag", true
+		// tools/server/utils.hpp, oaicompat_chat_params_parse: a
+		// server started with --no-jinja (--jinja is the default now),
+		// an error of type server_error.
+		return http.StatusInternalServerError, "tools param requires --jinja flag", true
 	case model.EngineOllama:
 		// server/routes.go, ChatHandler
 		return http.StatusBadRequest, fmt.Sprintf("registry.ollama.ai/library/%s does not support tools", req.Model), true
@@ -127,8 +130,17 @@ func textCalls(t Turn) Turn {
 }
 
 // errorBody is an error's JSON body as the engine writes it: OpenAI's
-// shape, with llama.cpp's numeric code and its own type names.
+// nested shape with a numeric code (vLLM's ErrorResponse), SGLang's flat
+// one (its protocol.py ErrorResponse), llama.cpp's with its own type
+// names, Ollama's and a hosted API's with OpenAI's type names.
 func errorBody(engine model.Engine, status int, msg, typ, code string) map[string]any {
+	if engine == model.EngineSGLang {
+		var c any = status
+		if code != "" {
+			c = code
+		}
+		return map[string]any{"object": "error", "message": msg, "type": cmp.Or(typ, errorType(status)), "param": nil, "code": c}
+	}
 	if engine == model.EngineLlamaCpp {
 		if typ == "" {
 			typ = "invalid_request_error"

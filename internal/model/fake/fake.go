@@ -81,7 +81,8 @@ type Turn struct {
 	Delay time.Duration
 
 	// Handler, when set, computes the reply from the request: its Turn is
-	// used (its own Handler ignored), after this turn's Delay.
+	// used (its own Handler ignored), after this turn's Delay and then
+	// its own.
 	Handler func(Request) Turn
 }
 
@@ -375,6 +376,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if turn.Handler != nil {
 		turn = turn.Handler(req)
+		if !s.sleep(r, turn.Delay) {
+			return
+		}
 	}
 	if noTools {
 		turn = textCalls(turn)
