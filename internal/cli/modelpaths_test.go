@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -38,24 +39,25 @@ const flakyEvery = 4
 // respond must answer from the request alone (a retried request gets the
 // same answer).
 type flaky struct {
-	n       int64
-	first   int64 // the first chats that fail, whatever they are
-	respond func(fake.Request) fake.Turn
-	calls   atomic.Int64
-	fails   atomic.Int64
-	healthy atomic.Bool
-	mu      sync.Mutex
-	failed  map[string]bool
+	n int64
+	// Chats from down to up fail, whatever they are: an outage.
+	down, up int64
+	respond  func(fake.Request) fake.Turn
+	calls    atomic.Int64
+	fails    atomic.Int64
+	healthy  atomic.Bool
+	mu       sync.Mutex
+	failed   map[string]bool
 }
 
 func newFlaky(n int64, respond func(fake.Request) fake.Turn) *flaky {
 	return &flaky{n: n, respond: respond, failed: map[string]bool{}}
 }
 
-// newOutage is a server whose first k chats fail the way flaky's do,
-// retries and all, and which then answers with respond.
-func newOutage(k int64, respond func(fake.Request) fake.Turn) *flaky {
-	return &flaky{first: k, respond: respond, failed: map[string]bool{}}
+// newOutage is a server whose chats from the nth fail, k of them, the way
+// flaky's do, retries and all; it answers the others with respond.
+func newOutage(n, k int64, respond func(fake.Request) fake.Turn) *flaky {
+	return &flaky{down: n, up: n + k - 1, respond: respond, failed: map[string]bool{}}
 }
 
 // server starts the fake model server that f answers, and returns it with
@@ -70,7 +72,7 @@ func (f *flaky) turn(r fake.Request) fake.Turn {
 	switch {
 	case f.healthy.Load():
 		return f.respond(r)
-	case call <= f.first:
+	case f.down <= call && call <= f.up:
 		return f.fail(r)
 	case f.n == 0 || call%f.n != 0:
 		return f.respond(r)
@@ -293,7 +295,7 @@ func TestModelPathEval(t *testing.T) {
 	// An outage of the first three chats, one rollout at a time: the
 	// first rollout fails on the infrastructure in its three attempts,
 	// the others finish.
-	fl = newOutage(rollout.MaxAttempts, giveUp)
+	fl = newOutage(1, rollout.MaxAttempts, giveUp)
 	_, spec = fl.server(t)
 	if lost := unretried(t, st, evalArgs(spec, "outage", "0", "1"), filepath.Join(root, "outage"), fl, want, wantBy); lost != 1 {
 		t.Errorf("%d rollouts lost to an outage of %d chats, want 1", lost, rollout.MaxAttempts)
@@ -346,4 +348,136 @@ func mustRunErr(t *testing.T, storeDir string, args ...string) (string, string) 
 		t.Fatalf("wildawm %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr)
 	}
 	return out, stderr
+}
+
+// serverURL is a fake server's URL in a text.
+var serverURL = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/v1`)
+
+// rateProduct is what a rating decided, apart from when and against which
+// server: pool.json's ratings and the rollouts stored.
+func rateProduct(t *testing.T, f *pooltest.Fixture) string {
+	t.Helper()
+	p, err := pool.LoadPool(filepath.Join(f.Dir, pool.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range p.Tasks {
+		fmt.Fprintf(&b, "task %s difficulty %s\n", e.ID, e.Difficulty)
+		for _, r := range e.Ratings {
+			fmt.Fprintf(&b, "rating %s %s k %d level %s hint-free %d with hint %d infrastructure retries %d config %s\n",
+				r.Agent, r.Slug, r.K, r.Level, r.HintFree, r.WithHint, r.InfraRetries, serverURL.ReplaceAllString(r.Config, "SERVER"))
+		}
+		recs, _ := filepath.Glob(filepath.Join(f.Dir, "tasks", e.Dir, pool.RateDir, "*", "[rh][0-9].json"))
+		for _, rec := range recs {
+			fmt.Fprintf(&b, "stored %s\n", filepath.Base(rec))
+		}
+	}
+	return b.String()
+}
+
+// TestModelPathPoolRate: `pool rate --agent MODEL` against a flaky
+// server. With --model-retries 2 the rating is the healthy server's, no
+// attempt retried in a fresh instance; with --model-retries 0 the failed
+// attempts are retried as rollouts and counted as infrastructure retries,
+// never as the task's difficulty; an outage a rollout's attempts do not
+// outlive ends the rating with the failure in infra.json, pool.json as it
+// was and the finished rollouts kept, and the same command against a
+// healthy server completes the rating.
+func TestModelPathPoolRate(t *testing.T) {
+	f := pooltest.New(t, []string{"model-pick"})
+	defer f.Close()
+	f.WritePool(t, nil)
+	index := filepath.Join(f.Dir, pool.File)
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rateDir := filepath.Join(f.TaskDirs["model-pick"], pool.RateDir)
+	reset := func() {
+		t.Helper()
+		if err := os.WriteFile(index, before, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(rateDir)
+	}
+	st := t.TempDir()
+	rate := func(spec, retries string) (string, error) {
+		_, stderr, err := run(t, st, "pool", "rate", "--dir", f.Dir, "--fake-browser", "--agent", spec, "-k", "2", "--parallel", "1",
+			"--model-retries", retries, "--model-backoff", "1ms")
+		return stderr, err
+	}
+
+	healthy := newFlaky(flakyEvery, giveUp)
+	healthy.healthy.Store(true)
+	_, spec := healthy.server(t)
+	if stderr, err := rate(spec, "0"); err != nil {
+		t.Fatalf("pool rate with a healthy server: %v\n%s", err, stderr)
+	}
+	want := rateProduct(t, f)
+	if !strings.Contains(want, "infrastructure retries 0") {
+		t.Fatalf("no rating:\n%s", want)
+	}
+
+	for _, c := range []struct {
+		name    string
+		fl      *flaky
+		retries string
+	}{
+		{"retried", newFlaky(flakyEvery, giveUp), "2"},
+		{"unretried", newFlaky(flakyEvery, giveUp), "0"},
+	} {
+		reset()
+		_, spec := c.fl.server(t)
+		if stderr, err := rate(spec, c.retries); err != nil {
+			t.Fatalf("%s: pool rate with %d failed chats: %v\n%s", c.name, c.fl.fails.Load(), err, stderr)
+		}
+		got := rateProduct(t, f)
+		t.Logf("%s: %d failed chats of %d\n%s", c.name, c.fl.fails.Load(), c.fl.calls.Load(), got)
+		if c.fl.fails.Load() == 0 {
+			t.Fatalf("%s: the flaky server failed no chat", c.name)
+		}
+		if c.retries == "0" {
+			// The failed attempts are the rating's infrastructure
+			// retries, and nothing else changes.
+			p, _ := pool.LoadPool(index)
+			n := p.Tasks[0].Ratings[0].InfraRetries
+			if n == 0 {
+				t.Errorf("%s: %d failed chats unretried and no infrastructure retry counted", c.name, c.fl.fails.Load())
+			}
+			got = strings.Replace(got, fmt.Sprintf("infrastructure retries %d", n), "infrastructure retries 0", 1)
+		}
+		if got != want {
+			t.Errorf("%s: rated:\n%s\nwith a healthy server:\n%s", c.name, got, want)
+		}
+	}
+
+	// An outage over the second rollout's three attempts: the first is
+	// kept, the rating stops with the failure recorded, pool.json as it
+	// was; the same command with the server back completes it.
+	reset()
+	fl := newOutage(3, rollout.MaxAttempts, giveUp)
+	_, spec = fl.server(t)
+	stderr, err := rate(spec, "0")
+	if err == nil || !strings.Contains(err.Error(), "run the same command again") || !strings.Contains(err.Error(), "rollout r2") {
+		t.Fatalf("pool rate through an outage: %v\n%s", err, stderr)
+	}
+	if b, _ := os.ReadFile(index); string(b) != string(before) {
+		t.Errorf("the outage changed pool.json:\n%s", b)
+	}
+	slug := fake.DefaultModel + ".wildawm"
+	if b, err := os.ReadFile(filepath.Join(rateDir, slug, pool.RateInfraFile)); err != nil || !strings.Contains(string(b), "no healthy upstream") {
+		t.Errorf("the outage is not in infra.json: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(rateDir, slug, "r1.json")); err != nil {
+		t.Errorf("the rollout finished before the outage was lost: %v", err)
+	}
+	fl.healthy.Store(true)
+	stderr, err = rate(spec, "0")
+	if err != nil || !strings.Contains(stderr, "3 to run, 1 kept") {
+		t.Fatalf("pool rate with the server back: %v\n%s", err, stderr)
+	}
+	if got := rateProduct(t, f); got != want {
+		t.Errorf("rated after the outage:\n%s\nwith a healthy server:\n%s", got, want)
+	}
 }
