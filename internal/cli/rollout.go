@@ -85,6 +85,11 @@ replayed with a seeded error model (` + strings.Join(slices.Sorted(maps.Keys(scr
 				case agent.HarnessName:
 					pol = policy.Model{Harness: &h}
 				case external.HarnessName:
+					if tokenIDs {
+						// opencode's requests are its own: it asks for no
+						// token ids, so none could be recorded.
+						return fmt.Errorf("--token-ids with --harness opencode: opencode asks the server for no token ids; record them with --harness %s", agent.HarnessName)
+					}
 					bin, err := external.FindOpencode()
 					if err != nil {
 						return fmt.Errorf("--harness opencode: %w", err)

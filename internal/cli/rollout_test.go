@@ -22,6 +22,9 @@ func TestRolloutCommand(t *testing.T) {
 	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "http://127.0.0.1:1/v1#m", "--harness", "claude"); err == nil || !strings.Contains(err.Error(), "opencode") {
 		t.Fatalf("unknown harness: %v", err)
 	}
+	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "http://127.0.0.1:1/v1#m", "--harness", "opencode", "--token-ids"); err == nil || !strings.Contains(err.Error(), "--harness wildawm") {
+		t.Errorf("--token-ids under opencode: %v", err)
+	}
 	if _, _, err := run(t, t.TempDir(), "rollout", "--model", "no-model-here"); err == nil || !strings.Contains(err.Error(), "--model") {
 		t.Fatalf("a bad model spec: %v", err)
 	}

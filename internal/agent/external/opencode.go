@@ -401,6 +401,13 @@ func (o *Opencode) Run(ctx context.Context, r Run) (*Result, error) {
 			why += ": " + last
 		}
 	}
+	if len(parsed.FormatErrors) > 0 && (why == "" || outcome == agent.OutcomeBudget) {
+		// The wildawm harness ends a rollout at a call whose arguments
+		// are not a JSON object, as a format failure; opencode goes on
+		// (it answers the call as one of an "invalid" tool): the same
+		// reply is the same failure under both.
+		outcome, why = agent.OutcomeFormat, "format failure: "+parsed.FormatErrors[0]
+	}
 	if why != "" {
 		traj.Outcome, traj.Error, traj.Failure = outcome, why, agent.FailureOf(outcome)
 	}

@@ -312,3 +312,28 @@ func TestOpencodeMaxTurns(t *testing.T) {
 		t.Errorf("opencode's process group %d is still there: %v", res.PID, p)
 	}
 }
+
+// TestOpencodeBadArgumentsAreAFormatFailure: arguments that are not JSON
+// end a rollout as a format failure under opencode as under the wildawm
+// harness (once an agent failure here, a format failure there).
+func TestOpencodeBadArgumentsAreAFormatFailure(t *testing.T) {
+	bin := opencodeBin(t)
+	home := t.TempDir()
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		if r.N == 1 {
+			return fake.Turn{ToolCalls: []fake.ToolCall{{ID: "call_1", Name: "wildawm_shell", Arguments: `{"command": "echo`}}}
+		}
+		return fake.Turn{Content: "done"}
+	})
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), Run{
+		Prompt: "Go.", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: newGateway(t, home).URL}, WorkDir: t.TempDir(), Timeout: 2 * time.Minute, MaxTurns: 5,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v (log %s)", err, tail(res))
+	}
+	tr := res.Trajectory
+	if tr.Outcome != agent.OutcomeFormat || tr.Failure != agent.FailFormat || !strings.Contains(tr.Error, "not a JSON object") {
+		t.Fatalf("outcome %q, failure %q, error %q; want a format failure", tr.Outcome, tr.Failure, tr.Error)
+	}
+}

@@ -30,6 +30,10 @@ type Transcript struct {
 	Answer string
 	// Errors are the session's error events' messages, in order.
 	Errors []string
+	// FormatErrors are the tool calls whose arguments were not a JSON
+	// object (opencode keeps the model's text as {"value": TEXT} and
+	// answers the call as one of its "invalid" tool), in order.
+	FormatErrors []string
 	// Finish is the last step's finish reason ("stop", "tool-calls",
 	// "length"...).
 	Finish string
@@ -180,6 +184,9 @@ func (t *Transcript) add(ev opencodeEvent, servers []string, route Router, answe
 				s.Error = "the tool failed"
 			}
 			s.Observation = cut(s.Error)
+			if raw, ok := unparsedArguments(p.State.Input, p.State.Error); ok {
+				t.FormatErrors = append(t.FormatErrors, fmt.Sprintf("turn %d: tool call %s: arguments are not a JSON object: %s", s.Turn, p.Tool, cut(raw)))
+			}
 		default:
 			return fmt.Errorf("tool %s: state %q, want completed or error", p.Tool, p.State.Status)
 		}
@@ -264,4 +271,26 @@ func cut(s string) string {
 		n--
 	}
 	return s[:n] + fmt.Sprintf("... [%d more bytes]", len(s)-n)
+}
+
+// unparsedArguments says whether a failed call's input is the model's
+// arguments opencode could not parse: {"value": TEXT}, TEXT not a JSON
+// object, answered as a call of its "invalid" tool.
+func unparsedArguments(input json.RawMessage, failure string) (string, bool) {
+	if !strings.Contains(failure, "'invalid'") {
+		return "", false
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil || len(in) != 1 {
+		return "", false
+	}
+	var text string
+	if json.Unmarshal(in["value"], &text) != nil {
+		return "", false
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(text), &obj) == nil {
+		return "", false
+	}
+	return text, true
 }

@@ -81,6 +81,26 @@ func TestParseOpencodeErrorsAndOwnTools(t *testing.T) {
 	}
 }
 
+// TestParseOpencodeUnparsedArguments: a call whose arguments are not a
+// JSON object (opencode keeps the text as {"value": TEXT} and answers it
+// as a call of its "invalid" tool) is a format error of the transcript; a
+// failed call with an object input is not, nor is a call to a tool that
+// does not exist.
+func TestParseOpencodeUnparsedArguments(t *testing.T) {
+	in := `{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}
+{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"wildawm_shell","callID":"c1","state":{"status":"error","input":{"value":"{\"command\": \"echo"},"error":"Model tried to call unavailable tool 'invalid'. Available tools: wildawm_shell.","time":{"start":1,"end":2}}}}
+{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"wildawm_shell","callID":"c2","state":{"status":"error","input":{"value":"{}"},"error":"Model tried to call unavailable tool 'invalid'.","time":{"start":1,"end":2}}}}
+{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"wildawm_shell","callID":"c3","state":{"status":"error","input":{"command":"false"},"error":"exit 1","time":{"start":1,"end":2}}}}
+`
+	tr, err := ParseOpencode(strings.NewReader(in), []string{"wildawm"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.FormatErrors) != 1 || !strings.Contains(tr.FormatErrors[0], `arguments are not a JSON object: {"command": "echo`) {
+		t.Errorf("format errors %q", tr.FormatErrors)
+	}
+}
+
 func TestParseOpencodeBadLine(t *testing.T) {
 	in := `{"type":"step_start","sessionID":"s","part":{"type":"step-start"}}
 permission requested: bash (*); auto-rejecting
