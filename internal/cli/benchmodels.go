@@ -134,8 +134,9 @@ func matrixEngines() []model.Engine {
 
 func (e *env) benchModelsCmd() *cobra.Command {
 	var out string
+	var turns int
 	c := &cobra.Command{
-		Use:   "models [--out FILE]",
+		Use:   "models [--out FILE] [--turns 200]",
 		Short: "The model-path matrix: each path x server shape x misbehaviour, and what the path did",
 		Long: `Runs every model path of wildawm (an agent's turn through the harness, a judge's
 verdict, an RL rollout's token ids, the diversity gate's embeddings) by its own
@@ -152,21 +153,31 @@ Each cell is what the path did:
   no signal  the RL service refuses the rollout, naming the engine flag
   refused    the embeddings are refused, naming --embeddings
   error      the stage stops with an error naming server and fix
-The table goes to stdout, or to --out as markdown.`,
+The table goes to stdout, or to --out as markdown. Then --turns model turns
+are timed through the harness (one read_file call each) beside the same request
+sent by the client alone, interleaved: the harness's overhead per turn.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := e.stdout
 			if out != "" {
 				var b strings.Builder
 				if err := e.modelMatrix(cmd.Context(), &b); err != nil {
 					return err
 				}
-				return world.WriteFileAtomic(out, []byte(b.String()), 0o644)
+				if err := world.WriteFileAtomic(out, []byte(b.String()), 0o644); err != nil {
+					return err
+				}
+			} else if err := e.modelMatrix(cmd.Context(), e.stdout); err != nil {
+				return err
 			}
-			return e.modelMatrix(cmd.Context(), w)
+			if turns <= 0 {
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "harness overhead per model turn (%d turns each, interleaved, local fake server)\n", turns)
+			return e.benchTurns(cmd.Context(), turns)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "write the matrix to this file instead of stdout")
+	c.Flags().IntVar(&turns, "turns", 200, "then time this many model turns through the harness beside the client's request alone (0: none)")
 	return c
 }
 

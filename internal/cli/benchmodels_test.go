@@ -18,7 +18,7 @@ func TestBenchModels(t *testing.T) {
 		t.Skip("runs every cell of the matrix (30 s)")
 	}
 	out := filepath.Join(t.TempDir(), "matrix.md")
-	mustRun(t, t.TempDir(), "bench", "models", "--out", out)
+	mustRun(t, t.TempDir(), "bench", "models", "--out", out, "--turns", "0")
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
