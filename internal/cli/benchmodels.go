@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,8 +151,9 @@ Each cell is what the path did:
   done       the path finished (retried: N requests beyond the healthy run's)
   format     the agent's format failure (its rollout fails as a format error)
   infra      an infrastructure failure, recorded and retried later, never a verdict
-  no signal  the RL service refuses the rollout, naming the engine flag
-  refused    the embeddings are refused, naming --embeddings
+  no signal  the RL service refuses the rollout's turns, naming the fix
+  refused    the stage refuses the server or its vectors before using them
+             (an RL engine without token ids; embeddings, naming --embeddings)
   error      the stage stops with an error naming server and fix
 The table goes to stdout, or to --out as markdown. Then --turns model turns
 are timed through the harness (one read_file call each) beside the same request
@@ -193,8 +195,9 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 	engines := matrixEngines()
 	fmt.Fprintf(w, "Model-path matrix (wildawm bench models): each path's own code against the fake server in each engine's reply shape.\n\n")
 	for _, p := range modelPaths() {
-		var notes []string
-		said := map[string][]string{} // what each note says, by the engines that said it
+		var notes []string               // what the failures said, in order
+		where := map[string]*noteWhere{} // and where they said it
+		rows := 0
 		fmt.Fprintf(w, "### %s\n\n| misbehaviour |", p.name)
 		for _, en := range engines {
 			fmt.Fprintf(w, " %s |", engineColumn(en))
@@ -204,15 +207,17 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 			if !m.appliesTo(p.name) {
 				continue
 			}
+			rows++
 			fmt.Fprintf(w, "| %s |", m.name)
 			for _, en := range engines {
 				cell, detail := runCell(ctx, p, m, en, home)
 				if detail != "" {
-					note := m.name + ": " + ports.ReplaceAllString(detail, "127.0.0.1:PORT")
-					if said[note] == nil {
+					note := servers.ReplaceAllString(detail, "SERVER")
+					if where[note] == nil {
 						notes = append(notes, note)
+						where[note] = &noteWhere{}
 					}
-					said[note] = append(said[note], engineColumn(en))
+					where[note].add(m.name, engineColumn(en))
 				}
 				fmt.Fprintf(w, " %s |", cell)
 			}
@@ -222,16 +227,16 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 			fmt.Fprintf(w, "\nWhat the failures said:\n\n")
 		}
 		for _, n := range notes {
-			name, text, _ := strings.Cut(n, ": ")
-			fmt.Fprintf(w, "- %s (%s): %s\n", name, strings.Join(said[n], ", "), text)
+			fmt.Fprintf(w, "- %s (%s)\n", n, where[n].describe(rows))
 		}
 		fmt.Fprintln(w)
 	}
 	return nil
 }
 
-// ports are the fake servers' addresses, which differ from run to run.
-var ports = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+// servers are the fake servers' addresses and specs, which differ from
+// run to run and engine to engine.
+var servers = regexp.MustCompile(`([a-z]+\+)?http://127\.0\.0\.1:\d+/v1(#[^\s):;,]+)?`)
 
 func engineColumn(e model.Engine) string {
 	if e == model.EngineAny {
@@ -310,6 +315,12 @@ func classify(err error) string {
 
 func runAgentPath(tokenIDs bool) func(context.Context, *model.Client, string) string {
 	return func(ctx context.Context, c *model.Client, home string) string {
+		if tokenIDs {
+			// The RL service refuses such an engine before any rollout.
+			if err := c.Spec().Engine.Trainable(); err != nil {
+				return "refused: " + err.Error()
+			}
+		}
 		env := &agent.Env{Traj: &agent.Trajectory{Rollout: "matrix"}, Files: agent.HomeFiles{Dir: home, UID: os.Getuid(), GID: os.Getgid()}}
 		h := &agent.Harness{Model: c, MaxTurns: 4, TokenIDs: tokenIDs}
 		answer, err := h.Run(ctx, env, "What is the total in the file x?", "")
@@ -345,4 +356,25 @@ func runEmbeddingsPath(ctx context.Context, c *model.Client, _ string) string {
 		}
 	}
 	return "done"
+}
+
+// noteWhere is where a note was said: the misbehaviours and the engines.
+type noteWhere struct{ misbehaviours, engines []string }
+
+func (n *noteWhere) add(m, engine string) {
+	if !slices.Contains(n.misbehaviours, m) {
+		n.misbehaviours = append(n.misbehaviours, m)
+	}
+	if !slices.Contains(n.engines, engine) {
+		n.engines = append(n.engines, engine)
+	}
+}
+
+// describe says where, of a table of rows misbehaviours.
+func (n *noteWhere) describe(rows int) string {
+	ms := strings.Join(n.misbehaviours, "; ")
+	if len(n.misbehaviours) == rows {
+		ms = "every row"
+	}
+	return ms + " on " + strings.Join(n.engines, ", ")
 }
