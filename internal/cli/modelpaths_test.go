@@ -2,11 +2,13 @@ package cli
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
 )
 
 // The model paths end to end: every model flag of the command line
@@ -479,5 +482,173 @@ func TestModelPathPoolRate(t *testing.T) {
 	}
 	if got := rateProduct(t, f); got != want {
 		t.Errorf("rated after the outage:\n%s\nwith a healthy server:\n%s", got, want)
+	}
+}
+
+// snapshotLine is an element's line of a page's text: [N] role "name".
+var snapshotLine = regexp.MustCompile(`(?m)^\[([0-9]+)\] ([a-z]+) "((?:[^"\\]|\\.)*)"`)
+
+// pageRef is the ref of the element sel names on the last page the
+// request shows (a tool result), or 0: the login form's fields and
+// button by their labels, a kit action's button by its action's name.
+func pageRef(r fake.Request, sel string) int {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := r.Messages[i]
+		if m.Role != "tool" || !strings.Contains(m.Content, "URL: ") {
+			continue
+		}
+		for _, l := range snapshotLine.FindAllStringSubmatch(m.Content, -1) {
+			role, name := l[2], strings.ToLower(l[3])
+			action, isAction := strings.CutPrefix(sel, `form[action="/do/`)
+			action, _, _ = strings.Cut(action, `"`)
+			ok := false
+			switch {
+			case sel == "#login-username":
+				ok = role == "textbox" && name == "username"
+			case sel == "#login-password":
+				ok = role == "textbox" && name == "password"
+			case sel == "#login-submit":
+				ok = role == "button" && name == "log in"
+			case isAction:
+				ok = role == "button" && strings.HasPrefix(name, action)
+			}
+			if ok {
+				n, _ := strconv.Atoi(l[1])
+				return n
+			}
+		}
+		return 0
+	}
+	return 0
+}
+
+// referenceTeacher is a model that performs tk's reference completion
+// through the wildawm harness's tools, one step a turn, and then answers:
+// the step is the count of its earlier turns, so that it answers from the
+// request alone.
+func referenceTeacher(tk *task.Task) func(fake.Request) fake.Turn {
+	return func(r fake.Request) fake.Turn {
+		i := 0
+		for _, m := range r.Messages {
+			if m.Role == "assistant" {
+				i++
+			}
+		}
+		if i >= len(tk.Reference) {
+			return fake.Turn{Content: tk.Answer}
+		}
+		s := tk.Reference[i]
+		name, args := s.Tool, map[string]any{}
+		sel, _ := s.Args["selector"].(string)
+		switch s.Tool {
+		case "browser.open":
+			name, args = "browser_navigate", map[string]any{"url": s.Args["url"]}
+		case "browser.read", "browser.snapshot":
+			name = "browser_read"
+		case "browser.fill":
+			name, args = "browser_type", map[string]any{"ref": pageRef(r, sel), "text": s.Args["value"]}
+		case "browser.click":
+			name, args = "browser_click", map[string]any{"ref": pageRef(r, sel)}
+		case "shell.run":
+			name, args = "shell", s.Args
+		default:
+			name, args = strings.TrimPrefix(s.Tool, "mcp."), s.Args
+		}
+		b, _ := json.Marshal(args)
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: fmt.Sprintf("call_%d", i), Name: name, Arguments: string(b)}}}
+	}
+}
+
+// sftProduct is an export's records, apart from where the trajectories
+// and the instances were: the same teacher's same work reads the same.
+func sftProduct(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no export: %v", err)
+	}
+	s := regexp.MustCompile(`"trajectory":"[^"]*"`).ReplaceAllString(string(b), `"trajectory":"T"`)
+	return regexp.MustCompile(`127\.0\.0\.1:[0-9]+`).ReplaceAllString(s, "HOST")
+}
+
+// TestModelPathSFTExport: `sft export --from live --teacher MODEL` with a
+// teacher that performs the task, against a flaky server. With
+// --model-retries 2 the segments are the healthy server's; with
+// --model-retries 0 a flaky server's failures are the rollout's retried
+// attempts, and an outage its attempts do not outlive is the task's
+// infrastructure failure: nothing to write, the earlier export left as
+// it was; the same command against a healthy server writes it again.
+func TestModelPathSFTExport(t *testing.T) {
+	f := pooltest.New(t, []string{"model-pick"})
+	defer f.Close()
+	f.WritePool(t, func(string) string { return pool.SplitSFT })
+	teacher := referenceTeacher(f.Tasks["model-pick"])
+	st := t.TempDir()
+	outs := t.TempDir()
+	export := func(spec, out, retries string) (string, error) {
+		_, stderr, err := run(t, st, "sft", "export", "--dir", f.Dir, "--out", filepath.Join(outs, out), "--from", "live", "--teacher", spec,
+			"--attempts", "1", "--token-ids=false", "--fake-browser", "--model-retries", retries, "--model-backoff", "1ms")
+		return stderr, err
+	}
+
+	healthy := newFlaky(flakyEvery, teacher)
+	healthy.healthy.Store(true)
+	_, spec := healthy.server(t)
+	if stderr, err := export(spec, "healthy.jsonl", "0"); err != nil {
+		t.Fatalf("sft export with a healthy server: %v\n%s", err, stderr)
+	}
+	want := sftProduct(t, filepath.Join(outs, "healthy.jsonl"))
+
+	for _, c := range []struct {
+		name    string
+		retries string
+	}{{"retried", "2"}, {"unretried", "0"}} {
+		fl := newFlaky(flakyEvery, teacher)
+		_, spec := fl.server(t)
+		stderr, err := export(spec, c.name+".jsonl", c.retries)
+		t.Logf("%s: %d failed chats of %d: %v", c.name, fl.fails.Load(), fl.calls.Load(), err)
+		if fl.fails.Load() == 0 {
+			t.Fatalf("%s: the flaky server failed no chat", c.name)
+		}
+		if err != nil && c.retries == "0" {
+			// Unretried, one chat in flakyEvery may fail each of the
+			// rollout's attempts: the task's failure is the
+			// infrastructure's, and nothing is written.
+			if !strings.Contains(err.Error(), "no segment to write") || !strings.Contains(stderr, "outcome "+agent.OutcomeInfra) {
+				t.Errorf("%s: sft export: %v\n%s", c.name, err, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(outs, c.name+".jsonl")); !os.IsNotExist(err) {
+				t.Errorf("%s: a failed export wrote its file: %v", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: sft export: %v\n%s", c.name, err, stderr)
+			continue
+		}
+		if got := sftProduct(t, filepath.Join(outs, c.name+".jsonl")); got != want {
+			t.Errorf("%s: exported:\n%s\nwith a healthy server:\n%s", c.name, got, want)
+		}
+	}
+
+	// An outage over the rollout's three attempts: nothing to write, and
+	// the earlier export stays.
+	out := filepath.Join(outs, "healthy.jsonl")
+	before, _ := os.ReadFile(out)
+	fl := newOutage(2, rollout.MaxAttempts, teacher)
+	_, spec = fl.server(t)
+	stderr, err := export(spec, "healthy.jsonl", "0")
+	if err == nil || !strings.Contains(err.Error(), "no segment to write") || !strings.Contains(stderr, agent.OutcomeInfra) {
+		t.Fatalf("sft export through an outage: %v\n%s", err, stderr)
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Errorf("an export through an outage changed %s", out)
+	}
+	fl.healthy.Store(true)
+	if stderr, err := export(spec, "healthy.jsonl", "0"); err != nil {
+		t.Fatalf("sft export with the server back: %v\n%s", err, stderr)
+	}
+	if got := sftProduct(t, out); got != want {
+		t.Errorf("exported after the outage:\n%s\nwant:\n%s", got, want)
 	}
 }
