@@ -155,11 +155,13 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
 		dropped += len(r.Dropped)
 		for _, p := range r.Rejected {
 			if p.Check == nil {
-				// The author wrote no valid task for the sketch: nothing
+				// The author wrote no valid task for the sketch (or its
+				// model failed, which says nothing of the sketch): nothing
 				// was self-checked.
-				authored++
 				if strings.HasPrefix(p.Problem, taskgen.AuthorFailed) {
 					outage++
+				} else {
+					authored++
 				}
 				e.progress("rejected before the self-check: %s: %s", p.ID, p.Problem)
 				continue
@@ -171,7 +173,11 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
 			fmt.Fprintf(e.stdout, "%s\t%s\n", p.ID, p.Dir)
 		}
 	}
-	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d without a valid task from the author, %d rejected by the self-check, in %v", sketches, tasks, dropped, authored, checked, time.Since(start).Round(time.Millisecond))
+	unwritten := ""
+	if outage > 0 {
+		unwritten = fmt.Sprintf(", %d not written because the author model failed", outage)
+	}
+	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d without a valid task from the author, %d rejected by the self-check%s, in %v", sketches, tasks, dropped, authored, checked, unwritten, time.Since(start).Round(time.Millisecond))
 	if outage > 0 {
 		return fmt.Errorf("%d sketches were not written because the author model failed (see above): the %d tasks written are kept; run the same command again to author the rest", outage, tasks)
 	}
