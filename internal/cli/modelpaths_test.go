@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
+	"github.com/wildawm/wildawm/internal/taskgen"
 )
 
 // The model paths end to end: every model flag of the command line
@@ -650,5 +652,136 @@ func TestModelPathSFTExport(t *testing.T) {
 	}
 	if got := sftProduct(t, out); got != want {
 		t.Errorf("exported after the outage:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// contractOf reads the persona and the day of an author's job.
+var contractOf = regexp.MustCompile(`\(persona ([^)]+)\), day ([0-9]+),`)
+
+// familyAuthor is an author model that writes the task its sketch's
+// family would (the offline author's draft, handed in with submit_task):
+// it reads the sketch and the state from the job, and authors on the
+// run's worlds, opened apart from the command's.
+func familyAuthor(t *testing.T, dir string) func(fake.Request) fake.Turn {
+	src, closeSrc, err := taskgen.OpenSource(context.Background(), dir, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeSrc)
+	worlds := map[string]*taskgen.World{}
+	for _, st := range src.States {
+		w, err := src.World(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worlds[fmt.Sprintf("%s %d", w.Manifest.Persona, st.Day)] = w
+	}
+	return func(r fake.Request) fake.Turn {
+		job := r.Messages[1].Content
+		refuse := fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: `{"instruction": ""}`}}}
+		rest, ok := strings.CutPrefix(job, "# The sketch\n\n")
+		rest, _, ok2 := strings.Cut(rest, "\n\n# The computer")
+		m := contractOf.FindStringSubmatch(job)
+		var sk taskgen.Sketch
+		if !ok || !ok2 || m == nil || json.Unmarshal([]byte(rest), &sk) != nil {
+			t.Errorf("an author's job without its sketch or state:\n%s", job)
+			return refuse
+		}
+		w, fam := worlds[m[1]+" "+m[2]], taskgen.Family(nil)
+		if f, err := taskgen.Lookup(sk.Family); err == nil {
+			fam = f
+		}
+		if w == nil || fam == nil {
+			t.Errorf("no world %s day %s or family %s", m[1], m[2], sk.Family)
+			return refuse
+		}
+		d, err := fam.Author(w, sk)
+		if err != nil {
+			return refuse
+		}
+		b, _ := json.Marshal(taskgen.SubmissionOf(d))
+		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: string(b)}}}
+	}
+}
+
+// tasksProduct is the tasks a run wrote into out, each task.json and
+// sketch.json (out itself written OUT).
+func tasksProduct(t *testing.T, out string) (int, string) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(out, "*", "task.json"))
+	var b strings.Builder
+	for _, p := range paths {
+		tj, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sj, _ := os.ReadFile(filepath.Join(filepath.Dir(p), taskgen.SketchFile))
+		fmt.Fprintf(&b, "%s\n%s\n%s\n", filepath.Base(filepath.Dir(p)), tj, sj)
+	}
+	return len(paths), strings.ReplaceAll(b.String(), out, "OUT")
+}
+
+// TestModelPathSynTasksAuthor: `syn tasks --author-model` with an author
+// that writes its sketches' tasks, against a server that fails every
+// chat's first attempt. With
+// --model-retries 2 the tasks written are the healthy server's; with
+// --model-retries 0 the sketches whose author failed are left unwritten,
+// the run says a rerun writes them, and the rerun against a healthy server
+// writes the healthy server's tasks.
+func TestModelPathSynTasksAuthor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	st := filepath.Join(t.TempDir(), "unused-store")
+	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
+	author := familyAuthor(t, dir)
+	outs := t.TempDir()
+	synTasks := func(spec, out, retries string) (string, error) {
+		_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--out", filepath.Join(outs, out), "--parallel", "1",
+			"--author-model", spec, "--model-retries", retries, "--model-backoff", "1ms")
+		return stderr, err
+	}
+
+	healthy := newFlaky(flakyEvery, author)
+	healthy.healthy.Store(true)
+	_, spec := healthy.server(t)
+	if stderr, err := synTasks(spec, "healthy", "0"); err != nil {
+		t.Fatalf("syn tasks with a healthy server: %v\n%s", err, stderr)
+	}
+	n, want := tasksProduct(t, filepath.Join(outs, "healthy"))
+	if n == 0 {
+		t.Fatal("the author wrote no task")
+	}
+
+	// The run authors few sketches (the diversity gate drops the rest):
+	// every chat's first attempt fails.
+	fl := newFlaky(1, author)
+	_, spec = fl.server(t)
+	if stderr, err := synTasks(spec, "retried", "2"); err != nil {
+		t.Fatalf("syn tasks with failed chats retried: %v\n%s", err, stderr)
+	}
+	if _, got := tasksProduct(t, filepath.Join(outs, "retried")); got != want || fl.fails.Load() == 0 {
+		t.Errorf("%d failed chats of %d retried; tasks:\n%s\nwith a healthy server:\n%s", fl.fails.Load(), fl.calls.Load(), got, want)
+	}
+	t.Logf("retried: %d failed chats of %d, %d tasks", fl.fails.Load(), fl.calls.Load(), n)
+
+	fl = newFlaky(1, author)
+	_, spec = fl.server(t)
+	stderr, err := synTasks(spec, "unretried", "0")
+	if err == nil || !strings.Contains(err.Error(), "because the author model failed") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("syn tasks with %d failed chats unretried: %v\n%s", fl.fails.Load(), err, stderr)
+	}
+	if !strings.Contains(stderr, "0 without a valid task from the author") || !strings.Contains(stderr, "not written because the author model failed, in") {
+		t.Errorf("a failed chat counted as the author's rejection:\n%s", stderr)
+	}
+	kept, _ := tasksProduct(t, filepath.Join(outs, "unretried"))
+	t.Logf("unretried: %d failed chats of %d, %d of %d tasks written: %v", fl.fails.Load(), fl.calls.Load(), kept, n, err)
+	if kept >= n {
+		t.Errorf("%d tasks written of %d with chats failed", kept, n)
+	}
+	fl.healthy.Store(true)
+	if stderr, err := synTasks(spec, "unretried", "0"); err != nil {
+		t.Fatalf("syn tasks again with the server healthy: %v\n%s", err, stderr)
+	}
+	if _, got := tasksProduct(t, filepath.Join(outs, "unretried")); got != want {
+		t.Errorf("tasks after the rerun:\n%s\nwith a healthy server:\n%s", got, want)
 	}
 }
