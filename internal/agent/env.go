@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wildawm/wildawm/internal/browser"
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/sandbox"
 	"github.com/wildawm/wildawm/internal/vision"
 )
@@ -51,6 +52,12 @@ type Shell func(ctx context.Context, command string) (*sandbox.Result, error)
 // sandbox could not start), as opposed to an action the world rejected. A
 // rollout that ends on it is an infrastructure failure, not the agent's.
 var ErrInfra = errors.New("infrastructure failure")
+
+// ErrServerConfig marks a model server that refused what the harness
+// needs because it was not started for it (model.ErrServerConfig: tool
+// calling off): a stage stops at it rather than record one
+// infrastructure failure per rollout.
+var ErrServerConfig = model.ErrServerConfig
 
 // Env is one rollout's tools. Every call records a step. A tool that the
 // site, service or shell rejects returns an error observation (and the

@@ -154,7 +154,9 @@ Each cell is what the path did:
   no signal  the RL service refuses the rollout's turns, naming the fix
   refused    the stage refuses the server or its vectors before using them
              (an RL engine without token ids; embeddings, naming --embeddings)
-  error      the stage stops with an error naming server and fix
+  error      the stage stops with an error naming server and fix (a server not
+             started to call tools stops every stage; a judge's other errors are
+             recorded by the pool as its missing verdict, an infrastructure failure)
 The table goes to stdout, or to --out as markdown. Then --turns model turns
 are timed through the harness (one read_file call each) beside the same request
 sent by the client alone, interleaved: the harness's overhead per turn.`,
@@ -297,6 +299,8 @@ func classify(err error) string {
 	switch {
 	case err == nil:
 		return "done"
+	case errors.Is(err, agent.ErrServerConfig):
+		return "error: " + err.Error()
 	case errors.Is(err, agent.ErrFormat):
 		return "format: " + err.Error()
 	case errors.Is(err, trainer.ErrNoSignal):

@@ -198,6 +198,7 @@ func (e *env) modelClient(flag, spec string) (model.Spec, *model.Client, error) 
 	if err != nil {
 		return model.Spec{}, nil, err
 	}
+	opts.Stage = flag
 	c, err := model.New(sp, opts)
 	if err != nil {
 		return model.Spec{}, nil, fmt.Errorf("%s: %w", flag, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/taskgen"
 )
@@ -118,6 +119,15 @@ func TestSynTasksCountsAuthorRejections(t *testing.T) {
 	_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", down.URL()+"#"+fake.DefaultModel, "--model-retries", "0")
 	if err == nil || !strings.Contains(err.Error(), "because the author model failed") || !strings.Contains(err.Error(), "run the same command again") || !strings.Contains(stderr, "HTTP 503") {
 		t.Fatalf("syn tasks with the author's server down: %v\n%s", err, stderr)
+	}
+	// A server not started to call tools is no outage: the run stops at
+	// its first refusal, naming the flag to start it with.
+	noTools := fake.NewResponder(t, func(fake.Request) fake.Turn { return fake.Turn{Content: "x"} })
+	noTools.SetEngine(model.EngineVLLM)
+	noTools.SetToolCalling(false)
+	_, stderr, err = run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--author-model", noTools.Spec().String())
+	if err == nil || !strings.Contains(err.Error(), "for --author-model") || !strings.Contains(err.Error(), "--enable-auto-tool-choice") || len(noTools.Chats()) > 4 {
+		t.Fatalf("syn tasks with an author server without tool calling (%d requests): %v\n%s", len(noTools.Chats()), err, stderr)
 	}
 	author := fake.NewResponder(t, func(fake.Request) fake.Turn {
 		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: `{"instruction": ""}`}}}

@@ -65,6 +65,9 @@ type Options struct {
 	// TimeoutSetting names, in a time-out's error, where the user sets
 	// Timeout (a command line's flag); "" means "Options.Timeout".
 	TimeoutSetting string
+	// Stage names the stage the client serves in its errors (a command
+	// line's flag, "--judge-model"); "" names none.
+	Stage string
 }
 
 // Client talks to one model on one OpenAI-compatible server. It is safe
@@ -78,6 +81,7 @@ type Client struct {
 	temperature *float64
 	log         *slog.Logger
 	knob        string // where Timeout is set, for errors
+	stage       string // Options.Stage
 	// plain: the server refused an engine's extension field (a hosted
 	// API): the client sends none from then on.
 	plain      atomic.Bool
@@ -104,6 +108,7 @@ func New(spec Spec, opts *Options) (*Client, error) {
 		temperature: o.Temperature,
 		log:         o.Logger,
 		knob:        o.TimeoutSetting,
+		stage:       o.Stage,
 	}
 	if c.knob == "" {
 		c.knob = "Options.Timeout"
@@ -152,6 +157,20 @@ func (c *Client) Spec() Spec { return c.spec }
 // Chat sends req and returns the first choice. A failed exchange is an
 // *Error; a tool call with bad arguments is a ToolCall with ArgError.
 func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
+	resp, err := c.chatCall(ctx, req)
+	return resp, c.staged(err)
+}
+
+// staged names the client's stage in err, a failed exchange.
+func (c *Client) staged(err error) error {
+	var e *Error
+	if c.stage != "" && errors.As(err, &e) {
+		e.Stage = c.stage
+	}
+	return err
+}
+
+func (c *Client) chatCall(ctx context.Context, req Request) (*Response, error) {
 	if err := req.check(); err != nil {
 		return nil, &Error{Op: "chat", Endpoint: c.spec.BaseURL, Model: c.spec.Model, Message: err.Error(),
 			Fix: "fix the request: nothing was sent", Err: err}
@@ -207,6 +226,11 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 // an embedding model), in the texts' order, with the retries and timeouts
 // of Chat.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	v, err := c.embed(ctx, texts)
+	return v, c.staged(err)
+}
+
+func (c *Client) embed(ctx context.Context, texts []string) ([][]float64, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
@@ -257,7 +281,8 @@ func nullElement(raw string) int {
 
 // Models lists the models the server serves (GET /models), in its order.
 func (c *Client) Models(ctx context.Context) ([]string, error) {
-	return c.listModels(ctx, c.maxRetries)
+	ids, err := c.listModels(ctx, c.maxRetries)
+	return ids, c.staged(err)
 }
 
 func (c *Client) listModels(ctx context.Context, retries int) ([]string, error) {
@@ -695,6 +720,9 @@ func (c *Client) attemptError(op string, a attempt, err error, n int) *Error {
 		se := readServerError(a.body)
 		e.Message, e.Type, e.Code = se.Message, se.Type, se.Code
 		e.Fix = fixFor(c.spec, a.status, se.Message)
+		if toolsFix(se.Message) != "" {
+			e.Err = ErrServerConfig
+		}
 	case !a.sent:
 		e.Message, e.Err = "building the request: "+err.Error(), err
 	case a.cut:

@@ -17,6 +17,11 @@ var (
 	ErrNotServed = errors.New("model not served")
 	// ErrMisaligned: the reply's token ids and logprobs do not pair up.
 	ErrMisaligned = errors.New("token ids and logprobs do not align")
+	// ErrServerConfig: the server refused what the stage needs in words
+	// that say it was not started for it (tool calling off): no retry
+	// and no rerun helps until the server is restarted, so a stage stops
+	// at it instead of recording an infrastructure failure per call.
+	ErrServerConfig = errors.New("the server is not set up for this stage")
 )
 
 // Error is a failed exchange with the server: where, what the server said,
@@ -24,6 +29,9 @@ var (
 type Error struct {
 	// Op is "chat" or "models".
 	Op string
+	// Stage names the stage the client serves (Options.Stage: a command
+	// line's flag), "" when unnamed.
+	Stage string
 	// Endpoint is the spec's base URL, Model its model.
 	Endpoint string
 	Model    string
@@ -46,7 +54,11 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "model: %s at %s (model %s): ", e.Op, e.Endpoint, e.Model)
+	if e.Stage != "" {
+		fmt.Fprintf(&b, "model: %s at %s (model %s, for %s): ", e.Op, e.Endpoint, e.Model, e.Stage)
+	} else {
+		fmt.Fprintf(&b, "model: %s at %s (model %s): ", e.Op, e.Endpoint, e.Model)
+	}
 	if e.Status != 0 {
 		fmt.Fprintf(&b, "HTTP %d %s: ", e.Status, http.StatusText(e.Status))
 	}

@@ -394,6 +394,11 @@ func (st *gating) modelJudge(ctx context.Context, r *RolloutRecord, vr *verify.R
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(err, agent.ErrServerConfig) {
+			// Not an outage: no verdict comes until the server is
+			// restarted for tool calls; the run stops, naming the flag.
+			return fmt.Errorf("the %s judge: %w", which, err)
+		}
 		r.VLLM, r.VAgent = "", ""
 		r.JudgeError = fmt.Sprintf("the %s judge gave no verdict: %v", which, err)
 		return nil

@@ -294,7 +294,7 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 			traj.WallMS = float64(res.Wall.Microseconds()) / 1000
 			return res, nil
 		}
-		if err != nil && !errors.Is(err, agent.ErrInfra) {
+		if err != nil && (!errors.Is(err, agent.ErrInfra) || errors.Is(err, agent.ErrServerConfig)) {
 			return nil, err
 		}
 		if err == nil && res.Trajectory.Outcome != OutcomeInfra {
@@ -400,6 +400,12 @@ func (e *Env) attempt(ctx context.Context, t *task.Task, spec Spec, attempt int)
 		traj.Outcome, traj.Error = OutcomeBudget, perr.Error()
 	case timedOut:
 		traj.Outcome, traj.Error = OutcomeBudget, fmt.Sprintf("the rollout's %v ran out: %v", timeout, perr)
+	case errors.Is(perr, agent.ErrServerConfig):
+		// The server was not started for this stage (tool calling off):
+		// every rollout would fail alike until it is restarted, so the
+		// stage stops here, naming the flag, instead of recording one
+		// infrastructure failure per rollout.
+		return nil, fmt.Errorf("rollout %s: %w", spec.ID, perr)
 	case errors.Is(perr, agent.ErrInfra):
 		traj.Outcome, traj.Error = OutcomeInfra, perr.Error()
 		return &Result{Spec: spec, Trajectory: traj}, nil

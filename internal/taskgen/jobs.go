@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/persona"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
@@ -274,7 +275,7 @@ func (s *Synth) authorKept(ctx context.Context, w *World, keep []Produced, res *
 			p.Problem = ae.Error()
 			res.Rejected = append(res.Rejected, p)
 			continue
-		case err != nil && ctx.Err() == nil:
+		case err != nil && ctx.Err() == nil && !errors.Is(err, model.ErrServerConfig):
 			// The author's model failed (its server, after every retry):
 			// this sketch's rejection, not the run's end; the tasks written
 			// stay, and a rerun authors it again.
