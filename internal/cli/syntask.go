@@ -145,7 +145,7 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 // reportTasks prints the tasks written and the summary; its error says how
 // many sketches an author's outage left unwritten (a rerun writes them).
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
-	tasks, dropped, sketches, checked, authored, outage := 0, 0, 0, 0, 0, 0
+	tasks, dropped, sketches, checked, authored, outage, unembedded := 0, 0, 0, 0, 0, 0, 0
 	for _, r := range rs {
 		if r == nil {
 			continue
@@ -158,9 +158,12 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
 				// The author wrote no valid task for the sketch (or its
 				// model failed, which says nothing of the sketch): nothing
 				// was self-checked.
-				if strings.HasPrefix(p.Problem, taskgen.AuthorFailed) {
+				switch {
+				case strings.HasPrefix(p.Problem, taskgen.AuthorFailed):
 					outage++
-				} else {
+				case strings.HasPrefix(p.Problem, taskgen.EmbeddingsFailed):
+					unembedded++
+				default:
 					authored++
 				}
 				e.progress("rejected before the self-check: %s: %s", p.ID, p.Problem)
@@ -173,13 +176,20 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
 			fmt.Fprintf(e.stdout, "%s\t%s\n", p.ID, p.Dir)
 		}
 	}
-	unwritten := ""
+	var lost []string
 	if outage > 0 {
-		unwritten = fmt.Sprintf(", %d not written because the author model failed", outage)
+		lost = append(lost, fmt.Sprintf("%d sketches not written because the author model failed", outage))
+	}
+	if unembedded > 0 {
+		lost = append(lost, fmt.Sprintf("%d sketches not gated because the embedding model (--embeddings) failed", unembedded))
+	}
+	unwritten := ""
+	for _, l := range lost {
+		unwritten += ", " + l
 	}
 	e.progress("%d sketches, %d tasks written, %d dropped by the diversity gate, %d without a valid task from the author, %d rejected by the self-check%s, in %v", sketches, tasks, dropped, authored, checked, unwritten, time.Since(start).Round(time.Millisecond))
-	if outage > 0 {
-		return fmt.Errorf("%d sketches were not written because the author model failed (see above): the %d tasks written are kept; run the same command again to author the rest", outage, tasks)
+	if len(lost) > 0 {
+		return fmt.Errorf("%s (see above): the %d tasks written are kept; run the same command again to write the rest", strings.Join(lost, " and "), tasks)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,6 +66,23 @@ const SketchFile = "sketch.json"
 // AuthorFailed begins the problem of a sketch whose author model failed
 // (its server, after every retry): a rerun authors it again.
 const AuthorFailed = "the author failed (a rerun tries again): "
+
+// EmbeddingsFailed begins the problem of a sketch the diversity gate could
+// not embed because the embedding model's server failed (after every
+// retry): a rerun gates it again.
+const EmbeddingsFailed = "the embedding model failed (a rerun tries again): "
+
+// embedOutage reports whether err is the embedding model's server failing
+// after its retries: no reply, a 429 or a 5xx, a reply cut mid-way. A
+// reply that came whole but is unusable (a NaN), or a server not set up
+// for the stage, is no outage: a rerun would meet it again.
+func embedOutage(ctx context.Context, err error) bool {
+	var me *model.Error
+	if ctx.Err() != nil || !errors.As(err, &me) || errors.Is(err, model.ErrServerConfig) || errors.Is(err, ErrBadEmbedding) {
+		return false
+	}
+	return me.Status == 0 || me.Status == http.StatusTooManyRequests || me.Status >= 500 || me.Status == http.StatusOK && me.Err != nil
+}
 
 // Synth runs jobs against a source into Out/<task id>/.
 type Synth struct {
@@ -196,6 +214,13 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 		v, err := s.Diversity.Reserve(ctx, p.ID, j.Persona, sk)
 		if errors.Is(err, ErrIDClash) {
 			p.Problem = err.Error()
+			res.Rejected = append(res.Rejected, p)
+			continue
+		}
+		if embedOutage(ctx, err) {
+			// This sketch's loss, not the run's end: the tasks written
+			// stay, and a rerun gates it again.
+			p.Problem = EmbeddingsFailed + err.Error()
 			res.Rejected = append(res.Rejected, p)
 			continue
 		}
