@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -769,7 +775,7 @@ func TestModelPathSynTasksAuthor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "because the author model failed") || !strings.Contains(err.Error(), "run the same command again") {
 		t.Fatalf("syn tasks with %d failed chats unretried: %v\n%s", fl.fails.Load(), err, stderr)
 	}
-	if !strings.Contains(stderr, "0 without a valid task from the author") || !strings.Contains(stderr, "not written because the author model failed, in") {
+	if !strings.Contains(stderr, "0 without a valid task from the author") || !strings.Contains(stderr, "sketches not written because the author model failed, in") {
 		t.Errorf("a failed chat counted as the author's rejection:\n%s", stderr)
 	}
 	kept, _ := tasksProduct(t, filepath.Join(outs, "unretried"))
@@ -783,5 +789,120 @@ func TestModelPathSynTasksAuthor(t *testing.T) {
 	}
 	if _, got := tasksProduct(t, filepath.Join(outs, "unretried")); got != want {
 		t.Errorf("tasks after the rerun:\n%s\nwith a healthy server:\n%s", got, want)
+	}
+}
+
+// flakyEmbeddings is a proxy in front of a fake server whose every nth
+// embeddings request fails the way flaky's chats do (a 503, or the reply
+// cut mid-way), a request that failed once passing the next time; every
+// other request reaches the server.
+type flakyEmbeddings struct {
+	n       int64
+	calls   atomic.Int64
+	fails   atomic.Int64
+	healthy atomic.Bool
+	mu      sync.Mutex
+	failed  map[string]bool
+}
+
+// serve starts the proxy in front of srv and returns its model spec.
+func (f *flakyEmbeddings) serve(t *testing.T, srv *fake.Server) string {
+	f.failed = map[string]bool{}
+	up, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: up.Scheme, Host: up.Host})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !strings.HasSuffix(r.URL.Path, "/embeddings") || f.healthy.Load() || f.calls.Add(1)%f.n != 0 {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		again := f.failed[string(body)]
+		f.failed[string(body)] = true
+		f.mu.Unlock()
+		if again {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		if f.fails.Add(1)%2 == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"no healthy upstream","type":"ServiceUnavailableError","code":"503"}}`)
+			return
+		}
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(rec.Body.Len()))
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes()[:min(40, rec.Body.Len())])
+		w.(http.Flusher).Flush()
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/v1#" + fake.DefaultModel
+}
+
+// TestModelPathSynTasksEmbeddings: `syn tasks --embeddings` (the diversity
+// gate's embedding model) against a flaky embeddings endpoint. With
+// --model-retries 2 the tasks written are the healthy endpoint's; with
+// --model-retries 0 a failed request is its sketch's loss, not the run's
+// end: the run goes on, fails saying how many sketches the embedding model
+// left ungated, keeps the tasks it wrote, and a rerun against a healthy
+// endpoint writes the healthy endpoint's tasks.
+func TestModelPathSynTasksEmbeddings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	st := filepath.Join(t.TempDir(), "unused-store")
+	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
+	srv := fake.New(t)
+	outs := t.TempDir()
+	synTasks := func(spec, out, retries string) (string, error) {
+		_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..2", "--out", filepath.Join(outs, out), "--parallel", "1",
+			"--embeddings", spec, "--model-retries", retries, "--model-backoff", "1ms")
+		return stderr, err
+	}
+	stderr, err := synTasks(srv.URL()+"#"+fake.DefaultModel, "healthy", "0")
+	if err != nil {
+		t.Fatalf("syn tasks with a healthy endpoint: %v\n%s", err, stderr)
+	}
+	healthySketches := regexp.MustCompile(`([0-9]+) sketches, `).FindStringSubmatch(stderr)[1]
+	n, want := tasksProduct(t, filepath.Join(outs, "healthy"))
+	if n == 0 || srv.EmbedCalls() == 0 {
+		t.Fatalf("%d tasks, %d embedding requests", n, srv.EmbedCalls())
+	}
+
+	fl := &flakyEmbeddings{n: 2}
+	spec := fl.serve(t, srv)
+	if stderr, err := synTasks(spec, "retried", "2"); err != nil {
+		t.Fatalf("syn tasks with failed embeddings retried: %v\n%s", err, stderr)
+	}
+	if _, got := tasksProduct(t, filepath.Join(outs, "retried")); got != want || fl.fails.Load() == 0 {
+		t.Errorf("%d failed embedding requests of %d retried; tasks:\n%s\nwith a healthy endpoint:\n%s", fl.fails.Load(), fl.calls.Load(), got, want)
+	}
+	t.Logf("retried: %d failed embedding requests of %d, %d tasks", fl.fails.Load(), fl.calls.Load(), n)
+
+	fl = &flakyEmbeddings{n: 2}
+	spec = fl.serve(t, srv)
+	stderr, err = synTasks(spec, "unretried", "0")
+	kept, _ := tasksProduct(t, filepath.Join(outs, "unretried"))
+	t.Logf("unretried: %d failed embedding requests of %d, %d of %d tasks written: %v\n%s", fl.fails.Load(), fl.calls.Load(), kept, n, err, stderr)
+	if err == nil || !strings.Contains(err.Error(), "not gated because the embedding model (--embeddings) failed") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Errorf("syn tasks with %d failed embedding requests unretried: %v", fl.fails.Load(), err)
+	}
+	if sketches := regexp.MustCompile(`([0-9]+) sketches, `).FindStringSubmatch(stderr); sketches == nil || sketches[1] != healthySketches {
+		t.Errorf("%v sketches, want %s: the run ended at the first failed request", sketches, healthySketches)
+	}
+	fl.healthy.Store(true)
+	if stderr, err := synTasks(spec, "unretried", "0"); err != nil {
+		t.Fatalf("syn tasks again with the endpoint healthy: %v\n%s", err, stderr)
+	}
+	if _, got := tasksProduct(t, filepath.Join(outs, "unretried")); got != want {
+		t.Errorf("tasks after the rerun:\n%s\nwith a healthy endpoint:\n%s", got, want)
 	}
 }
