@@ -42,6 +42,12 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 	if f.parallel < 1 {
 		return nil, nil, fmt.Errorf("--parallel %d: give at least 1", f.parallel)
 	}
+	// The engine a request names acts as the agent: --model-timeout's
+	// agent stage, --model-retries and --model-backoff.
+	mopts, err := e.models.options("--agent")
+	if err != nil {
+		return nil, nil, err
+	}
 	src, closeSrc, err := e.openSource(cmd.Context(), f.dir)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +61,7 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 	if state == "" {
 		state = filepath.Join(f.dir, stateDefault)
 	}
-	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress,
+	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress, Model: mopts,
 		Env: func(t *task.Task) (trainer.Rollouts, error) { return envs.task(t, "train on") }})
 	if err != nil {
 		closeEnv()

@@ -174,7 +174,7 @@ func (s *Service) client(engine string) (*model.Client, model.Spec, error) {
 	if c := s.clients[engine]; c != nil {
 		return c, spec, nil
 	}
-	c, err := model.New(spec, nil)
+	c, err := model.New(spec, s.opts.Model)
 	if err != nil {
 		return nil, spec, fmt.Errorf("engine: %w", err)
 	}

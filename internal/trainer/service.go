@@ -86,6 +86,9 @@ type Options struct {
 	// Rollout, when set, replaces running a rollout in an instance (the
 	// scheduler-overhead benchmark's instant rollouts).
 	Rollout func(ctx context.Context, job RolloutJob) (*RolloutResult, error)
+	// Model are the options of the engines' clients: time-out, retries,
+	// backoff (nil: the model package's defaults).
+	Model *model.Options
 }
 
 // taskRef is one task of the split.
