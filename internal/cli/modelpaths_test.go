@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -23,12 +24,14 @@ import (
 
 	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/eval"
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/rollout"
 	"github.com/wildawm/wildawm/internal/task"
 	"github.com/wildawm/wildawm/internal/taskgen"
+	"github.com/wildawm/wildawm/internal/trainer"
 )
 
 // The model paths end to end: every model flag of the command line
@@ -45,8 +48,9 @@ const flakyEvery = 4
 // flaky answers chats with respond, except every nth, which fails in a way
 // the client retries: alternately an HTTP 503 "no healthy upstream" and
 // respond's reply cut mid-way (HTTP 200). A request that failed once is
-// answered the next time it comes (the same body: a retry), so one retry
-// always recovers it whatever the interleaving of parallel rollouts.
+// answered the next time it comes (the same body: the client's retry), so
+// one retry always recovers it whatever the interleaving of parallel
+// rollouts.
 // respond must answer from the request alone (a retried request gets the
 // same answer).
 type flaky struct {
@@ -56,6 +60,7 @@ type flaky struct {
 	respond  func(fake.Request) fake.Turn
 	calls    atomic.Int64
 	fails    atomic.Int64
+	retried  atomic.Int64 // requests sent again after they failed: the client's retries
 	healthy  atomic.Bool
 	mu       sync.Mutex
 	failed   map[string]bool
@@ -80,21 +85,22 @@ func (f *flaky) server(t *testing.T) (*fake.Server, string) {
 
 func (f *flaky) turn(r fake.Request) fake.Turn {
 	call := f.calls.Add(1)
+	f.mu.Lock()
+	retry := f.failed[string(r.Body)]
+	f.mu.Unlock()
+	if retry {
+		f.retried.Add(1)
+	}
 	switch {
 	case f.healthy.Load():
 		return f.respond(r)
 	case f.down <= call && call <= f.up:
-		return f.fail(r)
-	case f.n == 0 || call%f.n != 0:
+	case retry || f.n == 0 || call%f.n != 0:
 		return f.respond(r)
 	}
 	f.mu.Lock()
-	again := f.failed[string(r.Body)]
 	f.failed[string(r.Body)] = true
 	f.mu.Unlock()
-	if again {
-		return f.respond(r)
-	}
 	return f.fail(r)
 }
 
@@ -904,5 +910,167 @@ func TestModelPathSynTasksEmbeddings(t *testing.T) {
 	}
 	if _, got := tasksProduct(t, filepath.Join(outs, "unretried")); got != want {
 		t.Errorf("tasks after the rerun:\n%s\nwith a healthy endpoint:\n%s", got, want)
+	}
+}
+
+// tokenized gives respond's turns the token ids an engine returns: a role
+// token and the bytes of each message, so that a turn's prompt extends the
+// last turn's prompt and completion.
+func tokenized(respond func(fake.Request) fake.Turn) func(fake.Request) fake.Turn {
+	tok := func(role, content string, calls []fake.WireToolCall) []int {
+		out := []int{map[string]int{"system": 1, "user": 2, "assistant": 3, "tool": 4}[role]}
+		for _, b := range []byte(content) {
+			out = append(out, 10+int(b))
+		}
+		for _, c := range calls {
+			out = append(out, 5)
+			for _, b := range []byte(c.Function.Name + "\x00" + c.Function.Arguments) {
+				out = append(out, 10+int(b))
+			}
+		}
+		return out
+	}
+	return func(r fake.Request) fake.Turn {
+		t := respond(r)
+		var prompt []int
+		for _, m := range r.Messages {
+			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
+		}
+		var calls []fake.WireToolCall
+		for _, c := range t.ToolCalls {
+			var w fake.WireToolCall
+			w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+			calls = append(calls, w)
+		}
+		t.PromptTokenIDs, t.CompletionTokenIDs = prompt, tok("assistant", t.Content, calls)
+		return t
+	}
+}
+
+// rlServe starts `wildawm rl serve` in-process on a free port, with the
+// root flags given, and returns its base URL; it ends with the test.
+func rlServe(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, append([]string{"--store", t.TempDir()}, append(args, "--addr", "127.0.0.1:0")...), pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("rl serve printed no URL: %v\n%s", <-done, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	t.Cleanup(func() { cancel(); <-done })
+	return strings.TrimSpace(line)
+}
+
+// batchProduct is what a train step's batch decided, apart from timings,
+// token ids (the prompts carry the instances' ports) and the engine's URL.
+func batchProduct(b *trainer.Batch) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "status %s %s; rollouts %d retried %d succeeded %d; groups ready %d mastered %d exhausted %d abandoned %d\n",
+		b.Status, b.Error, b.Stats.Rollouts, b.Stats.Retried, b.Stats.Succeeded, b.Stats.Ready, b.Stats.Mastered, b.Stats.Exhausted, b.Stats.Abandoned)
+	for _, g := range b.Groups {
+		fmt.Fprintf(&s, "group %d %s %s %s kappa %v -> %v launched %d\n", g.Index, g.TaskID, g.State, g.Why, g.Kappa, g.NextKappa, g.Launched)
+	}
+	for _, smp := range b.Samples {
+		fmt.Fprintf(&s, "sample %s segment %d/%d reward %v status %s\n", smp.RolloutID, smp.SegmentIndex, smp.SegmentCount, smp.Reward, smp.Status)
+	}
+	return s.String()
+}
+
+// batch asks the service at base for train step 1 with the engine spec and
+// waits for it.
+func batch(t *testing.T, base, engine string) *trainer.Batch {
+	t.Helper()
+	body := fmt.Sprintf(`{"step": 1, "tasks": 1, "g": 2, "engine": %q, "sampling": {"max_turns": 8, "seed": 0}}`, engine)
+	resp, err := http.Post(base+"/v1/batches", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("POST /v1/batches: %s: %s", resp.Status, b)
+	}
+	for range 20 {
+		resp, err := http.Get(base + "/v1/batches/step-000001?wait=30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out trainer.Batch
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != trainer.StatusRunning {
+			return &out
+		}
+	}
+	t.Fatal("the batch is still running")
+	return nil
+}
+
+// TestModelPathRLServe: `rl serve` computing a train step's batch with a
+// trainer's engine (the request's, not a flag's) that fails one chat in
+// flakyEvery. With --model-retries 2 the batch is the healthy engine's;
+// with --model-retries 0 the failed chats are the rollouts' infrastructure
+// failures, retried in fresh instances or the group abandoned, never a
+// reward.
+func TestModelPathRLServe(t *testing.T) {
+	f := pooltest.New(t, []string{"model-pick"})
+	defer f.Close()
+	f.WritePool(t, nil)
+	serve := func(retries string) string {
+		return rlServe(t, "rl", "serve", "--dir", f.Dir, "--state", filepath.Join(t.TempDir(), "rl"), "--fake-browser", "--parallel", "2",
+			"--model-retries", retries, "--model-backoff", "1ms")
+	}
+	engine := func(fl *flaky) string {
+		srv, _ := fl.server(t)
+		srv.SetEngine(model.EngineSGLang)
+		return "sglang+" + srv.URL() + "#" + fake.DefaultModel
+	}
+	respond := tokenized(giveUp)
+
+	healthy := newFlaky(flakyEvery, respond)
+	healthy.healthy.Store(true)
+	want := batchProduct(batch(t, serve("0"), engine(healthy)))
+	if !strings.Contains(want, "status done") {
+		t.Fatalf("the healthy engine's batch:\n%s", want)
+	}
+
+	fl := newFlaky(flakyEvery, respond)
+	got := batchProduct(batch(t, serve("2"), engine(fl)))
+	t.Logf("retried: %d failed chats of %d\n%s", fl.fails.Load(), fl.calls.Load(), got)
+	if fl.fails.Load() == 0 {
+		t.Fatal("the flaky engine failed no chat")
+	}
+	if got != want {
+		t.Errorf("the batch with failed chats retried:\n%s\nwith a healthy engine:\n%s", got, want)
+	}
+	if fl.retried.Load() != fl.fails.Load() {
+		t.Errorf("%d of %d failed chats retried", fl.retried.Load(), fl.fails.Load())
+	}
+
+	fl = newFlaky(flakyEvery, respond)
+	b := batch(t, serve("0"), engine(fl))
+	got = batchProduct(b)
+	t.Logf("unretried: %d failed chats of %d\n%s", fl.fails.Load(), fl.calls.Load(), got)
+	if b.Status != trainer.StatusDone {
+		t.Errorf("the batch with failed chats unretried: %s %s", b.Status, b.Error)
+	}
+	if n := fl.retried.Load(); n != 0 {
+		t.Errorf("%d failed chats sent again with --model-retries 0", n)
+	}
+	for _, smp := range b.Samples {
+		if smp.Reward != 0 || smp.Status == agent.OutcomeInfra {
+			t.Errorf("sample %s: reward %v status %s: a failed chat trained on", smp.RolloutID, smp.Reward, smp.Status)
+		}
 	}
 }
