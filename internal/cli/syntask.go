@@ -145,10 +145,14 @@ func (e *env) openTaskSynth(cmd *cobra.Command, f *taskFlags) (*taskgen.Synth, *
 // reportTasks prints the tasks written and the summary; its error says how
 // many sketches an author's outage left unwritten (a rerun writes them).
 func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
-	tasks, dropped, sketches, checked, authored, outage, unembedded := 0, 0, 0, 0, 0, 0, 0
+	tasks, dropped, sketches, checked, authored, outage, unembedded, unsketched := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, r := range rs {
 		if r == nil {
 			continue
+		}
+		if r.SketchFailed != "" {
+			unsketched++
+			e.progress("no sketches of %s day %d: the sketch model failed (a rerun tries again): %s", r.Job.Persona, r.Job.Day, r.SketchFailed)
 		}
 		sketches += r.Sketches
 		tasks += len(r.Tasks)
@@ -179,6 +183,9 @@ func (e *env) reportTasks(rs []*taskgen.Result, start time.Time) error {
 	var lost []string
 	if outage > 0 {
 		lost = append(lost, fmt.Sprintf("%d sketches not written because the author model failed", outage))
+	}
+	if unsketched > 0 {
+		lost = append(lost, fmt.Sprintf("%d sketch sessions lost because the sketch model failed", unsketched))
 	}
 	if unembedded > 0 {
 		lost = append(lost, fmt.Sprintf("%d sketches not gated because the embedding model (--embeddings) failed", unembedded))

@@ -43,6 +43,9 @@ type Result struct {
 	// tasks the self-check failed.
 	Dropped  []Produced `json:"dropped,omitempty"`
 	Rejected []Produced `json:"rejected,omitempty"`
+	// SketchFailed is why the sketch agent proposed nothing: its model
+	// failed (after every retry). A rerun runs the session again.
+	SketchFailed string `json:"sketch_failed,omitempty"`
 }
 
 // Produced is one sketch's fate.
@@ -165,6 +168,13 @@ func (s *Synth) do(ctx context.Context, j Job, turn func() func()) (*Result, err
 		sks, err = fam.Sketch(w, rand.New(rand.NewPCG(j.Seed, 0x5eed)))
 	} else {
 		sks, err = s.SketchBackend.Sketch(ctx, j, st, w)
+		var me *model.Error
+		if err != nil && ctx.Err() == nil && errors.As(err, &me) && !errors.Is(err, model.ErrServerConfig) {
+			// The sketch model's outage is this job's loss, not the
+			// run's end: the tasks written stay, and a rerun runs the
+			// session again (a failed session is not kept).
+			return &Result{Job: j, SketchFailed: err.Error()}, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("taskgen: %s on %s day %d: sketch: %w", j.Family, j.Persona, j.Day, err)
