@@ -1074,3 +1074,84 @@ func TestModelPathRLServe(t *testing.T) {
 		}
 	}
 }
+
+// sketcher is a sketch agent that proposes two sketches of its state (the
+// day in the title) and then ends its session; as an author (the request
+// offers submit_task) it writes no valid task.
+func sketcher(r fake.Request) fake.Turn {
+	if hasTool(r, taskgen.SubmitTaskTool) {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.SubmitTaskTool, Arguments: `{"instruction": ""}`}}}
+	}
+	if slices.ContainsFunc(r.Messages, func(m fake.Message) bool { return m.Role == "tool" }) {
+		return fake.Turn{ToolCalls: []fake.ToolCall{{Name: taskgen.DoneTool, Arguments: `{}`}}}
+	}
+	day := contractDay.FindString(r.Messages[len(r.Messages)-1].Content)
+	var calls []fake.ToolCall
+	for i, what := range []string{"Buy the dearest device", "Plan the course week"} {
+		b, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("%s (%s)", what, day), "core": []string{fmt.Sprintf("item %d %s", i, day)},
+			"params":     map[string]string{"note": "notes/logins.md"},
+			"interfaces": map[string]string{"gui": "read it on the site", "mcp": "look it up in the app", "cli": "a script decides"}})
+		calls = append(calls, fake.ToolCall{Name: taskgen.ProposeSketchTool, Arguments: string(b)})
+	}
+	return fake.Turn{ToolCalls: calls}
+}
+
+// contractDay is the day a sketch session's job names.
+var contractDay = regexp.MustCompile(`day [0-9]+`)
+
+// synSummary is syn tasks' summary line without its time.
+func synSummary(stderr string) string {
+	m := regexp.MustCompile(`(?m)^[0-9]+ sketches, .*, in `).FindString(stderr)
+	return strings.TrimSuffix(m, ", in ")
+}
+
+// TestModelPathSynTasksSketch: `syn tasks --sketch-model --author-model`
+// (the sketch agent exploring live instances) against a flaky server. With
+// --model-retries 2 the run counts what the healthy server's did; with
+// --model-retries 0 a failed session or author is that job's or sketch's
+// loss, not the run's end: it finishes and says a rerun writes the rest.
+func TestModelPathSynTasksSketch(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "unused-store")
+	root := sandboxDir(t)
+	var synTasksIn func(fl *flaky, dir, retries string) (string, error)
+	runs := 0
+	var dir string
+	synTasks := func(fl *flaky, retries string) (string, error) {
+		runs++
+		dir = filepath.Join(root, fmt.Sprint(runs))
+		mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "2", "--no-health")
+		return synTasksIn(fl, dir, retries)
+	}
+	synTasksIn = func(fl *flaky, dir, retries string) (string, error) {
+		_, spec := fl.server(t)
+		_, stderr, err := run(t, st, "syn", "tasks", "--dir", dir, "--days", "0..1", "--fake-browser", "--parallel", "1",
+			"--sketch-model", spec, "--author-model", spec, "--model-retries", retries, "--model-backoff", "1ms")
+		return stderr, err
+	}
+	healthy := newFlaky(flakyEvery, sketcher)
+	healthy.healthy.Store(true)
+	stderr, err := synTasks(healthy, "0")
+	want := synSummary(stderr)
+	if err != nil || want == "" {
+		t.Fatalf("syn tasks with a healthy server: %v\n%s", err, stderr)
+	}
+	fl := newFlaky(flakyEvery, sketcher)
+	stderr, err = synTasks(fl, "2")
+	if got := synSummary(stderr); err != nil || got != want {
+		t.Errorf("%d failed chats of %d retried: %v, %q; with a healthy server %q\n%s", fl.fails.Load(), fl.calls.Load(), err, got, want, stderr)
+	}
+	fl = newFlaky(flakyEvery, sketcher)
+	stderr, err = synTasks(fl, "0")
+	t.Logf("unretried: %d failed chats of %d: %v\n%s", fl.fails.Load(), fl.calls.Load(), err, synSummary(stderr))
+	if synSummary(stderr) == "" {
+		t.Errorf("syn tasks with failed chats unretried ended without its summary: %v\n%s", err, stderr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "run the same command again") || strings.Contains(err.Error(), "taskgen: ") {
+		t.Errorf("syn tasks with %d failed chats unretried: %v; want the run to go on and say what a rerun writes", fl.fails.Load(), err)
+	}
+	fl.healthy.Store(true)
+	stderr, err = synTasksIn(fl, dir, "0")
+	if got := synSummary(stderr); err != nil || got != want {
+		t.Errorf("syn tasks again with the server healthy: %v, %q; want %q\n%s", err, got, want, stderr)
+	}
+}
