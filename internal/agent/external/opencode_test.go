@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,4 +337,36 @@ func TestOpencodeBadArgumentsAreAFormatFailure(t *testing.T) {
 	if tr.Outcome != agent.OutcomeFormat || tr.Failure != agent.FailFormat || !strings.Contains(tr.Error, "not a JSON object") {
 		t.Fatalf("outcome %q, failure %q, error %q; want a format failure", tr.Outcome, tr.Failure, tr.Error)
 	}
+}
+
+// TestOpencodeFlakyServer: opencode against a model server of which every
+// second chat fails with a 503 finishes its run: its provider retries.
+// (One that never recovers: opencode tries 6 times over about 80 s, then
+// ends with the provider's error, the infrastructure's failure, as
+// TestOpencodeProviderErrorIsInfraError checks on a quicker failure.)
+func TestOpencodeFlakyServer(t *testing.T) {
+	bin := opencodeBin(t)
+	home := t.TempDir()
+	var calls, fails atomic.Int64
+	srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+		if calls.Add(1)%2 == 0 {
+			fails.Add(1)
+			return fake.Turn{Status: 503, Error: "no healthy upstream"}
+		}
+		if last := r.Messages[len(r.Messages)-1]; last.Role == "tool" {
+			return fake.Turn{Content: "done"}
+		}
+		return fake.Turn{ToolCalls: []fake.ToolCall{{ID: fmt.Sprintf("call_%d", r.N), Name: "wildawm_shell", Arguments: `{"command":"echo hi"}`}}}
+	})
+	res, err := (&Opencode{Bin: bin}).Run(context.Background(), Run{
+		Prompt: "Go.", ModelBaseURL: srv.URL(), Model: fake.DefaultModel,
+		MCP: map[string]string{Gateway: newGateway(t, home).URL}, WorkDir: t.TempDir(), Timeout: 2 * time.Minute, MaxTurns: 5,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v (log %s)", err, tail(res))
+	}
+	if tr := res.Trajectory; tr.Outcome != agent.OutcomeDone || tr.Answer != "done" || fails.Load() == 0 {
+		t.Fatalf("outcome %q answer %q error %q after %d failed chats; want done", tr.Outcome, tr.Answer, tr.Error, fails.Load())
+	}
+
 }
