@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
@@ -139,5 +140,49 @@ func TestSGLangTokenIDPlaces(t *testing.T) {
 		if err != nil || len(r.PromptTokenIDs) != 2 || len(r.CompletionTokenIDs) != 2 || r.CompletionTokenIDs[1] != 8 {
 			t.Errorf("%s: %+v %v", name, r, err)
 		}
+	}
+}
+
+// TestIsOutage: a server failing after its retries is an outage a rerun
+// may outlive; a refusal or an unusable whole reply is not.
+func TestIsOutage(t *testing.T) {
+	req := model.Request{Messages: hello.Messages, Tools: []model.Tool{{Name: "search"}}}
+	for _, c := range []struct {
+		name   string
+		turn   fake.Turn
+		setup  func(*fake.Server)
+		outage bool
+	}{
+		{"503", fake.Turn{Status: 503, Error: "no healthy upstream"}, nil, true},
+		{"429", fake.Turn{Status: 429, Error: "slow down"}, nil, true},
+		{"cut", fake.Turn{Content: "hello there", CutAfter: 30}, nil, true},
+		{"non-JSON 200", fake.Turn{Body: "<html>login</html>"}, nil, true},
+		{"timeout", fake.Turn{Content: "late", Delay: time.Second}, nil, true},
+		{"400", fake.Turn{Status: 400, Error: "bad request"}, nil, false},
+		{"misaligned", fake.Turn{Content: "x", CompletionTokenIDs: []int{1, 2}, Logprobs: []float64{-1}}, nil, false},
+		{"tools off", fake.Turn{Content: "x"}, func(s *fake.Server) { s.SetEngine(model.EngineVLLM); s.SetToolCalling(false) }, false},
+	} {
+		s := fake.NewResponder(t, func(fake.Request) fake.Turn { return c.turn })
+		if c.setup != nil {
+			c.setup(s)
+		}
+		r := req
+		r.ReturnTokenIDs, r.Logprobs = true, true
+		_, err := s.Client(t, &model.Options{MaxRetries: -1, Timeout: 100 * time.Millisecond}).Chat(context.Background(), r)
+		if err == nil || model.IsOutage(err) != c.outage {
+			t.Errorf("%s: %v: IsOutage %t, want %t", c.name, err, model.IsOutage(err), c.outage)
+		}
+	}
+	down := fake.New(nil)
+	spec := down.Spec()
+	down.Close()
+	c, _ := model.New(spec, &model.Options{MaxRetries: -1})
+	if _, err := c.Chat(context.Background(), hello); !model.IsOutage(err) {
+		t.Errorf("a server that does not answer: %v is no outage", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Chat(ctx, hello); model.IsOutage(err) {
+		t.Errorf("a cancelled call: %v is an outage", err)
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,22 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// IsOutage reports whether err is a server that failed after every retry:
+// no reply (refused, reset, timed out), a 429 or a 5xx, a reply cut
+// mid-way or one that does not decode. A stage may record it as
+// infrastructure and let a rerun try again. A refusal that a rerun would
+// meet again is no outage: a 4xx, a server not set up for the stage
+// (ErrServerConfig), a whole reply whose content is unusable (ErrMisaligned,
+// a NaN), a cancelled context.
+func IsOutage(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || errors.Is(err, ErrServerConfig) || errors.Is(err, ErrMisaligned) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
+		return false
+	}
+	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status >= 500 || e.Status == http.StatusOK && e.Err != nil
+}
 
 // retryable says whether an attempt that ended with status (0: no
 // response) may be tried again.

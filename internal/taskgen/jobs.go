@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,11 +79,7 @@ const EmbeddingsFailed = "the embedding model failed (a rerun tries again): "
 // reply that came whole but is unusable (a NaN), or a server not set up
 // for the stage, is no outage: a rerun would meet it again.
 func embedOutage(ctx context.Context, err error) bool {
-	var me *model.Error
-	if ctx.Err() != nil || !errors.As(err, &me) || errors.Is(err, model.ErrServerConfig) || errors.Is(err, ErrBadEmbedding) {
-		return false
-	}
-	return me.Status == 0 || me.Status == http.StatusTooManyRequests || me.Status >= 500 || me.Status == http.StatusOK && me.Err != nil
+	return ctx.Err() == nil && !errors.Is(err, ErrBadEmbedding) && model.IsOutage(err)
 }
 
 // Synth runs jobs against a source into Out/<task id>/.
