@@ -111,8 +111,23 @@ func misbehaviours() []misbehaviour {
 			}
 			return v
 		}), only: []string{pathEmbeddings}},
+		{name: "embeddings HTTP 503 once", setup: embedFails(fake.Turn{Status: 503, Error: "Loading model"}, false), only: []string{pathEmbeddings}},
+		{name: "embeddings cut mid-way once", setup: embedFails(fake.Turn{CutAfter: 30}, false), only: []string{pathEmbeddings}},
+		{name: "embeddings outage", setup: embedFails(fake.Turn{Status: 503, Error: "no healthy upstream"}, true), only: []string{pathEmbeddings}},
 		{name: "zero vector", setup: vec(func(int) []float64 { return make([]float64, 8) }), only: []string{pathEmbeddings}},
 		{name: "NaN", setup: vec(func(int) []float64 { return []float64{1, math.NaN(), 0} }), only: []string{pathEmbeddings}},
+	}
+}
+
+// embedFails makes the first embedding request fail as t, or every one.
+func embedFails(t fake.Turn, always bool) func(*fake.Server) {
+	return func(s *fake.Server) {
+		s.SetEmbedFailures(func(n int) fake.Turn {
+			if n == 1 || always {
+				return t
+			}
+			return fake.Turn{}
+		})
 	}
 }
 
@@ -256,7 +271,7 @@ func runCell(ctx context.Context, p mbPath, m misbehaviour, en model.Engine, hom
 		srv.SetEngine(en)
 		c, _ := model.New(srv.Spec(), &model.Options{MaxRetries: 2, Backoff: time.Millisecond, Timeout: 500 * time.Millisecond})
 		p.run(ctx, c, home)
-		return len(srv.Chats())
+		return requests(srv)
 	}
 	bad := m.turn
 	if p.name == pathRL && bad.CompletionTokenIDs == nil && m.name != "no token ids" {
@@ -285,13 +300,16 @@ func runCell(ctx context.Context, p mbPath, m misbehaviour, en model.Engine, hom
 	}
 	out := p.run(ctx, c, home)
 	class, detail, _ := strings.Cut(out, ": ")
-	if class == "done" && p.name != pathEmbeddings {
-		if extra := len(srv.Chats()) - healthy(0); extra > 0 {
+	if class == "done" {
+		if extra := requests(srv) - healthy(0); extra > 0 {
 			class = fmt.Sprintf("done (+%d)", extra)
 		}
 	}
 	return class, detail
 }
+
+// requests is how many chat and embedding requests srv has had.
+func requests(srv *fake.Server) int { return len(srv.Chats()) + srv.EmbedCalls() }
 
 // classify is the outcome of a stage's error.
 func classify(err error) string {
@@ -307,6 +325,10 @@ func classify(err error) string {
 		return "no signal: " + err.Error()
 	case errors.Is(err, taskgen.ErrBadEmbedding):
 		return "refused: " + err.Error()
+	case model.IsOutage(err):
+		// What the stage's caller records as infrastructure (a sketch
+		// the diversity gate could not embed, a rerun gates it).
+		return "infra: " + err.Error()
 	case errors.Is(err, judge.ErrNoVerdict), errors.Is(err, agent.ErrInfra):
 		return "infra: " + err.Error()
 	case errors.As(err, &me):

@@ -58,6 +58,7 @@ func TestBenchModels(t *testing.T) {
 		{pathJudge, "text only", []string{"done (+1)", "done (+1)", "done (+1)", "done (+1)", "done (+1)", "done (+1)"}},
 		{pathEmbeddings, "NaN", []string{"error", "error", "error", "error", "error", "error"}},
 		{pathEmbeddings, "unnormalised", []string{"done", "done", "done", "done", "done", "done"}},
+		{pathEmbeddings, "embeddings outage", []string{"infra", "infra", "infra", "infra", "infra", "infra"}},
 	} {
 		if got := row(c.sec, c.row); strings.Join(got, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%s / %s: %v, want %v", c.sec, c.row, got, c.want)

@@ -186,3 +186,26 @@ func TestIsOutage(t *testing.T) {
 		t.Errorf("a cancelled call: %v is an outage", err)
 	}
 }
+
+// TestEmbedFailuresRetried: an embeddings endpoint's 503 and a reply cut
+// mid-way are retried like a chat's; an outage is one.
+func TestEmbedFailuresRetried(t *testing.T) {
+	for _, f := range []fake.Turn{{Status: 503, Error: "Loading model"}, {CutAfter: 20}} {
+		s := fake.New(t)
+		s.SetEmbedFailures(func(n int) fake.Turn {
+			if n == 1 {
+				return f
+			}
+			return fake.Turn{}
+		})
+		v, err := s.Client(t, nil).Embed(context.Background(), []string{"a b"})
+		if err != nil || len(v) != 1 || s.EmbedCalls() != 2 {
+			t.Errorf("%+v once: %v %v after %d requests", f, v, err, s.EmbedCalls())
+		}
+	}
+	s := fake.New(t)
+	s.SetEmbedFailures(func(int) fake.Turn { return fake.Turn{Status: 502} })
+	if _, err := s.Client(t, &model.Options{MaxRetries: 1}).Embed(context.Background(), []string{"a"}); !model.IsOutage(err) || s.EmbedCalls() != 2 {
+		t.Errorf("an outage: %v after %d requests", err, s.EmbedCalls())
+	}
+}

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -48,7 +49,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	served := slices.Contains(s.models, req.Model)
 	s.embedCalls++
-	embed := s.embedder
+	n, embed, failing, engine := s.embedCalls, s.embedder, s.embedFail, s.engine
 	s.mu.Unlock()
 	if embed == nil {
 		embed = Embedding
@@ -56,6 +57,30 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	if !served {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model), "NotFoundError", "")
 		return
+	}
+	if failing != nil {
+		t := failing(n)
+		if !s.sleep(r, t.Delay) {
+			return
+		}
+		if t.CutAfter > 0 {
+			cw := &cutWriter{ResponseWriter: w, left: t.CutAfter}
+			defer cw.cut()
+			w = cw
+		}
+		switch {
+		case t.Status != 0:
+			if t.RetryAfter > 0 {
+				w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter.Seconds())))
+			}
+			writeEngineError(w, engine, t.Status, cmp.Or(t.Error, http.StatusText(t.Status)), t.ErrorType, t.ErrorCode)
+			return
+		case t.Body != "":
+			w.Header().Set("Content-Type", cmp.Or(t.BodyType, "text/html; charset=utf-8"))
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(t.Body))
+			return
+		}
 	}
 	var inputs []string
 	if err := json.Unmarshal(req.Input, &inputs); err != nil {

@@ -168,6 +168,7 @@ type Server struct {
 	strict    bool
 	noTools   bool
 	embedder  func(string) []float64
+	embedFail func(n int) Turn
 	models    []string
 	script    []Turn
 	responder func(Request) Turn
@@ -274,6 +275,15 @@ func (s *Server) SetEmbedder(f func(string) []float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.embedder = f
+}
+
+// SetEmbedFailures makes embedding request n (from 1) fail as f(n) says:
+// its Status (with Error and RetryAfter), Body (a non-JSON 200), Delay or
+// CutAfter (the embeddings cut mid-way); a zero Turn answers it.
+func (s *Server) SetEmbedFailures(f func(n int) Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embedFail = f
 }
 
 // Client is a model client of the server's Spec; nil opts mean the
