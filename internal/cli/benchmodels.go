@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -226,8 +227,16 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 			}
 			rows++
 			fmt.Fprintf(w, "| %s |", m.name)
-			for _, en := range engines {
-				cell, detail := runCell(ctx, p, m, en, home)
+			// A row's cells run at once (each on its own server): the
+			// waits, a Retry-After or a time-out, overlap.
+			cells, details := make([]string, len(engines)), make([]string, len(engines))
+			var wg sync.WaitGroup
+			for i, en := range engines {
+				wg.Go(func() { cells[i], details[i] = runCell(ctx, p, m, en, home) })
+			}
+			wg.Wait()
+			for i, en := range engines {
+				cell, detail := cells[i], details[i]
 				if detail != "" {
 					note := servers.ReplaceAllString(detail, "SERVER")
 					if where[note] == nil {
