@@ -172,6 +172,7 @@ func gateProduct(t *testing.T, dir string) (*pool.Outcome, string) {
 // infrastructure failure or a judge's error, never the task's quality),
 // and gating again with the server healthy clears them.
 func TestModelPathGate(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	task := f.TaskDirs["model-pick"]
@@ -278,6 +279,7 @@ func evalProduct(t *testing.T, out string) (*eval.Report, string, map[string]str
 // one stayed failed, saying so; the same command against a healthy server
 // then runs only those.
 func TestModelPathEval(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	f.WritePool(t, func(string) string { return pool.SplitVal })
@@ -402,6 +404,7 @@ func rateProduct(t *testing.T, f *pooltest.Fixture) string {
 // was and the finished rollouts kept, and the same command against a
 // healthy server completes the rating.
 func TestModelPathPoolRate(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	f.WritePool(t, nil)
@@ -593,6 +596,7 @@ func sftProduct(t *testing.T, path string) string {
 // infrastructure failure: nothing to write, the earlier export left as
 // it was; the same command against a healthy server writes it again.
 func TestModelPathSFTExport(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	f.WritePool(t, func(string) string { return pool.SplitSFT })
@@ -741,6 +745,7 @@ func tasksProduct(t *testing.T, out string) (int, string) {
 // the run says a rerun writes them, and the rerun against a healthy server
 // writes the healthy server's tasks.
 func TestModelPathSynTasksAuthor(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	st := filepath.Join(t.TempDir(), "unused-store")
 	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
@@ -863,6 +868,7 @@ func (f *flakyEmbeddings) serve(t *testing.T, srv *fake.Server) string {
 // left ungated, keeps the tasks it wrote, and a rerun against a healthy
 // endpoint writes the healthy endpoint's tasks.
 func TestModelPathSynTasksEmbeddings(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	st := filepath.Join(t.TempDir(), "unused-store")
 	mustRun(t, st, "syn", "worlds", "--dir", dir, "--personas", "1", "--days", "3", "--no-health")
@@ -1024,6 +1030,7 @@ func batch(t *testing.T, base, engine string) *trainer.Batch {
 // failures, retried in fresh instances or the group abandoned, never a
 // reward.
 func TestModelPathRLServe(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	f.WritePool(t, nil)
@@ -1111,6 +1118,7 @@ func synSummary(stderr string) string {
 // --model-retries 0 a failed session or author is that job's or sketch's
 // loss, not the run's end: it finishes and says a rerun writes the rest.
 func TestModelPathSynTasksSketch(t *testing.T) {
+	t.Parallel()
 	st := filepath.Join(t.TempDir(), "unused-store")
 	root := sandboxDir(t)
 	var synTasksIn func(fl *flaky, dir, retries string) (string, error)

@@ -19,6 +19,7 @@ import (
 // the stage's flag and the server's, instead of recording an
 // infrastructure failure per rollout, and writes no outcome.
 func TestServerWithoutToolCallingStopsTheStage(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	for _, c := range []struct {

@@ -41,6 +41,7 @@ func lookAtPicture(r fake.Request) fake.Turn {
 // failed on the infrastructure, never counted as the agent's, and the
 // command fails saying so.
 func TestModelPathVisionModel(t *testing.T) {
+	t.Parallel()
 	f := pooltest.New(t, []string{"model-pick"})
 	defer f.Close()
 	f.WritePool(t, func(string) string { return pool.SplitVal })
