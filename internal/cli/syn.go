@@ -57,6 +57,7 @@ func (o *synOptions) backendOf(m *modelFlags) (func(pl *synth.Planner) synth.Bac
 		if err != nil {
 			return nil, err
 		}
+		opts.Stage = "--model"
 		client, err := model.New(spec, opts)
 		if err != nil {
 			return nil, err
