@@ -1,4 +1,4 @@
-package cli
+package modelpaths
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/cli"
 	"github.com/wildawm/wildawm/internal/eval"
 	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
@@ -962,7 +963,7 @@ func rlServe(t *testing.T, args ...string) string {
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, append([]string{"--store", t.TempDir()}, append(args, "--addr", "127.0.0.1:0")...), pw, &stderr)
+		done <- cli.Run(ctx, append([]string{"--store", t.TempDir()}, append(args, "--addr", "127.0.0.1:0")...), pw, &stderr)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
