@@ -3,82 +3,70 @@ package fake
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/model"
 )
 
-// ollama is the completion as Ollama's OpenAI layer writes it
-// (ChatCompletion in openai/openai.go): the message's thinking as
-// "reasoning", each tool call with its index, system_fingerprint
-// "fp_ollama"; no token ids, whatever the request asks.
-func (a answer) ollama(req Request) map[string]any {
+// shape is how a server without token ids writes a completion: where
+// the thinking goes ("" drops it), whether content is null beside tool
+// calls, whether each call carries its index, whether a choice without
+// logprobs says null (else leaves the field out), the top-level and
+// message fields of its own, and whether it reports llama-server's
+// timings.
+type shape struct {
+	reasoningKey string
+	nullContent  bool
+	callIndex    bool
+	nullLogprobs bool
+	top, message map[string]any
+	timings      bool
+}
+
+// shapes are the servers without token ids: Ollama's OpenAI layer
+// (ChatCompletion in openai/openai.go), llama.cpp's llama-server
+// (to_json_oaicompat_chat in tools/server/server-task.cpp, with its
+// "timings"), a hosted API (OpenAI's fields only, the message's refusal
+// and annotations). None returns token ids, whatever the request asks.
+var shapes = map[model.Engine]shape{
+	model.EngineOllama:   {reasoningKey: "reasoning", callIndex: true, top: map[string]any{"system_fingerprint": "fp_ollama"}},
+	model.EngineLlamaCpp: {reasoningKey: "reasoning_content", nullContent: true, timings: true, top: map[string]any{"system_fingerprint": "b0-fake"}},
+	model.EngineOpenAI: {nullContent: true, nullLogprobs: true, top: map[string]any{"system_fingerprint": "fp_fake", "service_tier": "default"},
+		message: map[string]any{"refusal": nil, "annotations": []any{}}},
+}
+
+// shaped is the completion in sh's shape.
+func (a answer) shaped(req Request, sh shape) map[string]any {
 	msg := map[string]any{"role": "assistant", "content": a.content}
-	if a.reasoning != "" {
-		msg["reasoning"] = a.reasoning
+	maps.Copy(msg, sh.message)
+	if sh.nullContent && a.content == "" && len(a.calls) > 0 {
+		msg["content"] = nil
+	}
+	if a.reasoning != "" && sh.reasoningKey != "" {
+		msg[sh.reasoningKey] = a.reasoning
 	}
 	if len(a.calls) > 0 {
 		calls := a.wireCalls()
 		for i := range calls {
-			calls[i]["index"] = i
+			if sh.callIndex { // Ollama's
+				calls[i]["index"] = i
+			}
 		}
 		msg["tool_calls"] = calls
 	}
 	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish}
-	if lp := a.logprobsJSON(req, 0, a.tokens()); lp != nil {
+	if lp := a.logprobsJSON(req, 0, a.tokens()); lp != nil || sh.nullLogprobs {
 		choice["logprobs"] = lp
 	}
 	out := a.envelope("chat.completion")
-	out["system_fingerprint"] = "fp_ollama"
+	maps.Copy(out, sh.top)
 	out["choices"] = []any{choice}
 	out["usage"] = a.usageJSON()
-	return out
-}
-
-// llamaCpp is the completion as llama.cpp's llama-server writes it
-// (to_json_oaicompat_chat in tools/server/server-task.cpp): content null
-// beside tool calls, the thinking as "reasoning_content", its own
-// system_fingerprint and "timings"; no token ids.
-func (a answer) llamaCpp(req Request) map[string]any {
-	msg := map[string]any{"role": "assistant", "content": a.content}
-	if a.content == "" && len(a.calls) > 0 {
-		msg["content"] = nil
+	if sh.timings {
+		out["timings"] = map[string]any{"prompt_n": a.usage.PromptTokens, "prompt_ms": 1.0, "predicted_n": a.usage.CompletionTokens, "predicted_ms": 1.0}
 	}
-	if a.reasoning != "" {
-		msg["reasoning_content"] = a.reasoning
-	}
-	if len(a.calls) > 0 {
-		msg["tool_calls"] = a.wireCalls()
-	}
-	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish}
-	if lp := a.logprobsJSON(req, 0, a.tokens()); lp != nil {
-		choice["logprobs"] = lp
-	}
-	out := a.envelope("chat.completion")
-	out["system_fingerprint"] = "b0-fake"
-	out["choices"] = []any{choice}
-	out["usage"] = a.usageJSON()
-	out["timings"] = map[string]any{"prompt_n": a.usage.PromptTokens, "prompt_ms": 1.0, "predicted_n": a.usage.CompletionTokens, "predicted_ms": 1.0}
-	return out
-}
-
-// openAI is the completion as a hosted API writes it: OpenAI's fields
-// only, with the message's refusal and annotations.
-func (a answer) openAI(req Request) map[string]any {
-	msg := map[string]any{"role": "assistant", "content": a.content, "refusal": nil, "annotations": []any{}}
-	if a.content == "" && len(a.calls) > 0 {
-		msg["content"] = nil
-	}
-	if len(a.calls) > 0 {
-		msg["tool_calls"] = a.wireCalls()
-	}
-	choice := map[string]any{"index": 0, "message": msg, "finish_reason": a.finish, "logprobs": a.logprobsJSON(req, 0, a.tokens())}
-	out := a.envelope("chat.completion")
-	out["system_fingerprint"] = "fp_fake"
-	out["service_tier"] = "default"
-	out["choices"] = []any{choice}
-	out["usage"] = a.usageJSON()
 	return out
 }
 

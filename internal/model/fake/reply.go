@@ -136,18 +136,15 @@ func reply(w http.ResponseWriter, engine model.Engine, req Request, t Turn) {
 		a.stream(w, req)
 		return
 	}
-	switch a.engine {
-	case model.EngineSGLang:
-		writeJSON(w, http.StatusOK, a.sglang(req))
-	case model.EngineOllama:
-		writeJSON(w, http.StatusOK, a.ollama(req))
-	case model.EngineLlamaCpp:
-		writeJSON(w, http.StatusOK, a.llamaCpp(req))
-	case model.EngineOpenAI:
-		writeJSON(w, http.StatusOK, a.openAI(req))
-	default:
-		writeJSON(w, http.StatusOK, a.vllm(req))
+	if sh, ok := shapes[a.engine]; ok {
+		writeJSON(w, http.StatusOK, a.shaped(req, sh))
+		return
 	}
+	if a.engine == model.EngineSGLang {
+		writeJSON(w, http.StatusOK, a.sglang(req))
+		return
+	}
+	writeJSON(w, http.StatusOK, a.vllm(req))
 }
 
 // vllm is the completion as vLLM writes it (ChatCompletionResponse in
