@@ -216,6 +216,10 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 		var notes []string               // what the failures said, in order
 		where := map[string]*noteWhere{} // and where they said it
 		rows := 0
+		base := make([]int, len(engines))
+		for i, en := range engines {
+			base[i] = baseline(ctx, p, en, home)
+		}
 		fmt.Fprintf(w, "### %s\n\n| misbehaviour |", p.name)
 		for _, en := range engines {
 			fmt.Fprintf(w, " %s |", engineColumn(en))
@@ -232,7 +236,7 @@ func (e *env) modelMatrix(ctx context.Context, w io.Writer) error {
 			cells, details := make([]string, len(engines)), make([]string, len(engines))
 			var wg sync.WaitGroup
 			for i, en := range engines {
-				wg.Go(func() { cells[i], details[i] = runCell(ctx, p, m, en, home) })
+				wg.Go(func() { cells[i], details[i] = runCell(ctx, p, m, en, home, base[i]) })
 			}
 			wg.Wait()
 			for i, en := range engines {
@@ -271,17 +275,24 @@ func engineColumn(e model.Engine) string {
 	return string(e)
 }
 
+// matrixOptions are the client's options in every cell.
+var matrixOptions = model.Options{MaxRetries: 2, Backoff: time.Millisecond, Timeout: 500 * time.Millisecond}
+
+// baseline is how many requests path p makes of a healthy server of
+// engine en.
+func baseline(ctx context.Context, p mbPath, en model.Engine, home string) int {
+	srv := fake.NewResponder(nil, func(fake.Request) fake.Turn { return p.healthy })
+	defer srv.Close()
+	srv.SetEngine(en)
+	c, _ := model.New(srv.Spec(), &matrixOptions)
+	p.run(ctx, c, home)
+	return requests(srv)
+}
+
 // runCell runs path p against a fresh fake server of engine en that
-// misbehaves as m, and returns the cell and what an error said.
-func runCell(ctx context.Context, p mbPath, m misbehaviour, en model.Engine, home string) (cell, said string) {
-	healthy := func(n int) int {
-		srv := fake.NewResponder(nil, func(fake.Request) fake.Turn { return p.healthy })
-		defer srv.Close()
-		srv.SetEngine(en)
-		c, _ := model.New(srv.Spec(), &model.Options{MaxRetries: 2, Backoff: time.Millisecond, Timeout: 500 * time.Millisecond})
-		p.run(ctx, c, home)
-		return requests(srv)
-	}
+// misbehaves as m, and returns the cell and what an error said; baseline
+// is the path's requests of a healthy server.
+func runCell(ctx context.Context, p mbPath, m misbehaviour, en model.Engine, home string, baseline int) (cell, said string) {
 	bad := m.turn
 	if p.name == pathRL && bad.CompletionTokenIDs == nil && m.name != "no token ids" {
 		// A policy's turns carry token ids unless the misbehaviour is
@@ -303,14 +314,14 @@ func runCell(ctx context.Context, p mbPath, m misbehaviour, en model.Engine, hom
 	if m.setup != nil {
 		m.setup(srv)
 	}
-	c, err := model.New(srv.Spec(), &model.Options{MaxRetries: 2, Backoff: time.Millisecond, Timeout: 500 * time.Millisecond})
+	c, err := model.New(srv.Spec(), &matrixOptions)
 	if err != nil {
 		return "error", err.Error()
 	}
 	out := p.run(ctx, c, home)
 	class, detail, _ := strings.Cut(out, ": ")
 	if class == "done" {
-		if extra := requests(srv) - healthy(0); extra > 0 {
+		if extra := requests(srv) - baseline; extra > 0 {
 			class = fmt.Sprintf("done (+%d)", extra)
 		}
 	}
