@@ -294,7 +294,7 @@ func (e *Env) Run(ctx context.Context, t *task.Task, spec Spec) (*Result, error)
 			traj.WallMS = float64(res.Wall.Microseconds()) / 1000
 			return res, nil
 		}
-		if err != nil && (!errors.Is(err, agent.ErrInfra) || errors.Is(err, agent.ErrServerConfig)) {
+		if err != nil && !errors.Is(err, agent.ErrInfra) {
 			return nil, err
 		}
 		if err == nil && res.Trajectory.Outcome != OutcomeInfra {
