@@ -268,7 +268,7 @@ func (l *loop) chat(ctx context.Context, kind string, msgs []model.Message, tool
 		if errors.Is(err, ErrServerConfig) {
 			return nil, 0, err // the stage's end, not this rollout's infrastructure
 		}
-		return nil, 0, fmt.Errorf("%w: %v", ErrInfra, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrInfra, err)
 	}
 	tr := l.env.Traj
 	t := Turn{Index: len(tr.Turns) + 1, Segment: l.segment, Kind: kind, Messages: len(msgs), Content: resp.Content, Reasoning: resp.Reasoning,
