@@ -207,7 +207,8 @@ func TestGroupAllFormatFailuresReady(t *testing.T) {
 }
 
 // TestGroupWaitsForCheckpoint: a rollout of a later chunk that finishes
-// first does not decide; it joins the pool at the decision.
+// first does not decide; it is in the pool when its chunk is the
+// checkpoint decided on.
 func TestGroupWaitsForCheckpoint(t *testing.T) {
 	g := NewGroup(Config{}, 2.6) // 12 launched
 	if act := record(t, g, 9, 1); act.State != Running {
@@ -228,6 +229,78 @@ func TestGroupWaitsForCheckpoint(t *testing.T) {
 	}
 	if act.State != Ready || len(g.Pool()) != 12 {
 		t.Fatalf("%+v pool %v", act, g.Pool())
+	}
+}
+
+// TestEarlyChunkNotCounted: a chunk rollout that finishes before the last
+// base rollout is not in the pool when the base decides (the issue's
+// K = 5, kappa 2.12, 12 launches; the paper's walk-through gives K = 4).
+func TestEarlyChunkNotCounted(t *testing.T) {
+	g := NewGroup(Config{}, 2.6) // 12 launched
+	record(t, g, 0, 0)
+	record(t, g, 1, 1)
+	record(t, g, 2, 0.05)
+	if act := record(t, g, 6, 1); act.State != Running {
+		t.Fatalf("slot 6 decided: %+v", act)
+	}
+	act := record(t, g, 3, 0)
+	if act.State != Ready || !slices.Equal(g.Pool(), []int{0, 1, 2, 3}) {
+		t.Fatalf("%+v pool %v, want ready on 0..3", act, g.Pool())
+	}
+	if slices.Contains(act.Cancel, 6) || len(act.Cancel) != 7 {
+		t.Errorf("cancel %v: want the 7 unfinished slots, not the finished 6", act.Cancel)
+	}
+	if k := g.NextKappa(); !near(k, 1.32) {
+		t.Errorf("kappa %v, want 1.32", k)
+	}
+}
+
+// TestWorkedExampleAnyOrder is the worked example under random finishing
+// orders: whichever launched slots finish first, the decisions, K, the
+// next kappa and the next launch are the paper's.
+func TestWorkedExampleAnyOrder(t *testing.T) {
+	type want struct {
+		state State
+		k     int
+		kappa float64
+		next  int
+	}
+	cases := []struct {
+		name    string
+		kappa   float64
+		rewards []float64 // by slot, for every slot that may launch
+		want    want
+	}{
+		{"first step", 1, []float64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0.05, 0}, want{Ready, 12, 2.6, 12}},
+		{"second step", 2.6, []float64{0, 1, 0.05, 0, 1, 1, 0, 0, 1, 0, 0, 1}, want{Ready, 4, 1.32, 4}},
+		{"mastered", 2.6, []float64{1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, want{Mastered, 4, 1, 4}},
+		{"exhausted", 1, []float64{0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05}, want{Exhausted, 12, 3, 12}},
+	}
+	rng := rand.New(rand.NewPCG(7, 32))
+	for _, c := range cases {
+		for trial := range 5000 {
+			g := NewGroup(Config{}, c.kappa)
+			running := make([]int, g.Launched())
+			for i := range running {
+				running[i] = i
+			}
+			for g.State() == Running {
+				if len(running) == 0 {
+					t.Fatalf("%s trial %d: running with nothing launched", c.name, trial)
+				}
+				i := rng.IntN(len(running))
+				slot := running[i]
+				running = slices.Delete(running, i, i+1)
+				act := record(t, g, slot, c.rewards[slot])
+				for s := g.Launched() - act.Launch; s < g.Launched(); s++ {
+					running = append(running, s)
+				}
+			}
+			got := want{g.State(), len(g.Pool()), g.NextKappa(), Config{}.Launch(g.NextKappa())}
+			if got.state != c.want.state || got.k != c.want.k || !near(got.kappa, c.want.kappa) || got.next != c.want.next {
+				t.Fatalf("%s trial %d: %+v, want %+v", c.name, trial, got, c.want)
+			}
+		}
 	}
 }
 

@@ -125,11 +125,13 @@ type Action struct {
 //
 // PAPER.md says "after each chunk" without saying which rollouts the
 // decision reads when more were launched than the chunks finished so far;
-// Group decides on the finished prefix up to the checkpoint (so the
-// decision does not depend on which later rollouts happen to finish
-// early), and the pool of K it keeps is every rollout finished at the
-// decision. In the worked example's second step the 4 base rollouts
-// differ, the 8 others are cancelled and K = 4, as PAPER.md gives.
+// Group decides on the finished prefix up to the checkpoint, and the pool
+// of K it keeps is that prefix: a rollout of a later chunk that happened
+// to finish before the decision is cancelled work, not counted. So the
+// decision, K and the next kappa do not depend on the finishing order. In
+// the worked example's second step the 4 base rollouts differ, the 8
+// others are cancelled (finished or not) and K = 4, kappa 1.32, as
+// PAPER.md gives.
 type Group struct {
 	cfg        Config
 	kappa      float64
@@ -171,7 +173,7 @@ func (g *Group) Kappa() float64 { return g.kappa }
 // NextKappa is the task's kappa for its next sample (Config.Update).
 func (g *Group) NextKappa() float64 { return g.cfg.Update(g.kappa, g.state, len(g.pool)) }
 
-// Pool is the slots finished when the group decided, in slot order; nil
+// Pool is the prefix of slots the group decided on, in slot order; nil
 // while Running. K is its length.
 func (g *Group) Pool() []int { return slices.Clone(g.pool) }
 
@@ -210,11 +212,11 @@ func (g *Group) Record(slot int, o Outcome) (Action, error) {
 			break
 		}
 		if s, ok := g.decide(b); ok {
-			g.finish(s, &act)
+			g.finish(s, b, &act)
 			break
 		}
 		if b >= g.cfg.Max() {
-			g.finish(Exhausted, &act)
+			g.finish(Exhausted, b, &act)
 			break
 		}
 		nb := min(g.cfg.Max(), b+g.cfg.C)
@@ -258,13 +260,17 @@ func (g *Group) decide(b int) (State, bool) {
 	return Running, false
 }
 
-func (g *Group) finish(s State, act *Action) {
+// finish decides on the prefix [0, b): it is the pool; the launched
+// slots after it that have not finished are cancelled, and those that
+// have are left out.
+func (g *Group) finish(s State, b int, act *Action) {
 	g.state = s
-	g.pool = []int{}
-	for i, d := range g.done {
-		if d {
-			g.pool = append(g.pool, i)
-		} else {
+	g.pool = make([]int, b)
+	for i := range b {
+		g.pool[i] = i
+	}
+	for i := b; i < g.launched; i++ {
+		if !g.done[i] {
 			act.Cancel = append(act.Cancel, i)
 		}
 	}
