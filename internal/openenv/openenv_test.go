@@ -336,7 +336,6 @@ func TestBadInput(t *testing.T) {
 	c.error(map[string]any{"data": map[string]any{}}, openenv.CodeValidation, "type")
 	c.error(map[string]any{"type": "reset", "extra": 1}, openenv.CodeValidation, "extra")
 	c.error(reset(map[string]any{"task_id": "no-such-task"}), openenv.CodeValidation, "data.task_id")
-	c.error(reset(map[string]any{"taskid": "x"}), openenv.CodeValidation, "data.taskid")
 	c.error(reset(map[string]any{"hint": "yes"}), openenv.CodeValidation, "data.hint")
 	if st := c.state(); st.EpisodeID != nil || st.StepCount != 0 {
 		t.Fatalf("state before reset: %+v", st)

@@ -24,10 +24,13 @@ const AnswerTool = "answer"
 // Message types, as OpenEnv names them: a client sends reset, step, state
 // and close; the server answers observation, state or error.
 const (
-	TypeReset       = "reset"
-	TypeStep        = "step"
-	TypeState       = "state"
-	TypeClose       = "close"
+	TypeReset = "reset"
+	TypeStep  = "step"
+	TypeState = "state"
+	TypeClose = "close"
+	// TypeMCP carries a JSON-RPC request (and its response) over /ws,
+	// as OpenEnv's WSMCPMessage does.
+	TypeMCP         = "mcp"
 	TypeObservation = "observation"
 	TypeError       = "error"
 )
@@ -65,10 +68,26 @@ type ResetData struct {
 	EpisodeID string `json:"episode_id,omitempty" jsonschema:"the episode's id in state (1 to 128 characters); default a random id"`
 	// Hint shows the task's hint in the observation.
 	Hint bool `json:"hint,omitempty" jsonschema:"include the task's hint in the observation"`
+	// Ignored are the keys of the reset's data that reset does not take,
+	// dropped as OpenEnv drops them (sorted); the reset observation's
+	// metadata lists them under MetaIgnoredResetKeys.
+	Ignored []string `json:"-"`
 }
 
-// Action is a step message's data: one tool call.
+// MetaIgnoredResetKeys is the metadata key of a reset observation that
+// lists the keys the reset dropped.
+const MetaIgnoredResetKeys = "ignored_reset_keys"
+
+// Action is a step message's data: one tool call, in wildawm's form
+// ({"tool", "args"}) or in OpenEnv's MCP form ({"type": "call_tool",
+// "tool_name", "arguments"}), or OpenEnv's {"type": "list_tools"}.
 type Action struct {
+	// Type is empty for wildawm's form, else OpenEnv's MCP action
+	// discriminator: list_tools or call_tool (openenv's mcp_types.py).
+	Type string `json:"type,omitempty" jsonschema:"empty, or OpenEnv's MCP action type: list_tools (the episode's tools, no step) or call_tool (tool_name and arguments)"`
+	// ToolName and Arguments are a call_tool action's.
+	ToolName  string         `json:"tool_name,omitempty" jsonschema:"call_tool: a tool of the episode's tools (list_tools), or answer"`
+	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"call_tool: the tool's arguments, a JSON object"`
 	// Tool is a trajectory tool name (docs/trajectory.md: shell.run,
 	// file.read, file.write, mcp.SERVICE__TOOL, browser.open, ...), a
 	// model-facing name from the reset observation's tools
@@ -113,13 +132,77 @@ type Observation struct {
 	Verification *Verification `json:"verification,omitempty" jsonschema:"the verifier's result, once the episode is done"`
 }
 
-// Tool is one tool as a model sees it.
+// Tool is one tool as a model sees it. InputSchema is Parameters under
+// the name OpenEnv's Tool model (mcp_types.py) and its MCP clients read.
 type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Interface   string          `json:"interface,omitempty"`
 	Parameters  json.RawMessage `json:"parameters" jsonschema:"the arguments' JSON Schema"`
+	InputSchema json.RawMessage `json:"input_schema" jsonschema:"the arguments' JSON Schema again, as OpenEnv's MCP clients read it"`
 }
+
+// ListToolsObservation is the observation of a list_tools action, OpenEnv's
+// ListToolsObservation: the episode's tools.
+type ListToolsObservation struct {
+	Tools []Tool `json:"tools"`
+}
+
+// CallToolObservation is the observation of a call_tool action, OpenEnv's
+// CallToolObservation (tool_name, result, error) with the episode's step,
+// and its end and verification once done.
+type CallToolObservation struct {
+	ToolName string `json:"tool_name"`
+	// Result is the tool's result; a tool that failed (the world rejected
+	// the action) is a result with IsError, as OpenEnv has tool errors.
+	Result *CallToolResult `json:"result"`
+	// Error is a framework error (an unknown tool, arguments refused before
+	// anything ran); nothing ran and no step was counted.
+	Error        *ToolError    `json:"error"`
+	Step         int           `json:"step"`
+	MaxSteps     int           `json:"max_steps"`
+	Interface    string        `json:"interface,omitempty"`
+	EndReason    string        `json:"end_reason,omitempty"`
+	Verification *Verification `json:"verification,omitempty"`
+}
+
+// CallToolResult is a tool's result in the form OpenEnv's server sends a
+// FastMCP CallToolResult (content, structured_content, meta, data,
+// is_error): MCPToolClient.call_tool returns Data. Meta carries the
+// episode's step, done, reward, end_reason and verification (JSON-RPC
+// tools/call only).
+type CallToolResult struct {
+	Content           []TextContent  `json:"content"`
+	StructuredContent map[string]any `json:"structured_content"`
+	Meta              map[string]any `json:"meta"`
+	Data              string         `json:"data"`
+	IsError           bool           `json:"is_error"`
+}
+
+// TextContent is an MCP text content block.
+type TextContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ToolError is OpenEnv's ToolError: error_type is one of its ToolErrorType
+// values.
+type ToolError struct {
+	ErrorType string `json:"error_type"`
+	Message   string `json:"message"`
+}
+
+// OpenEnv's ToolErrorType values used here.
+const (
+	ToolNotFound   = "tool_not_found"
+	ToolInvalidArg = "invalid_args"
+)
+
+// MCP action types (OpenEnv's ListToolsAction and CallToolAction).
+const (
+	ActionListTools = "list_tools"
+	ActionCallTool  = "call_tool"
+)
 
 // Check is one criterion of the checklist.
 type Check struct {

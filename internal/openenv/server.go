@@ -99,6 +99,10 @@ type Server struct {
 	active   int
 	closed   bool
 	sessions atomic.Int64
+
+	// rpc are the sessions of HTTP /mcp, by session id.
+	rpcMu sync.Mutex
+	rpc   map[string]*rpcSession
 }
 
 // Log attribute keys.
@@ -107,6 +111,7 @@ const (
 	logEpisode = "episode"
 	logTask    = "task"
 	logErr     = "err"
+	logIgnored = "ignored"
 )
 
 // New checks opts and returns a Server; Close it when done.
@@ -155,7 +160,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler serves GET /health, /metadata, /schema and the WebSocket /ws.
+// Handler serves GET /health, /metadata, /schema, the WebSocket /ws and
+// OpenEnv's JSON-RPC POST /mcp.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +175,7 @@ func (s *Server) Handler() http.Handler {
 		w.Write(s.schemas)
 	})
 	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("POST /mcp", s.serveMCP)
 	return mux
 }
 
@@ -250,7 +257,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.release()
 	conn.SetReadLimit(s.opts.MaxMessage)
 	id := s.sessions.Add(1)
-	ss := &session{srv: s, id: id}
+	ss := &session{srv: s, id: id, key: randomID()}
 	s.log.Info("openenv session start", logSession, id)
 	ss.serve(conn)
 	s.log.Info("openenv session end", logSession, id)

@@ -24,8 +24,10 @@ import (
 
 // session is one WebSocket connection and its current episode.
 type session struct {
-	srv      *Server
-	id       int64
+	srv *Server
+	id  int64
+	// key is the session's id on the wire (openenv/session/create).
+	key      string
 	episodes int
 	ep       *episode
 }
@@ -149,14 +151,16 @@ func (ss *session) handle(ctx context.Context, b []byte) (r reply, closing bool)
 	switch m.Type {
 	case TypeReset:
 		var d ResetData
-		if err = decodeData(m.Data, &d, "reset", false); err == nil {
+		if err = decodeReset(m.Data, &d, "data"); err == nil {
 			return ss.reset(ctx, d)
 		}
 	case TypeStep:
 		var a Action
 		if err = decodeData(m.Data, &a, "step", true); err == nil {
-			return ss.step(ctx, a)
+			return ss.action(ctx, a), false
 		}
+	case TypeMCP:
+		return reply{Type: TypeMCP, Data: ss.srv.rpcMessage(ctx, m.Data, ss)}, false
 	case TypeState:
 		if err = noData(m.Data, TypeState); err == nil {
 			return reply{Type: TypeState, Data: ss.state()}, false
@@ -166,9 +170,9 @@ func (ss *session) handle(ctx context.Context, b []byte) (r reply, closing bool)
 			return reply{}, true
 		}
 	case "":
-		err = &protoError{code: CodeValidation, field: "type", msg: "type: missing: give reset, step, state or close"}
+		err = &protoError{code: CodeValidation, field: "type", msg: "type: missing: give reset, step, state, close or mcp"}
 	default:
-		err = &protoError{code: CodeUnknownType, field: "type", msg: fmt.Sprintf("type: unknown message type %q: give reset, step, state or close", m.Type)}
+		err = &protoError{code: CodeUnknownType, field: "type", msg: fmt.Sprintf("type: unknown message type %q: give reset, step, state, close or mcp", m.Type)}
 	}
 	return errReply(err), false
 }
@@ -202,6 +206,46 @@ func decodeData(raw json.RawMessage, v any, typ string, required bool) *protoErr
 		}
 		return invalid("data", "%v", err)
 	}
+	return nil
+}
+
+// resetKeys are the keys of ResetData.
+var resetKeys = []string{"task_id", "seed", "episode_id", "hint"}
+
+// decodeReset decodes a reset's data into d as OpenEnv's server does: the
+// keys reset takes are decoded strictly (a mistyped one is an error), and
+// every other key is dropped (OpenEnv's _get_valid_kwargs), so that TRL's
+// reset(**dataset_columns) reaches the server whatever the dataset's
+// columns. The dropped keys go in d.Ignored. field is the data's path.
+func decodeReset(raw json.RawMessage, d *ResetData, field string) *protoError {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return nil
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(t, &all); err != nil {
+		return invalid(field, "a reset's data must be a JSON object, e.g. {\"task_id\": \"...\"}")
+	}
+	known := map[string]json.RawMessage{}
+	for k, v := range all {
+		if slices.Contains(resetKeys, k) {
+			known[k] = v
+		} else {
+			d.Ignored = append(d.Ignored, k)
+		}
+	}
+	slices.Sort(d.Ignored)
+	b, err := json.Marshal(known)
+	if err != nil {
+		return invalid(field, "%v", err)
+	}
+	ignored := d.Ignored
+	if perr := decodeData(b, d, "reset", false); perr != nil {
+		perr.field = strings.Replace(perr.field, "data", field, 1)
+		perr.msg = strings.Replace(perr.msg, "data", field, 1)
+		return perr
+	}
+	d.Ignored = ignored
 	return nil
 }
 
@@ -266,8 +310,15 @@ func (ss *session) reset(ctx context.Context, d ResetData) (reply, bool) {
 	}
 	pub := t.Task.Public(d.Hint)
 	s.log.Info("openenv episode start", logSession, ss.id, logEpisode, id, logTask, t.Task.ID)
+	if len(d.Ignored) > 0 {
+		s.log.Info("openenv reset: keys dropped", logSession, ss.id, logEpisode, id, logIgnored, d.Ignored)
+	}
 	obs := Observation{Task: &pub, Tools: ep.tools, Checklist: checklist(t.Task), MaxSteps: s.opts.MaxSteps}
-	return reply{Type: TypeObservation, Data: Result{Observation: obs, Metadata: ep.metadata()}}, false
+	md := ep.metadata()
+	if len(d.Ignored) > 0 {
+		md[MetaIgnoredResetKeys] = d.Ignored
+	}
+	return reply{Type: TypeObservation, Data: Result{Observation: obs, Metadata: md}}, false
 }
 
 func (ep *episode) metadata() map[string]any {
@@ -288,17 +339,133 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// step runs one action.
-func (ss *session) step(ctx context.Context, a Action) (reply, bool) {
-	s := ss.srv
+// action answers a step message: a wildawm action, or OpenEnv's
+// list_tools or call_tool.
+func (ss *session) action(ctx context.Context, a Action) reply {
+	switch a.Type {
+	case "":
+		switch {
+		case a.ToolName != "":
+			return errReply(invalid("data.tool_name", "tool_name goes with \"type\": \"call_tool\"; a wildawm action names its tool in tool"))
+		case a.Arguments != nil:
+			return errReply(invalid("data.arguments", "arguments go with \"type\": \"call_tool\"; a wildawm action takes args"))
+		}
+		r, perr := ss.step(ctx, a)
+		if perr != nil {
+			return errReply(perr)
+		}
+		return reply{Type: TypeObservation, Data: r}
+	case ActionListTools:
+		if a.Tool != "" || a.Args != nil || a.ToolName != "" || a.Arguments != nil {
+			return errReply(invalid("data", "a list_tools action takes no other field: send {\"type\": \"list_tools\"}"))
+		}
+		tools, perr := ss.listTools()
+		if perr != nil {
+			return errReply(perr)
+		}
+		return reply{Type: TypeObservation, Data: listToolsResult{Observation: ListToolsObservation{Tools: tools}, Metadata: ss.ep.metadata()}}
+	case ActionCallTool:
+		switch {
+		case a.Tool != "" || a.Args != nil:
+			return errReply(invalid("data.tool", "a call_tool action names its tool in tool_name and its arguments in arguments"))
+		case a.ToolName == "":
+			return errReply(invalid("data.tool_name", "missing: give a tool of list_tools, or answer"))
+		}
+		obs, r, perr := ss.callTool(ctx, a.ToolName, a.Arguments)
+		if perr != nil {
+			return errReply(perr)
+		}
+		return reply{Type: TypeObservation, Data: callToolResult{Observation: obs, Reward: r.Reward, Done: r.Done, Metadata: r.Metadata}}
+	default:
+		return errReply(invalid("data.type", "unknown action type %q: give list_tools or call_tool (OpenEnv's MCP actions), or leave it out for a wildawm action {\"tool\", \"args\"}", a.Type))
+	}
+}
+
+// listToolsResult and callToolResult are the data of the observation
+// messages answering list_tools and call_tool, as OpenEnv serializes its
+// ListToolsObservation and CallToolObservation.
+type listToolsResult struct {
+	Observation ListToolsObservation `json:"observation"`
+	Reward      *float64             `json:"reward"`
+	Done        bool                 `json:"done"`
+	Metadata    map[string]any       `json:"metadata,omitempty"`
+}
+
+type callToolResult struct {
+	Observation CallToolObservation `json:"observation"`
+	Reward      *float64            `json:"reward"`
+	Done        bool                `json:"done"`
+	Metadata    map[string]any      `json:"metadata,omitempty"`
+}
+
+// live returns the session's episode, or why there is none to act in.
+func (ss *session) live() (*episode, *protoError) {
 	ep := ss.ep
 	switch {
 	case ep == nil:
-		return errReply(&protoError{code: CodeSession, msg: "no episode: send reset first ({\"type\": \"reset\", \"data\": {}})"}), false
+		return nil, &protoError{code: CodeSession, msg: "no episode: send reset first ({\"type\": \"reset\", \"data\": {}}): the tools depend on the task's world"}
 	case ep.done:
-		return errReply(&protoError{code: CodeSession, msg: fmt.Sprintf("episode %s is done (%s): send reset to start another", ep.id, ep.end)}), false
-	case a.Tool == "":
-		return errReply(invalid("data.tool", "missing: give a tool of the reset observation's tools, a trajectory tool name (shell.run, browser.open, ...) or answer")), false
+		return nil, &protoError{code: CodeSession, msg: fmt.Sprintf("episode %s is done (%s): send reset to start another", ep.id, ep.end)}
+	}
+	return ep, nil
+}
+
+// listTools returns the episode's tools; it is no step.
+func (ss *session) listTools() ([]Tool, *protoError) {
+	if ss.ep == nil {
+		_, perr := ss.live()
+		return nil, perr
+	}
+	return ss.ep.tools, nil
+}
+
+// callTool runs a call_tool action: a tool by its model-facing name (or
+// answer, or a trajectory name as a step takes it) with its arguments. A tool that is not the episode's, or
+// arguments refused before anything ran, are the observation's error
+// (OpenEnv's ToolError) and no step; a tool that ran and failed is a
+// result with is_error.
+func (ss *session) callTool(ctx context.Context, name string, args map[string]any) (CallToolObservation, Result, *protoError) {
+	ep, perr := ss.live()
+	if perr != nil {
+		return CallToolObservation{}, Result{}, perr
+	}
+	obs := CallToolObservation{ToolName: name, Step: ep.steps, MaxSteps: ss.srv.opts.MaxSteps}
+	_, trajectory := stepTools[name]
+	if !trajectory && !strings.HasPrefix(name, "mcp.") && !slices.ContainsFunc(ep.tools, func(t Tool) bool { return t.Name == name }) {
+		obs.Error = &ToolError{ErrorType: ToolNotFound, Message: ep.unknown(name).msg}
+		return obs, Result{Metadata: ep.metadata()}, nil
+	}
+	r, perr := ss.step(ctx, Action{Tool: name, Args: args})
+	if perr != nil {
+		if perr.code == CodeValidation {
+			kind := ToolInvalidArg
+			if perr.field == "data.tool" {
+				kind = ToolNotFound
+			}
+			obs.Error = &ToolError{ErrorType: kind, Message: perr.msg}
+			return obs, Result{Metadata: ep.metadata()}, nil
+		}
+		return CallToolObservation{}, Result{}, perr
+	}
+	o := r.Observation
+	text := o.Output
+	if o.Error != "" && text == "" {
+		text = o.Error
+	}
+	obs.Step, obs.Interface, obs.EndReason, obs.Verification = o.Step, o.Interface, o.EndReason, o.Verification
+	obs.Result = &CallToolResult{Content: []TextContent{{Type: "text", Text: text}}, Data: text, IsError: o.Error != ""}
+	return obs, r, nil
+}
+
+// step runs one action.
+func (ss *session) step(ctx context.Context, a Action) (Result, *protoError) {
+	s := ss.srv
+	ep, perr := ss.live()
+	if perr != nil {
+		return Result{}, perr
+	}
+	if a.Tool == "" {
+		return Result{}, invalid("data.tool", "missing: give a tool of the reset observation's tools, a trajectory tool name (shell.run, browser.open, ...) or answer")
 	}
 	if a.Args == nil {
 		a.Args = map[string]any{}
@@ -308,11 +475,11 @@ func (ss *session) step(ctx context.Context, a Action) (reply, bool) {
 	if a.Tool == AnswerTool {
 		text, ok := a.Args["text"].(string)
 		if _, has := a.Args["text"]; has && !ok {
-			return errReply(invalid("data.args.text", "the answer must be a string")), false
+			return Result{}, invalid("data.args.text", "the answer must be a string")
 		}
 		for k := range a.Args {
 			if k != "text" {
-				return errReply(invalid("data.args."+k, "answer takes only text")), false
+				return Result{}, invalid("data.args."+k, "answer takes only text")
 			}
 		}
 		ep.steps++
@@ -321,7 +488,7 @@ func (ss *session) step(ctx context.Context, a Action) (reply, bool) {
 	}
 	run, perr := ep.resolve(a)
 	if perr != nil {
-		return errReply(perr), false
+		return Result{}, perr
 	}
 	before := len(ep.traj.Steps)
 	out, err := run(ctx)
@@ -331,7 +498,7 @@ func (ss *session) step(ctx context.Context, a Action) (reply, bool) {
 			why = ctx.Err()
 		}
 		ss.teardown(ctx)
-		return errReply(&protoError{code: CodeExecution, msg: fmt.Sprintf("the step failed in the harness (%v): the episode is over unverified; send reset", why)}), false
+		return Result{}, &protoError{code: CodeExecution, msg: fmt.Sprintf("the step failed in the harness (%v): the episode is over unverified; send reset", why)}
 	}
 	ep.steps++
 	obs := Observation{Checklist: checklist(ep.task.Task), Step: ep.steps, MaxSteps: s.opts.MaxSteps, Tool: a.Tool, Output: out}
@@ -346,7 +513,7 @@ func (ss *session) step(ctx context.Context, a Action) (reply, bool) {
 		return ss.finish(ctx, obs, EndBudget, "")
 	}
 	zero := 0.0
-	return reply{Type: TypeObservation, Data: Result{Observation: obs, Reward: &zero, Metadata: ep.metadata()}}, false
+	return Result{Observation: obs, Reward: &zero, Metadata: ep.metadata()}, nil
 }
 
 // resolve checks an action's tool and arguments and returns what runs it.
@@ -397,7 +564,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // finish ends the episode: it snapshots and verifies the final world and
 // returns obs with the verification and the reward.
-func (ss *session) finish(ctx context.Context, obs Observation, end, answer string) (reply, bool) {
+func (ss *session) finish(ctx context.Context, obs Observation, end, answer string) (Result, *protoError) {
 	ep := ss.ep
 	ep.traj.Answer = answer
 	ep.sess.Close(ctx)
@@ -410,12 +577,12 @@ func (ss *session) finish(ctx context.Context, obs Observation, end, answer stri
 	ep.inst = nil
 	if err != nil {
 		ss.ep = nil
-		return errReply(&protoError{code: CodeExecution, msg: fmt.Sprintf("snapshot the final world: %v: the episode is over unverified; send reset", err)}), false
+		return Result{}, &protoError{code: CodeExecution, msg: fmt.Sprintf("snapshot the final world: %v: the episode is over unverified; send reset", err)}
 	}
 	vr, err := ep.env.Judge(ctx, ep.task.Task, filepath.Join(ep.task.Dir, "verifier"), res)
 	if err != nil {
 		ss.ep = nil
-		return errReply(&protoError{code: CodeExecution, msg: fmt.Sprintf("verify the final world: %v: the episode is over unverified; send reset", err)}), false
+		return Result{}, &protoError{code: CodeExecution, msg: fmt.Sprintf("verify the final world: %v: the episode is over unverified; send reset", err)}
 	}
 	v := &Verification{V: vr.V, Passed: vr.Passed, Total: vr.Total, ScriptErrors: vr.ScriptErrors}
 	checks := make([]bool, len(vr.Criteria))
@@ -434,7 +601,7 @@ func (ss *session) finish(ctx context.Context, obs Observation, end, answer stri
 		md["fault"] = vr.Fault
 	}
 	ss.srv.log.Info("openenv episode end", logSession, ss.id, logEpisode, ep.id, logTask, ep.task.Task.ID, "reason", end, "v", vr.V, "reward", r)
-	return reply{Type: TypeObservation, Data: Result{Observation: obs, Reward: &r, Done: true, Metadata: md}}, false
+	return Result{Observation: obs, Reward: &r, Done: true, Metadata: md}, nil
 }
 
 func (ss *session) state() State {

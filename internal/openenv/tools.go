@@ -104,14 +104,16 @@ func isInt(v any) bool {
 
 // answerTool is the answer action as a model sees it.
 var answerTool = Tool{Name: AnswerTool, Description: "Finish the task: give the final answer (empty when the task asks for none). The episode ends and is verified.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the final answer"}},"additionalProperties":false}`)}
+	Parameters: answerParams, InputSchema: answerParams}
+
+var answerParams = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the final answer"}},"additionalProperties":false}`)
 
 // toolsOf is the tools list of a reset observation: the harness's
 // model-facing tools with the instance's MCP tools, and answer.
 func toolsOf(defs []agent.ToolDef) []Tool {
 	out := make([]Tool, 0, len(defs)+1)
 	for _, d := range defs {
-		out = append(out, Tool{Name: d.Name, Description: d.Description, Interface: d.Interface, Parameters: d.Parameters})
+		out = append(out, Tool{Name: d.Name, Description: d.Description, Interface: d.Interface, Parameters: d.Parameters, InputSchema: d.Parameters})
 	}
 	return append(out, answerTool)
 }
