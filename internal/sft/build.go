@@ -1,9 +1,9 @@
 package sft
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -20,8 +20,11 @@ type Context struct {
 	Hint string
 	// Sites lists the websites as the system prompt does ("name URL").
 	Sites []string
-	// Tools are the tools the harness offered, when known.
+	// Tools are the tools the harness offered.
 	Tools []Tool
+	// Mapping is how a script's steps became the harness's calls, when a
+	// script acted (Harnessed).
+	Mapping *Mapping
 }
 
 // Built is a trajectory's segments: Records are those within the limit,
@@ -58,10 +61,9 @@ const (
 // segment of its own (the paper's 9 steps with a compaction at step 5 are
 // 3 samples), or the end of its segment when nothing was cut. Without
 // token ids the turns are rendered as the chats the harness sent and cut
-// by the same rule on messages. A trajectory without turns (a script) is
-// one segment of messages, its steps written as the harness's tool calls
-// (Mapping says how). A segment over maxTokens (prompt and response) is
-// dropped.
+// by the same rule on messages. A trajectory without turns (a script's
+// own, outside the harness) is refused: replay it through the harness
+// (Harnessed). A segment over maxTokens (prompt and response) is dropped.
 func Build(tr *agent.Trajectory, c Context, maxTokens int) (Built, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
@@ -71,31 +73,26 @@ func Build(tr *agent.Trajectory, c Context, maxTokens int) (Built, error) {
 	if base.TeacherKind == "" {
 		return Built{}, fmt.Errorf("sft: trajectory %s: field policy %q is neither model:NAME nor scripted:NAME: say who acted", tr.Rollout, tr.Policy)
 	}
-	var recs []Record
 	if len(tr.Turns) == 0 {
-		r, err := scriptRecord(tr, c)
-		if err != nil {
-			return Built{}, err
-		}
-		recs = []Record{r}
+		return Built{}, fmt.Errorf("sft: trajectory %s (%s) has no harness turns: a script's steps are not what the harness sends; replay them through the harness first (sft.Harnessed)", tr.Rollout, tr.Policy)
+	}
+	v := newConvo(tr, c)
+	var recs []Record
+	var err error
+	if tokenIDs(tr.Turns) {
+		recs, err = v.tokenRecords()
 	} else {
-		v := newConvo(tr, c)
-		var err error
-		if tokenIDs(tr.Turns) {
-			recs, err = v.tokenRecords()
-		} else {
-			recs, err = v.messageRecords()
-		}
-		if err != nil {
-			return Built{}, err
-		}
+		recs, err = v.messageRecords()
+	}
+	if err != nil {
+		return Built{}, err
 	}
 	b := Built{Segments: len(recs)}
 	for i, r := range recs {
 		merged := base
 		merged.SegmentIndex, merged.SegmentCount = i, len(recs)
 		merged.FirstTurn, merged.LastTurn = r.FirstTurn, r.LastTurn
-		merged.Messages, merged.Tools, merged.Mapping = r.Messages, c.Tools, r.Mapping
+		merged.Messages, merged.Tools, merged.Mapping = r.Messages, c.Tools, c.Mapping
 		merged.PromptIDs, merged.ResponseIDs, merged.LossMask, merged.Trainable = r.PromptIDs, r.ResponseIDs, r.LossMask, r.Trainable
 		merged.Tokens, merged.TokensEstimated = r.Tokens, r.TokensEstimated
 		if merged.TokensEstimated {
@@ -175,13 +172,34 @@ func (v *convo) start(seg int) []Message {
 }
 
 // response is turn k's answer as an assistant message.
-func (v *convo) response(k int) Message {
+func (v *convo) response(k int) (Message, error) {
 	t := v.tr.Turns[k]
 	m := Message{Role: "assistant", Content: t.Content, Reasoning: t.Reasoning}
 	for _, c := range t.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: Function{Name: c.Name, Arguments: c.Arguments}})
+		args, err := argsObject(c.Arguments)
+		if err != nil {
+			return Message{}, fmt.Errorf("sft: trajectory %s: turn %d calls %s with %v", v.tr.Rollout, t.Index, c.Name, err)
+		}
+		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: Function{Name: c.Name, Arguments: args}})
 	}
-	return m
+	return m, nil
+}
+
+// argsObject is a call's arguments as the model wrote them, compacted: a
+// JSON object (the harness reads empty arguments as {}).
+func argsObject(s string) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("arguments that are not a JSON object (%q): the harness ran no such call", abbrev(s, 80))
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // tools are the tool messages that answered turn k's calls.
@@ -226,7 +244,11 @@ func (v *convo) request(k int) ([]Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		msgs = append(append(msgs, v.response(j)), obs...)
+		resp, err := v.response(j)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(append(msgs, resp), obs...)
 	}
 	if t.Kind == "compaction" {
 		for i, m := range msgs {
@@ -251,7 +273,11 @@ func (v *convo) sample(a, b int) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs = append(msgs, v.response(b))
+	resp, err := v.response(b)
+	if err != nil {
+		return nil, err
+	}
+	msgs = append(msgs, resp)
 	for i := len(first); i < len(msgs); i++ {
 		if msgs[i].Role == "assistant" {
 			msgs[i].Train = true
@@ -310,7 +336,11 @@ func (v *convo) messageRecords() ([]Record, error) {
 			}
 			a = k
 		}
-		held = append(req, v.response(k))
+		resp, err := v.response(k)
+		if err != nil {
+			return nil, err
+		}
+		held = append(req, resp)
 	}
 	if a >= 0 {
 		if err := flush(len(v.tr.Turns) - 1); err != nil {
@@ -321,7 +351,10 @@ func (v *convo) messageRecords() ([]Record, error) {
 }
 
 func sameMessage(a, b Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.Reasoning == b.Reasoning && a.ToolCallID == b.ToolCallID && slices.Equal(a.ToolCalls, b.ToolCalls)
+	return a.Role == b.Role && a.Content == b.Content && a.Reasoning == b.Reasoning && a.ToolCallID == b.ToolCallID &&
+		slices.EqualFunc(a.ToolCalls, b.ToolCalls, func(x, y ToolCall) bool {
+			return x.ID == y.ID && x.Function.Name == y.Function.Name && bytes.Equal(x.Function.Arguments, y.Function.Arguments)
+		})
 }
 
 // estimate is the harness's estimate of a text's tokens: 4 bytes a token.
@@ -334,7 +367,7 @@ func estimateMessages(msgs []Message) int {
 	for _, m := range msgs {
 		n += estimate(m.Content) + estimate(m.Reasoning) + 4
 		for _, c := range m.ToolCalls {
-			n += estimate(c.Function.Name + c.Function.Arguments)
+			n += estimate(c.Function.Name + string(c.Function.Arguments))
 		}
 	}
 	return n
@@ -346,71 +379,6 @@ func toolsTokens(tools []Tool) int {
 	}
 	b, _ := json.Marshal(tools)
 	return estimate(string(b))
-}
-
-// harnessTool is the harness's tool for each step name a reference or
-// script uses (the inverse of the harness's own step names).
-var harnessTool = map[string]string{
-	"browser.open": "browser_navigate", "browser.snapshot": "browser_read", "browser.read": "browser_read",
-	"browser.click": "browser_click", "browser.fill": "browser_type", "browser.select": "browser_select",
-	"browser.submit": "browser_submit", "browser.scroll": "browser_scroll", "browser.back": "browser_back",
-	"browser.screenshot": "browser_screenshot", "vision.describe": "describe_image", "shell.run": "shell",
-	"file.read": "read_file", "file.write": "write_file",
-}
-
-// mappingNote is what every scripted record says of its tool calls.
-const mappingNote = "a script acted, not a model: each step is written as one call of the harness tool it corresponds to, " +
-	"with the script's arguments (browser.fill's value as text) and the observation the script saw. The harness's tools differ: " +
-	"its browser tools name elements by the ref number of the last browser_read, a script by CSS selector (selector_args counts them); " +
-	"browser.read with a selector returned that element's text, browser_read returns the whole page; " +
-	"browser.open returned no page text, browser_navigate returns the page"
-
-// scriptRecord renders a trajectory without turns: system prompt, task,
-// then each step as an assistant tool call and its tool message, then the
-// answer.
-func scriptRecord(tr *agent.Trajectory, c Context) (Record, error) {
-	v := &convo{tr: tr, c: c}
-	msgs := v.start(0)
-	mp := &Mapping{Note: mappingNote, Tools: map[string]string{}}
-	for i, s := range tr.Steps {
-		name, args := s.Tool, s.Args
-		switch h, ok := harnessTool[s.Tool]; {
-		case ok:
-			name = h
-		case strings.HasPrefix(s.Tool, "mcp."):
-			name = strings.TrimPrefix(s.Tool, "mcp.")
-		default:
-			name = strings.ReplaceAll(s.Tool, ".", "_")
-			if !slices.Contains(mp.Unmapped, s.Tool) {
-				mp.Unmapped = append(mp.Unmapped, s.Tool)
-			}
-		}
-		mp.Tools[s.Tool] = name
-		if s.Tool == "browser.fill" {
-			if val, ok := args["value"]; ok {
-				args = maps.Clone(args)
-				delete(args, "value")
-				args["text"] = val
-			}
-		}
-		if _, ok := args["selector"]; ok {
-			mp.Selectors++
-		}
-		if args == nil {
-			args = map[string]any{}
-		}
-		b, err := json.Marshal(args)
-		if err != nil {
-			return Record{}, fmt.Errorf("sft: trajectory %s: step %d (%s): arguments: %w", tr.Rollout, s.Index, s.Tool, err)
-		}
-		id := fmt.Sprintf("call_%d", i)
-		msgs = append(msgs,
-			Message{Role: "assistant", ToolCalls: []ToolCall{{ID: id, Type: "function", Function: Function{Name: name, Arguments: string(b)}}}, Train: true},
-			Message{Role: "tool", ToolCallID: id, Content: observation(s)})
-	}
-	msgs = append(msgs, Message{Role: "assistant", Content: tr.Answer, Train: true})
-	slices.Sort(mp.Unmapped)
-	return Record{Messages: msgs, Mapping: mp, Tokens: estimateMessages(msgs), TokensEstimated: true}, nil
 }
 
 // cutUTF8 is s's first n bytes or fewer, never half a character.

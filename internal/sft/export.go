@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wildawm/wildawm/internal/agent"
@@ -44,16 +45,22 @@ type Exporter struct {
 	Split string
 	// Source is SourceGate (the default) or SourceLive.
 	Source string
-	// Teacher and Env are the live source's: the policy of each attempt,
-	// and the rollout environment of each task (its persona's worlds).
+	// Teacher is the live source's policy of each attempt.
 	Teacher Teacher
-	Env     func(t *task.Task) (Rollouts, error)
+	// Env is the rollout environment of each task (its persona's worlds):
+	// the live source's teacher runs there, and every script (a gate
+	// rollout's or a live one's) is replayed there through the harness.
+	Env func(t *task.Task) (Rollouts, error)
 	// Attempts bounds the live rollouts of a task (default 1): the first
 	// that V passes is the task's teacher trajectory.
 	Attempts int
 	// MaxTokens is the segment limit (default DefaultMaxTokens).
 	MaxTokens int
-	// TrajectoryDir, when set, keeps each live rollout's trajectory in
+	// ContextTokens and MaxTurns are the harness's budgets in a script's
+	// replay (defaults DefaultContextTokens and DefaultMaxTurns); a model
+	// teacher's are its own Harness's.
+	ContextTokens, MaxTurns int
+	// TrajectoryDir, when set, keeps each rollout the export runs in
 	// TrajectoryDir/TASK-ID/ROLLOUT.json.
 	TrajectoryDir string
 	// Progress, if set, hears one line per task; Clock, if set, gives it
@@ -64,9 +71,12 @@ type Exporter struct {
 
 // Summary is what an export did.
 type Summary struct {
-	Tasks          int `json:"tasks"`
-	WithTeacher    int `json:"tasks_with_teacher"`
-	Segments       int `json:"segments_written"`
+	Tasks       int `json:"tasks"`
+	WithTeacher int `json:"tasks_with_teacher"`
+	Segments    int `json:"segments_written"`
+	// Replayed counts tasks whose teacher is a script replayed through the
+	// harness.
+	Replayed       int `json:"tasks_replayed_through_harness"`
 	Dropped        int `json:"segments_dropped_for_length"`
 	WithoutSuccess int `json:"tasks_without_success"`
 	// Empty counts tasks whose teacher trajectory had every segment over
@@ -108,13 +118,15 @@ func (s Summary) String() string {
 
 // teaching is a task's teacher trajectory and what it was shown.
 type teaching struct {
-	tr      *agent.Trajectory
-	path    string
-	ctx     Context
-	v       int
-	passed  int
-	total   int
-	problem string // why there is none
+	tr   *agent.Trajectory
+	path string
+	// replayOf is the script's trajectory tr replayed, when a script acted.
+	replayOf string
+	ctx      Context
+	v        int
+	passed   int
+	total    int
+	problem  string // why there is none
 }
 
 // Export writes out (JSONL, atomically: a temporary file renamed) with at
@@ -126,6 +138,9 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 	source := cmp.Or(x.Source, SourceGate)
 	switch source {
 	case SourceGate:
+		if x.Env == nil {
+			return sum, errors.New("sft: the gate source needs an Env: a script's stored steps are replayed through the harness in fresh instances")
+		}
 	case SourceLive:
 		if x.Teacher == nil || x.Env == nil {
 			return sum, errors.New("sft: the live source needs a Teacher and an Env (--teacher on the command line)")
@@ -173,7 +188,7 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 		}
 		var tc teaching
 		if source == SourceGate {
-			tc, err = gateTeaching(dir, t)
+			tc, err = x.gateTeaching(ctx, dir, t)
 		} else {
 			tc, err = x.liveTeaching(ctx, dir, t)
 		}
@@ -187,6 +202,9 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 			continue
 		}
 		sum.WithTeacher++
+		if tc.replayOf != "" {
+			sum.Replayed++
+		}
 		b, err := Build(tc.tr, tc.ctx, x.MaxTokens)
 		if err != nil {
 			return sum, err
@@ -196,8 +214,11 @@ func (x *Exporter) Export(ctx context.Context, out string) (Summary, error) {
 			sum.Empty++
 		}
 		for _, r := range b.Records {
-			r.TaskID, r.Split, r.Family, r.Source, r.Trajectory = e.ID, e.Split, e.Family, source, tc.path
+			r.TaskID, r.Split, r.Family, r.Source, r.Trajectory, r.ReplayOf = e.ID, e.Split, e.Family, source, tc.path, tc.replayOf
 			r.V, r.Passed, r.Total = tc.v, tc.passed, tc.total
+			if err := Check(r); err != nil {
+				return sum, fmt.Errorf("sft: task %s: %w", e.ID, err)
+			}
 			if err := enc.Encode(r); err != nil {
 				return sum, fmt.Errorf("sft: write %s: %w", out, err)
 			}
@@ -260,9 +281,13 @@ func rank(r pool.RolloutRecord) int {
 }
 
 // gateTeaching is the first stored gate rollout V passed, preferring a
-// model's and a hint-free one. The indispensability replays (the reference
-// without an interface) are not the ensemble's and never count.
-func gateTeaching(dir string, t *task.Task) (teaching, error) {
+// model's and a hint-free one, in the form the harness sends: a model's
+// turns as they are, a script's steps replayed through the harness in a
+// fresh instance and verified again (a replay V rejects, or one the
+// harness cannot express, gives way to the next rollout). The
+// indispensability replays (the reference without an interface) are not
+// the ensemble's and never count.
+func (x *Exporter) gateTeaching(ctx context.Context, dir string, t *task.Task) (teaching, error) {
 	o, err := pool.LoadOutcome(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return teaching{problem: "no " + pool.OutcomeFile + ": the task was never gated; export with --from live"}, nil
@@ -280,17 +305,125 @@ func gateTeaching(dir string, t *task.Task) (teaching, error) {
 		return teaching{problem: fmt.Sprintf("V passed none of the %d stored gate rollouts", len(o.Rollouts))}, nil
 	}
 	slices.SortStableFunc(ok, func(a, b pool.RolloutRecord) int { return rank(a) - rank(b) })
-	r := ok[0]
-	path := filepath.Join(dir, r.Trajectory)
-	tr, err := agent.LoadTrajectory(path)
+	env, err := x.Env(t)
 	if err != nil {
-		return teaching{}, fmt.Errorf("gate rollout %s: %w", r.ID, err)
+		return teaching{}, err
 	}
-	if tr.Policy != r.Policy {
-		return teaching{}, fmt.Errorf("gate rollout %s: %s says policy %q, its trajectory %q: regate the task", r.ID, pool.OutcomeFile, r.Policy, tr.Policy)
+	var why []string
+	for _, r := range ok {
+		path := filepath.Join(dir, r.Trajectory)
+		tr, err := agent.LoadTrajectory(path)
+		if err != nil {
+			return teaching{}, fmt.Errorf("gate rollout %s: %w", r.ID, err)
+		}
+		if tr.Policy != r.Policy {
+			return teaching{}, fmt.Errorf("gate rollout %s: %s says policy %q, its trajectory %q: regate the task", r.ID, pool.OutcomeFile, r.Policy, tr.Policy)
+		}
+		if kindOf(tr.Policy) == KindModel {
+			if len(tr.Turns) == 0 {
+				why = append(why, fmt.Sprintf("%s: a model through %s, whose trajectory records no harness turns", r.ID, tr.Harness))
+				continue
+			}
+			// The instance is gone: its tools are listed in a fresh one of
+			// the same world, its websites by their site: names.
+			tools, err := x.toolsOf(ctx, env, t)
+			if err != nil {
+				return teaching{}, err
+			}
+			return teaching{tr: tr, path: path, v: r.V, passed: r.Passed, total: r.Total,
+				ctx: Context{Instruction: t.Instruction, Hint: t.Hint, Sites: siteNames(), Tools: tools}}, nil
+		}
+		tc, w, err := x.replay(ctx, env, dir, t, tr, path, "gate-"+r.ID, r.Hint)
+		if err != nil {
+			return teaching{}, err
+		}
+		if tc.tr != nil {
+			return tc, nil
+		}
+		why = append(why, r.ID+": "+w)
 	}
-	return teaching{tr: tr, path: path, v: r.V, passed: r.Passed, total: r.Total,
-		ctx: Context{Instruction: t.Instruction, Hint: t.Hint, Sites: siteNames()}}, nil
+	return teaching{problem: fmt.Sprintf("V passed %d stored gate rollouts, none through the harness: %s", len(ok), strings.Join(why, "; "))}, nil
+}
+
+// replay performs a script's trajectory src through the harness in a fresh
+// instance (Harnessed) and verifies it: the teaching when V passes, else
+// why not.
+func (x *Exporter) replay(ctx context.Context, env Rollouts, dir string, t *task.Task, src *agent.Trajectory, srcPath, id string, hint bool) (teaching, string, error) {
+	p := &Harnessed{Source: src, ContextTokens: x.ContextTokens, MaxTurns: x.MaxTurns}
+	res, err := env.Run(ctx, t, rollout.Spec{ID: id, Policy: p, Hint: hint})
+	if err != nil {
+		return teaching{}, "", err
+	}
+	tr := res.Trajectory
+	v, passed, total := 0, 0, 0
+	if tr.Countable() && p.Err == nil {
+		vr, err := env.Judge(ctx, t, filepath.Join(dir, "verifier"), res)
+		if err != nil {
+			return teaching{}, "", fmt.Errorf("verify %s: %w", id, err)
+		}
+		v, passed, total = vr.V, vr.Passed, vr.Total
+	}
+	tr.Classify(v == 1)
+	path, err := x.keep(t, id, tr)
+	if err != nil {
+		return teaching{}, "", err
+	}
+	switch {
+	case p.Err != nil:
+		return teaching{}, "the harness cannot replay it: " + p.Err.Error(), nil
+	case v != 1:
+		w := fmt.Sprintf("replayed through the harness: outcome %s, V 0 (%d of %d criteria)", tr.Outcome, passed, total)
+		if tr.Error != "" {
+			w += ": " + tr.Error
+		}
+		return teaching{}, w, nil
+	}
+	return teaching{tr: tr, path: path, replayOf: srcPath, v: v, passed: passed, total: total,
+		ctx: Context{Instruction: t.Instruction, Hint: t.Hint, Sites: p.Sites, Tools: p.Tools, Mapping: p.Mapping}}, "", nil
+}
+
+// keep saves a rollout's trajectory under TrajectoryDir and returns its
+// path ("" without a TrajectoryDir).
+func (x *Exporter) keep(t *task.Task, id string, tr *agent.Trajectory) (string, error) {
+	if x.TrajectoryDir == "" {
+		return "", nil
+	}
+	path := filepath.Join(x.TrajectoryDir, t.ID, id+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, tr.Save(path)
+}
+
+// lister is a rollout that lists the harness's tools and does nothing.
+type lister struct{ tools []Tool }
+
+func (l *lister) Name() string { return "scripted:list-tools" }
+
+func (l *lister) Run(ctx context.Context, env *agent.Env, _ task.Public) (string, error) {
+	defs, err := env.Tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	l.tools = nil
+	for _, d := range defs {
+		l.tools = append(l.tools, toolOf(d.Name, d.Description, d.Parameters))
+	}
+	return "", rollout.ErrStopped
+}
+
+// toolsOf lists the tools the harness offers in a fresh instance of t's
+// world.
+func (x *Exporter) toolsOf(ctx context.Context, env Rollouts, t *task.Task) ([]Tool, error) {
+	l := &lister{}
+	res, err := env.Run(ctx, t, rollout.Spec{ID: "sft-tools", Policy: l})
+	if err != nil {
+		return nil, err
+	}
+	if l.tools == nil {
+		return nil, fmt.Errorf("list the harness's tools in a fresh instance: %s", res.Trajectory.Error)
+	}
+	return l.tools, nil
 }
 
 // shown wraps a live teacher to keep what its harness showed it: the
@@ -312,13 +445,7 @@ func (s *shown) Run(ctx context.Context, env *agent.Env, t task.Public) (string,
 	}
 	s.tools = nil
 	for _, d := range defs {
-		var params any
-		if len(d.Parameters) > 0 {
-			if err := json.Unmarshal(d.Parameters, &params); err != nil {
-				return "", fmt.Errorf("%w: tool %s: its schema: %v", agent.ErrInfra, d.Name, err)
-			}
-		}
-		s.tools = append(s.tools, Tool{Type: "function", Function: ToolDef{Name: d.Name, Description: d.Description, Parameters: params}})
+		s.tools = append(s.tools, toolOf(d.Name, d.Description, d.Parameters))
 	}
 	return s.Policy.Run(ctx, env, t)
 }
@@ -332,7 +459,8 @@ func (s *shown) WallBudget() time.Duration {
 }
 
 // liveTeaching runs up to Attempts teacher rollouts in fresh instances
-// and keeps the first V passes.
+// and keeps the first V passes. A script's attempt is replayed through
+// the harness in another fresh instance, and that replay is what V judges.
 func (x *Exporter) liveTeaching(ctx context.Context, dir string, t *task.Task) (teaching, error) {
 	env, err := x.Env(t)
 	if err != nil {
@@ -347,11 +475,31 @@ func (x *Exporter) liveTeaching(ctx context.Context, dir string, t *task.Task) (
 		}
 		p := &shown{Policy: pol}
 		id := fmt.Sprintf("sft-%d", a)
+		if kindOf(pol.Name()) == KindScripted {
+			id += "-script"
+		}
 		res, err := env.Run(ctx, t, rollout.Spec{ID: id, Policy: p})
 		if err != nil {
 			return teaching{}, err
 		}
 		tr := res.Trajectory
+		if kindOf(tr.Policy) == KindScripted {
+			tr.Classify(false) // not judged: its replay is
+			path, err := x.keep(t, id, tr)
+			if err != nil {
+				return teaching{}, err
+			}
+			tc, w, err := x.replay(ctx, env, dir, t, tr, path, fmt.Sprintf("sft-%d", a), false)
+			if err != nil {
+				return teaching{}, err
+			}
+			if tc.tr != nil {
+				return tc, nil
+			}
+			why = append(why, fmt.Sprintf("sft-%d: %s", a, w))
+			x.progress("sft: %s: attempt %d of %d by %s failed: %s", t.ID, a, attempts, tr.Policy, w)
+			continue
+		}
 		v, passed, total := 0, 0, 0
 		if tr.Countable() {
 			vr, err := env.Judge(ctx, t, filepath.Join(dir, "verifier"), res)
@@ -361,15 +509,9 @@ func (x *Exporter) liveTeaching(ctx context.Context, dir string, t *task.Task) (
 			v, passed, total = vr.V, vr.Passed, vr.Total
 		}
 		tr.Classify(v == 1)
-		path := ""
-		if x.TrajectoryDir != "" {
-			path = filepath.Join(x.TrajectoryDir, t.ID, id+".json")
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return teaching{}, err
-			}
-			if err := tr.Save(path); err != nil {
-				return teaching{}, err
-			}
+		path, err := x.keep(t, id, tr)
+		if err != nil {
+			return teaching{}, err
 		}
 		if v == 1 {
 			return teaching{tr: tr, path: path, v: v, passed: passed, total: total,

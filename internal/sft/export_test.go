@@ -102,7 +102,7 @@ func TestExportLiveScripted(t *testing.T) {
 	if !strings.Contains(sum.Failed[bad.ID], "2 live attempts, none passed V") {
 		t.Fatalf("why %s failed: %q", bad.ID, sum.Failed[bad.ID])
 	}
-	for _, id := range []string{"sft-1", "sft-2"} {
+	for _, id := range []string{"sft-1-script", "sft-1", "sft-2-script", "sft-2"} {
 		tr, err := agent.LoadTrajectory(filepath.Join(trajs, bad.ID, id+".json"))
 		if err != nil || tr.Failure != agent.FailAgent {
 			t.Fatalf("the failed attempt %s: %v, %+v", id, err, tr)
@@ -114,13 +114,13 @@ func TestExportLiveScripted(t *testing.T) {
 	}
 	r := recs[0]
 	if r.TaskID != good.ID || r.Split != pool.SplitSFT || r.Family != "wishlist-balance" || r.Source != SourceLive || r.Teacher != "scripted:replay-oracle" ||
-		r.TeacherKind != KindScripted || r.Rollout != "sft-1" || r.V != 1 || r.Passed != r.Total || r.Total == 0 || r.SegmentCount != 1 || r.Mapping == nil {
+		r.TeacherKind != KindScripted || r.Harness != agent.HarnessName || r.Rollout != "sft-1" || r.V != 1 || r.Passed != r.Total || r.Total == 0 || r.SegmentCount != 1 || r.Mapping == nil {
 		t.Fatalf("record: %+v", r)
 	}
-	if r.Trajectory != filepath.Join(trajs, good.ID, "sft-1.json") {
-		t.Fatalf("trajectory %q", r.Trajectory)
+	if r.Trajectory != filepath.Join(trajs, good.ID, "sft-1.json") || r.ReplayOf != filepath.Join(trajs, good.ID, "sft-1-script.json") || sum.Replayed != 1 {
+		t.Fatalf("trajectory %q, replay of %q, %d replayed", r.Trajectory, r.ReplayOf, sum.Replayed)
 	}
-	// The live instance's websites and tools, as the harness would show them.
+	// The live instance's websites and tools, as the harness showed them.
 	if !strings.Contains(r.Messages[0].Content, "devices http://127.0.0.1:") || r.Messages[1].Content != good.Instruction {
 		t.Fatalf("start: %+v", r.Messages[:2])
 	}
@@ -128,27 +128,54 @@ func TestExportLiveScripted(t *testing.T) {
 	for _, tl := range r.Tools {
 		tools[tl.Function.Name] = true
 	}
-	if !tools["browser_navigate"] || !tools["payments__get_balance"] || !tools["shell"] {
+	if !tools["browser_navigate"] || !tools["payments__get_balance"] || !tools["shell"] || len(r.Tools) < len(agent.Builtins()) {
 		t.Fatalf("tools: %v", tools)
 	}
-	calls := 0
-	for _, m := range r.Messages {
-		calls += len(m.ToolCalls)
-		if m.Train != (m.Role == "assistant") {
-			t.Fatalf("message %+v", m)
-		}
-	}
-	if calls != len(good.Reference) || r.Mapping.Tools["mcp.payments__get_balance"] != "payments__get_balance" || r.Mapping.Selectors == 0 {
-		t.Fatalf("%d calls for %d reference steps; mapping %+v", calls, len(good.Reference), r.Mapping)
+	harnessRecord(t, r)
+	if r.Mapping.Tools["mcp.payments__get_balance"] != "payments__get_balance" || r.Mapping.Selectors == 0 || r.Mapping.Tools["browser.fill"] != "browser_type" {
+		t.Fatalf("mapping %+v", r.Mapping)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
 		t.Fatalf("the output directory holds %d files (a temporary file left?)", len(ents))
 	}
 }
 
+// harnessRecord holds a record to the harness's action space: every call
+// is a harness tool's with the arguments it takes (element numbers, never
+// selectors), and a browser call's observation is the page as browser_read
+// shows it.
+func harnessRecord(t *testing.T, r Record) {
+	t.Helper()
+	if err := Check(r); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for i, m := range r.Messages {
+		if m.Train != (m.Role == "assistant") {
+			t.Fatalf("message %d: %+v", i, m)
+		}
+		for _, c := range m.ToolCalls {
+			calls++
+			if strings.Contains(string(c.Function.Arguments), `"selector"`) {
+				t.Fatalf("message %d calls %s with a selector: %s", i, c.Function.Name, c.Function.Arguments)
+			}
+			obs := r.Messages[i+1].Content
+			if pageTools[c.Function.Name] && !strings.HasPrefix(obs, "URL: http://127.0.0.1:") {
+				t.Fatalf("%s returned %q, not the page", c.Function.Name, obs)
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no tool call")
+	}
+}
+
 // TestExportGate: the stored gate rollouts V passed, a model's before a
-// script's and a hint-free before a hinted; the indispensability replay and
-// a rollout V rejected never count; a task never gated has no teacher.
+// script's and a hint-free before a hinted; a script's steps are replayed
+// through the harness in a fresh instance, and one the harness cannot
+// express, or whose replay V rejects, gives way to the next; the
+// indispensability replay and a rollout V rejected never count; a task
+// never gated has no teacher.
 func TestExportGate(t *testing.T) {
 	f := fixture(t)
 	tasks := t.TempDir()
@@ -173,17 +200,29 @@ func TestExportGate(t *testing.T) {
 		}
 		return rel
 	}
-	script := func() *agent.Trajectory {
-		return &agent.Trajectory{Version: 2, TaskID: tk.ID, Policy: "scripted:replay-careful", Answer: "ok", Outcome: "done",
-			Steps: []agent.Step{{Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": "ls"}, Observation: "x"}}}
+	// reference is a script's trajectory of the task's reference steps;
+	// steps replaces them.
+	script := func(policy string, steps ...agent.Step) *agent.Trajectory {
+		if steps == nil {
+			for i, s := range tk.Reference {
+				steps = append(steps, agent.Step{Index: i, Interface: s.Interface, Tool: s.Tool, Args: s.Args})
+			}
+		}
+		return &agent.Trajectory{Version: 2, TaskID: tk.ID, Policy: policy, Answer: tk.Answer, Outcome: "done", Steps: steps}
 	}
+	unaddressable := script("scripted:replay-careful",
+		agent.Step{Tool: "browser.open", Args: map[string]any{"url": "site:payments/"}},
+		agent.Step{Index: 1, Tool: "browser.click", Args: map[string]any{"selector": "body"}})
+	rejected := script("scripted:replay-careful", agent.Step{Tool: "shell.run", Args: map[string]any{"command": "ls"}})
 	model := tokenTrajectory(false)
 	recs := []pool.RolloutRecord{
-		{ID: "r1", Policy: "scripted:replay-careful", Hint: true, V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r1", script())},
-		{ID: "r2", Policy: "scripted:replay-sloppy", V: 0, Passed: 1, Total: 3, Outcome: "done", Trajectory: save("r2", script())},
-		{ID: "without-gui", Without: "gui", Policy: "scripted:replay-oracle", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("without-gui", script())},
-		{ID: "r3", Policy: "scripted:replay-careful", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r3", script())},
+		{ID: "r1", Policy: "scripted:replay-careful", Hint: true, V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r1", script("scripted:replay-careful"))},
+		{ID: "r2", Policy: "scripted:replay-sloppy", V: 0, Passed: 1, Total: 3, Outcome: "done", Trajectory: save("r2", script("scripted:replay-sloppy"))},
+		{ID: "without-gui", Without: "gui", Policy: "scripted:replay-oracle", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("without-gui", script("scripted:replay-oracle"))},
+		{ID: "r3", Policy: "scripted:replay-careful", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r3", script("scripted:replay-careful"))},
 		{ID: "r4", Policy: "model:m", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r4", model)},
+		{ID: "r5", Policy: "scripted:replay-careful", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r5", unaddressable)},
+		{ID: "r6", Policy: "scripted:replay-careful", V: 1, Passed: 3, Total: 3, Outcome: "done", Trajectory: save("r6", rejected)},
 	}
 	writeOutcome := func(rs []pool.RolloutRecord) {
 		b, err := json.Marshal(pool.Outcome{Version: pool.OutcomeVersion, TaskID: tk.ID, Rollouts: rs})
@@ -194,37 +233,58 @@ func TestExportGate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	trajs := t.TempDir()
+	x := &Exporter{Pool: p, Env: func(*task.Task) (Rollouts, error) { return f.Env, nil }, TrajectoryDir: trajs}
 	export := func() (Summary, []Record) {
 		out := filepath.Join(t.TempDir(), "sft.jsonl")
-		sum, err := (&Exporter{Pool: p}).Export(context.Background(), out)
+		sum, err := x.Export(context.Background(), out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sum, readRecords(t, out)
+	}
+	if _, err := (&Exporter{Pool: p}).Export(context.Background(), filepath.Join(t.TempDir(), "x.jsonl")); err == nil || !strings.Contains(err.Error(), "needs an Env") {
+		t.Fatalf("the gate source without an Env: %v", err)
 	}
 	writeOutcome(recs)
 	sum, got := export()
 	if sum.Tasks != 2 || sum.WithTeacher != 1 || sum.WithoutSuccess != 1 || !strings.Contains(sum.Failed[f.Tasks["model-pick"].ID], "never gated") {
 		t.Fatalf("summary %+v", sum)
 	}
-	if len(got) != 3 || got[0].Rollout != "r4" || got[0].Teacher != "model:m" || got[0].Source != SourceGate || got[0].PromptIDs == nil || got[2].SegmentIndex != 2 {
-		t.Fatalf("the model's rollout, 3 segments: %+v", got)
+	if len(got) != 3 || got[0].Rollout != "r4" || got[0].Teacher != "model:m" || got[0].Source != SourceGate || got[0].PromptIDs == nil || got[2].SegmentIndex != 2 ||
+		len(got[0].Tools) < len(agent.Builtins()) || got[0].ReplayOf != "" {
+		t.Fatalf("the model's rollout, 3 segments with the harness's tools: %+v", got)
 	}
-	// Without the model's: the hint-free script, not the hinted one
-	// before it, nor the replay without an interface.
+	// Without the model's: the hint-free scripts first: r3, replayed
+	// through the harness, not the hinted r1 before it, nor the replay
+	// without an interface.
 	writeOutcome(recs[:4])
-	if _, got = export(); len(got) != 1 || got[0].Rollout != "r3" || got[0].Hint || got[0].TeacherKind != KindScripted ||
-		!strings.Contains(got[0].Messages[0].Content, "devices site:devices/") {
-		t.Fatalf("want r3: %+v", got)
+	sum, got = export()
+	if len(got) != 1 || got[0].Rollout != "gate-r3" || got[0].Hint || got[0].TeacherKind != KindScripted || got[0].ReplayOf != filepath.Join(dir, recs[3].Trajectory) ||
+		!strings.Contains(got[0].Messages[0].Content, "devices http://127.0.0.1:") || sum.Replayed != 1 {
+		t.Fatalf("want r3 through the harness: %+v", got)
+	}
+	harnessRecord(t, got[0])
+	// r5 clicks an element the harness does not number and r6's replay
+	// fails V: both give way to the hinted r1, and say why.
+	writeOutcome([]pool.RolloutRecord{recs[0], recs[5], recs[6]})
+	if _, got = export(); len(got) != 1 || got[0].Rollout != "gate-r1" || !got[0].Hint || !strings.Contains(got[0].Messages[1].Content, "Hint: ") {
+		t.Fatalf("want r1: %+v", got)
+	}
+	writeOutcome([]pool.RolloutRecord{recs[5], recs[6]})
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	sum, err := x.Export(context.Background(), out)
+	why := sum.Failed[tk.ID]
+	if err == nil || !strings.Contains(why, "r5: the harness cannot replay it") || !strings.Contains(why, "has no number in browser_read") || !strings.Contains(why, "r6: replayed through the harness: outcome done, V 0") {
+		t.Fatalf("no replay passes: %v, %q", err, why)
 	}
 	// No success at all: nothing to write is an error, and the output of
 	// an earlier export stays as it was.
 	writeOutcome(recs[1:3])
-	out := filepath.Join(t.TempDir(), "sft.jsonl")
 	if err := os.WriteFile(out, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := (&Exporter{Pool: p}).Export(context.Background(), out)
+	sum, err = x.Export(context.Background(), out)
 	var nothing *NothingError
 	if !errors.As(err, &nothing) || sum.WithoutSuccess != 2 || !strings.Contains(sum.Failed[tk.ID], "V passed none of the 2") || !strings.Contains(err.Error(), "is left as it was") {
 		t.Fatalf("no success: %+v, %v; want a NothingError", sum, err)

@@ -1,12 +1,27 @@
 package sft
 
-// Version is the version of the JSONL records this build writes
-// (docs/sft.md).
-const Version = 1
+import "encoding/json"
 
-// DefaultMaxTokens is the paper's context, 102,400 tokens: a segment longer
-// than the limit is dropped.
-const DefaultMaxTokens = 102400
+// Version is the version of the JSONL records this build writes
+// (docs/sft.md). Version 2: every record is the harness's (a script's
+// steps replayed through it), holds its tools, and writes a tool call's
+// arguments as a JSON object.
+const Version = 2
+
+// The paper's budgets (PAPER.md, "Training"): the context a model is
+// trained and evaluated at, with compaction, and the turns of a rollout.
+// sft export uses them unless a flag says smaller.
+const (
+	// DefaultMaxTokens is the segment limit: a segment longer than it,
+	// prompt and response, is dropped.
+	DefaultMaxTokens = 102400
+	// DefaultContextTokens is the harness's context budget for the
+	// export's rollouts (a model teacher's and a replayed script's): past
+	// it the harness compacts into a new segment.
+	DefaultContextTokens = 102400
+	// DefaultMaxTurns is the turn budget of the export's rollouts.
+	DefaultMaxTurns = 256
+)
 
 // Sources of a teacher trajectory.
 const (
@@ -37,16 +52,19 @@ type Record struct {
 	Hint        bool   `json:"hint"`
 	// Trajectory is the stored trajectory's path, when there is one.
 	Trajectory string `json:"trajectory,omitempty"`
+	// ReplayOf is the script's trajectory the harness replayed (a gate
+	// rollout's, or the live script's own), when a script acted.
+	ReplayOf string `json:"replay_of,omitempty"`
 	// SegmentIndex and SegmentCount number the trajectory's segments,
 	// dropped ones included: a missing index is a segment over the limit.
 	SegmentIndex int `json:"segment_index"`
 	SegmentCount int `json:"segment_count"`
-	// FirstTurn and LastTurn are the model turns (Trajectory.Turns, from 1)
-	// the segment holds; 0 for a script's trajectory.
+	// FirstTurn and LastTurn are the harness turns (Trajectory.Turns, from
+	// 1) the segment holds.
 	FirstTurn int `json:"first_turn,omitempty"`
 	LastTurn  int `json:"last_turn,omitempty"`
 	// Messages is the segment as a chat, assistant messages marked
-	// trainable; Tools the tools the harness offered, when known.
+	// trainable; Tools the tools the harness offered.
 	Messages []Message `json:"messages,omitempty"`
 	Tools    []Tool    `json:"tools,omitempty"`
 	// PromptIDs, ResponseIDs and LossMask are the segment as the engine's
@@ -67,7 +85,8 @@ type Record struct {
 	V      int `json:"v"`
 	Passed int `json:"passed"`
 	Total  int `json:"total"`
-	// Mapping says how a script's steps became the harness's tool calls.
+	// Mapping says how a script's steps became the harness's tool calls,
+	// when a script acted.
 	Mapping *Mapping `json:"tool_mapping,omitempty"`
 }
 
@@ -82,17 +101,19 @@ type Message struct {
 	Train      bool       `json:"train,omitempty"`
 }
 
-// ToolCall is an assistant's tool call: arguments as a JSON text.
+// ToolCall is an assistant's tool call.
 type ToolCall struct {
 	ID       string   `json:"id"`
 	Type     string   `json:"type"`
 	Function Function `json:"function"`
 }
 
-// Function names a tool call's function and its arguments.
+// Function names a tool call's function and its arguments: the JSON
+// object the model wrote, as an object (chat templates iterate or re-encode
+// it; TRL's tool-calling data holds a mapping there).
 type Function struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // Tool is one tool definition in the OpenAI form.
@@ -101,23 +122,27 @@ type Tool struct {
 	Function ToolDef `json:"function"`
 }
 
-// ToolDef is a tool's name, description and JSON Schema.
+// ToolDef is a tool's name, description and JSON Schema, as the harness
+// sent them.
 type ToolDef struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Parameters  any    `json:"parameters,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// Mapping is how a scripted trajectory's steps (the names references use,
-// docs/trajectory.md) were written as the harness's tool calls.
+// Mapping is how a script's steps (the names references use,
+// docs/trajectory.md) were issued as the harness's tool calls (Harnessed).
 type Mapping struct {
 	Note string `json:"note"`
-	// Tools maps each step name used to the harness tool it was written as.
+	// Tools maps each step name used to the harness tool it was issued as.
 	Tools map[string]string `json:"tools"`
-	// Selectors counts calls that name an element by CSS selector, which
-	// the harness's browser tools do not take (they take a ref number).
-	Selectors int `json:"selector_args"`
-	// Unmapped lists step names with no harness tool: written under their
-	// own name with '.' as '_'.
-	Unmapped []string `json:"unmapped,omitempty"`
+	// Selectors counts CSS selectors written as the element number the
+	// last browser_read showed.
+	Selectors int `json:"selectors_as_refs"`
+	// Unseen counts those refs the page the model last saw does not show
+	// (an observation is cut at agent.DefaultMaxObservation bytes): the
+	// script knew an element a model would have had to find.
+	Unseen int `json:"refs_not_shown"`
+	// Skipped counts reads of a page the previous call had just returned.
+	Skipped int `json:"reads_skipped"`
 }

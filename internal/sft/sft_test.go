@@ -188,62 +188,21 @@ func TestMessageSegments(t *testing.T) {
 	}
 }
 
-func TestScriptRecord(t *testing.T) {
-	tr := &agent.Trajectory{Version: 2, TaskID: "t", Rollout: "sft-1", Policy: "scripted:replay-oracle", Answer: "bought it",
-		Steps: []agent.Step{
-			{Index: 0, Interface: "gui", Tool: "browser.open", Args: map[string]any{"url": "site:shop/login"}},
-			{Index: 1, Interface: "gui", Tool: "browser.fill", Args: map[string]any{"selector": "#user", "value": "marta"}, Observation: "ok"},
-			{Index: 2, Interface: "gui", Tool: "browser.html", Observation: "<html>"},
-			{Index: 3, Interface: "mcp", Tool: "mcp.mail__send_mail", Args: map[string]any{"to": "x"}, Error: "no such address", Observation: "{}"},
-			{Index: 4, Interface: "cli", Tool: "shell.run", Args: map[string]any{"command": "cat notes"}, Observation: "hello"},
-		}, Outcome: "done"}
-	b, err := Build(tr, Context{Instruction: "buy it"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b.Records) != 1 || b.Segments != 1 {
-		t.Fatalf("%+v", b)
-	}
-	r := b.Records[0]
-	if r.TeacherKind != KindScripted || r.Teacher != "scripted:replay-oracle" || r.FirstTurn != 0 || r.PromptIDs != nil || !r.TokensEstimated {
-		t.Fatalf("record: %+v", r)
-	}
-	m := r.Mapping
-	if m == nil || m.Tools["browser.open"] != "browser_navigate" || m.Tools["browser.fill"] != "browser_type" || m.Tools["mcp.mail__send_mail"] != "mail__send_mail" ||
-		m.Tools["shell.run"] != "shell" || m.Selectors != 1 || fmt.Sprint(m.Unmapped) != "[browser.html]" || m.Tools["browser.html"] != "browser_html" {
-		t.Fatalf("mapping: %+v", m)
-	}
-	msgs := r.Messages
-	if len(msgs) != 2+2*5+1 {
-		t.Fatalf("%d messages", len(msgs))
-	}
-	if fill := msgs[4].ToolCalls[0].Function; fill.Name != "browser_type" || fill.Arguments != `{"selector":"#user","text":"marta"}` {
-		t.Fatalf("fill: %+v", fill)
-	}
-	if msgs[9].Content != "error: no such address\n{}" || msgs[9].Role != "tool" || msgs[9].ToolCallID != msgs[8].ToolCalls[0].ID {
-		t.Fatalf("mcp error: %+v / %+v", msgs[8], msgs[9])
-	}
-	for i, msg := range msgs {
-		if msg.Train != (msg.Role == "assistant") {
-			t.Fatalf("message %d %s: train %t", i, msg.Role, msg.Train)
-		}
-	}
-	if last := msgs[len(msgs)-1]; last.Content != "bought it" {
-		t.Fatalf("answer %+v", last)
-	}
-	if tr.Steps[1].Args["value"] != "marta" {
-		t.Fatal("Build changed the trajectory's arguments")
-	}
-	if b, _ := Build(tr, Context{Instruction: "buy it"}, r.Tokens-1); b.Dropped != 1 || len(b.Records) != 0 {
-		t.Fatalf("over the limit: %+v", b)
-	}
-}
-
 func TestBuildRefuses(t *testing.T) {
 	if _, err := Build(&agent.Trajectory{Policy: "oracle"}, Context{}, 0); err == nil || !strings.Contains(err.Error(), "field policy") {
 		t.Fatalf("a policy that says no kind: %v", err)
 	}
+	script := &agent.Trajectory{Rollout: "r1", Policy: "scripted:replay-oracle", Answer: "ok",
+		Steps: []agent.Step{{Tool: "browser.click", Args: map[string]any{"selector": "#buy"}}}}
+	if _, err := Build(script, Context{}, 0); err == nil || !strings.Contains(err.Error(), "no harness turns") {
+		t.Fatalf("a script's steps outside the harness: %v", err)
+	}
 	tr := tokenTrajectory(false)
+	tr.Turns[0].ToolCalls[0].Arguments = `["ls"]`
+	if _, err := Build(tr, Context{}, 0); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		t.Fatalf("arguments that are not an object: %v", err)
+	}
+	tr = tokenTrajectory(false)
 	tr.Steps = tr.Steps[1:]
 	if _, err := Build(tr, Context{}, 0); err == nil || !strings.Contains(err.Error(), "no step records") {
 		t.Fatalf("a call without its step: %v", err)
