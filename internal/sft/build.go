@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -216,17 +218,36 @@ func (v *convo) tools(k int) ([]Message, error) {
 	return out, nil
 }
 
-// observation is what a step returned, as the harness sent it: an error
-// first, then what the tool said.
+// recorderCut is the marker the trajectory's recorder ends an observation
+// over agent.DefaultMaxObservation bytes with (agent.Env.record).
+var recorderCut = regexp.MustCompile(`\.\.\. \[(\d+) more bytes\]$`)
+
+// observation is what a step returned as the harness sent it to the
+// model: an error first, then what the tool said, cut at
+// agent.DefaultMaxObservation bytes with the harness's own marker
+// (agent's loop.clip). The trajectory keeps the observation cut by its
+// recorder, with another marker and without the error: the bytes it cut
+// are counted, so the harness's message is rebuilt exactly.
 func observation(s agent.Step) string {
-	if s.Error == "" {
-		return s.Observation
+	limit := agent.DefaultMaxObservation
+	body, more := s.Observation, 0
+	if m := recorderCut.FindStringSubmatchIndex(body); m != nil && m[0] >= limit-3 && m[0] <= limit {
+		more, _ = strconv.Atoi(body[m[2]:m[3]])
+		body = body[:m[0]]
 	}
-	obs := "error: " + s.Error
-	if s.Observation != "" {
-		obs += "\n" + s.Observation
+	obs := body
+	if s.Error != "" {
+		obs = "error: " + s.Error
+		if body != "" || more > 0 {
+			obs += "\n" + body
+		}
 	}
-	return obs
+	total := len(obs) + more
+	if total <= limit {
+		return obs
+	}
+	head := cutUTF8(obs, limit)
+	return head + fmt.Sprintf("\n... [%d more bytes cut]", total-len(head))
 }
 
 // request is the chat turn k (0-based) was sent: its segment's start, the

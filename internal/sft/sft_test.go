@@ -1,12 +1,16 @@
 package sft
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/agent"
+	"github.com/wildawm/wildawm/internal/model"
+	"github.com/wildawm/wildawm/internal/sandbox"
 )
 
 func ids(from, n int) []int {
@@ -206,5 +210,66 @@ func TestBuildRefuses(t *testing.T) {
 	tr.Steps = tr.Steps[1:]
 	if _, err := Build(tr, Context{}, 0); err == nil || !strings.Contains(err.Error(), "no step records") {
 		t.Fatalf("a call without its step: %v", err)
+	}
+}
+
+// sentChat calls the shell with each command in turn, keeps every request
+// the harness sends, then answers.
+type sentChat struct {
+	commands []string
+	reqs     []model.Request
+}
+
+func (c *sentChat) Chat(_ context.Context, req model.Request) (*model.Response, error) {
+	c.reqs = append(c.reqs, req)
+	if n := len(c.reqs); n <= len(c.commands) {
+		b, _ := json.Marshal(map[string]string{"command": c.commands[n-1]})
+		return &model.Response{FinishReason: "tool_calls", ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("c%d", n), Name: "shell", Arguments: b}}}, nil
+	}
+	return &model.Response{Content: "done", FinishReason: "stop"}, nil
+}
+
+// TestObservationsAsSent: observations over the harness's limit, with and
+// without an error, in several bytes a character, render as exactly the
+// tool messages the harness sent (its cut and its marker, not the
+// trajectory recorder's), and the chat is the harness's last request.
+func TestObservationsAsSent(t *testing.T) {
+	outputs := map[string]sandbox.Result{
+		"long":     {Stdout: []byte(strings.Repeat("x", 5000))},
+		"longfail": {Stdout: []byte(strings.Repeat("y", 3990)), ExitCode: 1},
+		"utf8":     {Stdout: []byte(strings.Repeat("é", 2500)), Stderr: []byte("warn")},
+		"short":    {Stdout: []byte("ok\n")},
+		"fail":     {ExitCode: 2, Stderr: []byte("no such file")},
+	}
+	cmds := []string{"long", "longfail", "utf8", "short", "fail"}
+	chat := &sentChat{commands: cmds}
+	tr := &agent.Trajectory{Version: agent.TrajectoryVersion, Rollout: "r1", Policy: "model:m"}
+	env := &agent.Env{Traj: tr, Shell: func(_ context.Context, cmd string) (*sandbox.Result, error) {
+		r := outputs[cmd]
+		return &r, nil
+	}}
+	h := agent.Harness{Model: chat, ModelName: "m"}
+	if _, err := h.Run(context.Background(), env, "do it", ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(tr, Context{Instruction: "do it"}, 0)
+	if err != nil || len(b.Records) != 1 {
+		t.Fatalf("%+v, %v", b, err)
+	}
+	got, want := b.Records[0].Messages, chat.reqs[len(chat.reqs)-1].Messages
+	if len(got) != len(want)+1 {
+		t.Fatalf("%d messages for a last request of %d", len(got), len(want))
+	}
+	cut := 0
+	for i, w := range want {
+		if got[i].Content != w.Content || got[i].Role != string(w.Role) {
+			t.Fatalf("message %d:\n%q\nthe harness sent\n%q", i, abbrev(got[i].Content, 200), abbrev(w.Content, 200))
+		}
+		if strings.HasSuffix(w.Content, "more bytes cut]") {
+			cut++
+		}
+	}
+	if cut != 3 {
+		t.Fatalf("%d observations cut, want 3", cut)
 	}
 }
