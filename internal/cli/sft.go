@@ -71,14 +71,24 @@ most one teacher trajectory V passed, cut into segments at compaction, each segm
 one JSONL line (docs/sft.md) with the assistant's tokens trainable; a segment longer
 than --max-tokens (prompt and response) is dropped.
 
+Every record is what the wildawm harness sends and receives: its system prompt, the
+tools it offers (the record's "tools"), the calls in its action space (element
+numbers from browser_read, never CSS selectors) and its observations. A model acts
+through the harness already; a script's steps are replayed through the harness in a
+fresh instance of the task's world (a selector becomes the number browser_read gave
+the element) and verified again: only a replay V passes is written.
+
 --from gate (the default) takes the first stored gate rollout V passed
 (TASKDIR/gate/outcome.json), a model's before a script's and a hint-free one before a
-hinted one. --from live runs --teacher in fresh instances of the task's world, up to
---attempts rollouts per task until V passes one; its trajectories are kept in
-DIR/sft/rollouts/. A teacher is a model through the wildawm harness (URL#MODEL; with
---token-ids the engine's token ids make exact token samples) or a script
-(scripted:replay-VARIANT, the reference completion replayed with that variant's
-mistakes), which every record names as a script.
+hinted one. --from live runs --teacher in fresh instances, up to --attempts rollouts
+per task until V passes one. A teacher is a model through the wildawm harness
+(URL#MODEL; with --token-ids the engine's token ids make exact token samples) or a
+script (scripted:replay-VARIANT, the reference completion replayed with that
+variant's mistakes), which every record names as a script. The rollouts the export
+runs are kept in DIR/sft/rollouts/.
+
+The harness's budgets are the paper's: a 102,400-token context with compaction
+(--context-tokens) and 256 turns (--max-turns); give smaller ones by flag.
 
 A summary goes to stderr: tasks, tasks with a teacher trajectory, segments written and
 dropped for length, tasks without a success.`,
@@ -98,30 +108,36 @@ dropped for length, tasks without a success.`,
 				return fmt.Errorf("--attempts %d: give at least 1 (the live rollouts per task until one passes V)", attempts)
 			case maxTokens < 1:
 				return fmt.Errorf("--max-tokens %d: give a positive limit (default %d, the paper's context)", maxTokens, sft.DefaultMaxTokens)
+			case h.ContextTokens < 1:
+				return fmt.Errorf("--context-tokens %d: give a positive budget (default %d, the paper's context)", h.ContextTokens, sft.DefaultContextTokens)
+			case h.MaxTurns < 1:
+				return fmt.Errorf("--max-turns %d: give a positive budget (default %d, the paper's)", h.MaxTurns, sft.DefaultMaxTurns)
 			}
 			p, err := pool.LoadPool(filepath.Join(dir, pool.File))
 			if err != nil {
 				return err
 			}
-			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, Progress: e.progress, Clock: e.clock}
+			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, ContextTokens: h.ContextTokens, MaxTurns: h.MaxTurns,
+				TrajectoryDir: filepath.Join(dir, "sft", "rollouts"), Progress: e.progress, Clock: e.clock}
 			if from == sft.SourceLive {
 				h.TokenIDs = tokenIDs
 				if x.Teacher, err = e.sftTeacher(teacher, seed, h); err != nil {
 					return err
 				}
-				src, closeSrc, err := e.openSource(ctx, dir)
-				if err != nil {
-					return err
-				}
-				defer closeSrc()
-				envs, closeEnv, err := e.rolloutEnvs(ctx, src, dir, filepath.Join(dir, "check-work"), fakeBrowser)
-				if err != nil {
-					return err
-				}
-				defer closeEnv()
-				x.Env = func(t *task.Task) (sft.Rollouts, error) { return envs.task(t, "export") }
-				x.TrajectoryDir = filepath.Join(dir, "sft", "rollouts")
 			}
+			// Both sources run rollouts: a live teacher's, and every
+			// script's replay through the harness.
+			src, closeSrc, err := e.openSource(ctx, dir)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			envs, closeEnv, err := e.rolloutEnvs(ctx, src, dir, filepath.Join(dir, "check-work"), fakeBrowser)
+			if err != nil {
+				return err
+			}
+			defer closeEnv()
+			x.Env = func(t *task.Task) (sft.Rollouts, error) { return envs.task(t, "export") }
 			start := time.Now()
 			sum, err := x.Export(ctx, out)
 			if err != nil {
@@ -140,12 +156,12 @@ dropped for length, tasks without a success.`,
 	f.StringVar(&teacher, "teacher", "", "with --from live, the teacher: a model URL#MODEL through the wildawm harness, or "+strings.Join(replayTeachers(), ", "))
 	f.IntVar(&attempts, "attempts", 3, "with --from live, the rollouts per task until V passes one")
 	f.IntVar(&maxTokens, "max-tokens", sft.DefaultMaxTokens, "the segment limit in tokens (prompt and response): longer segments are dropped")
-	f.BoolVar(&fakeBrowser, "fake-browser", false, "with --from live, drive the websites with the HTTP browser (no Chromium)")
+	f.BoolVar(&fakeBrowser, "fake-browser", false, "drive the websites with the HTTP browser (no Chromium)")
 	f.Uint64Var(&seed, "seed", 1, "with a scripted teacher, the replay's error-model seed (attempt N uses seed+N-1)")
 	f.BoolVar(&tokenIDs, "token-ids", true, "with a model teacher, ask the engine for token ids (vLLM, SGLang) to write exact token samples")
-	f.IntVar(&h.MaxTurns, "max-turns", agent.DefaultMaxTurns, "with a model teacher, the turn budget")
+	f.IntVar(&h.MaxTurns, "max-turns", sft.DefaultMaxTurns, "the harness's turn budget (a model teacher's, a script's replay)")
 	f.DurationVar(&h.WallTime, "wall", agent.DefaultWallTime, "with a model teacher, the wall-time budget of a rollout")
-	f.IntVar(&h.ContextTokens, "context-tokens", agent.DefaultContextTokens, "with a model teacher, the context budget: past it the harness compacts into a new segment")
+	f.IntVar(&h.ContextTokens, "context-tokens", sft.DefaultContextTokens, "the harness's context budget (a model teacher's, a script's replay): past it the harness compacts into a new segment")
 	f.IntVar(&h.MaxTokens, "completion-tokens", agent.DefaultMaxTokens, "with a model teacher, the completion budget of a turn")
 	return c
 }

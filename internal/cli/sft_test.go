@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,23 @@ import (
 
 	"github.com/wildawm/wildawm/internal/pool"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
+	"github.com/wildawm/wildawm/internal/sft"
 )
+
+// TestSFTExportDefaults: sft export's budgets default to the paper's, the
+// sft package's named constants: a 102,400-token context with compaction,
+// 256 turns, a 102,400-token segment limit.
+func TestSFTExportDefaults(t *testing.T) {
+	c := (&env{}).sftExportCmd()
+	for flag, want := range map[string]int{"context-tokens": sft.DefaultContextTokens, "max-turns": sft.DefaultMaxTurns, "max-tokens": sft.DefaultMaxTokens} {
+		if got := c.Flags().Lookup(flag).DefValue; got != fmt.Sprint(want) {
+			t.Errorf("--%s defaults to %s, want %d", flag, got, want)
+		}
+	}
+	if sft.DefaultContextTokens != 102400 || sft.DefaultMaxTurns != 256 || sft.DefaultMaxTokens != 102400 {
+		t.Errorf("the paper's budgets are 102,400 tokens and 256 turns: %d, %d, %d", sft.DefaultContextTokens, sft.DefaultMaxTurns, sft.DefaultMaxTokens)
+	}
+}
 
 // TestSFTExportCommand: bad flags are errors naming the flag and the fix;
 // on a run's pool, --from live with the oracle replay writes one record
@@ -30,6 +47,8 @@ func TestSFTExportCommand(t *testing.T) {
 		{[]string{"sft", "export", "--out", out, "--from", "live"}, "--from live needs --teacher"},
 		{[]string{"sft", "export", "--out", out, "--attempts", "0"}, "--attempts 0"},
 		{[]string{"sft", "export", "--out", out, "--max-tokens", "0"}, "--max-tokens 0"},
+		{[]string{"sft", "export", "--out", out, "--context-tokens", "0"}, "--context-tokens 0"},
+		{[]string{"sft", "export", "--out", out, "--max-turns", "0"}, "--max-turns 0"},
 		{[]string{"sft", "export", "--out", out, "--dir", filepath.Join(t.TempDir(), "nosuch")}, "wildawm pool split"},
 	} {
 		if _, _, err := run(t, st, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -69,19 +88,23 @@ func TestSFTExportCommand(t *testing.T) {
 	seen := map[string]bool{}
 	for sc.Scan() {
 		var r struct {
-			Version int    `json:"version"`
-			TaskID  string `json:"task_id"`
-			Teacher string `json:"teacher"`
-			Kind    string `json:"teacher_kind"`
-			Source  string `json:"source"`
-			V       int    `json:"v"`
-			Traj    string `json:"trajectory"`
+			Version int               `json:"version"`
+			TaskID  string            `json:"task_id"`
+			Teacher string            `json:"teacher"`
+			Kind    string            `json:"teacher_kind"`
+			Source  string            `json:"source"`
+			V       int               `json:"v"`
+			Traj    string            `json:"trajectory"`
+			Tools   []json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Version != 1 || r.Teacher != "scripted:replay-oracle" || r.Kind != "scripted" || r.Source != "live" || r.V != 1 || !strings.HasPrefix(r.Traj, filepath.Join(f.Dir, "sft", "rollouts")) {
+		if r.Version != sft.Version || r.Teacher != "scripted:replay-oracle" || r.Kind != "scripted" || r.Source != "live" || r.V != 1 || !strings.HasPrefix(r.Traj, filepath.Join(f.Dir, "sft", "rollouts")) {
 			t.Fatalf("record %+v", r)
+		}
+		if len(r.Tools) == 0 || bytes.Contains(sc.Bytes(), []byte(`\"selector\"`)) || bytes.Contains(sc.Bytes(), []byte(`"selector"`)) {
+			t.Fatalf("record of %s: %d tools, or a CSS selector in a call: the harness's action space is element numbers", r.TaskID, len(r.Tools))
 		}
 		seen[r.TaskID] = true
 	}
@@ -91,7 +114,7 @@ func TestSFTExportCommand(t *testing.T) {
 	// Nothing to export is an error (it once wrote an empty file and
 	// exited 0), and the earlier export stays.
 	before, _ := os.ReadFile(out)
-	_, stderr, err = run(t, st, "sft", "export", "--dir", f.Dir, "--out", out)
+	_, stderr, err = run(t, st, "sft", "export", "--dir", f.Dir, "--out", out, "--fake-browser")
 	if err == nil || !strings.Contains(stderr, "never gated") || !strings.Contains(err.Error(), "no segment to write") {
 		t.Fatalf("--from gate on ungated tasks: %v\n%s", err, stderr)
 	}
