@@ -18,6 +18,7 @@ import (
 func (e *env) openenvCmd() *cobra.Command {
 	c := &cobra.Command{Use: "openenv", Short: "Serve the pool's tasks to OpenEnv clients (TRL, SkyRL, ART) over WebSocket"}
 	c.AddCommand(e.openenvServeCmd())
+	c.AddCommand(e.openenvTRLCmd())
 	return c
 }
 
