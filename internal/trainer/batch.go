@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 	if !ok {
 		return nil, fmt.Errorf("trainer: task %q is not in the %s split", job.TaskID, s.opts.Split)
 	}
-	pol, err := s.policy(ref, job)
+	pol, watch, err := s.policy(ref, job)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +83,9 @@ func (s *Service) Rollout(ctx context.Context, job RolloutJob) (*RolloutResult, 
 		return nil, err
 	}
 	tr := res.Trajectory
+	if oerr := watch.outage(); oerr != nil && tr.Failure == agent.FailInfra {
+		return nil, &OutageError{Engine: job.Request.Engine, Err: oerr}
+	}
 	if job.Request.Policy == "" {
 		if err := TokenSignal(tr, job.Request.Engine); err != nil {
 			return nil, err
@@ -135,23 +139,56 @@ func TokenSignal(tr *agent.Trajectory, engine string) error {
 	return nil
 }
 
+// outageWatch is the engine's client as one rollout's harness sees it:
+// it keeps the last failure that was the server's outage (model.IsOutage,
+// after the client's own retries), so the service tells an engine that
+// went away from a rollout's infrastructure failure.
+type outageWatch struct {
+	agent.Chatter
+	mu  sync.Mutex
+	err error
+}
+
+func (w *outageWatch) Chat(ctx context.Context, req model.Request) (*model.Response, error) {
+	resp, err := w.Chatter.Chat(ctx, req)
+	if err != nil && ctx.Err() == nil && model.IsOutage(err) {
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+	}
+	return resp, err
+}
+
+// outage is the last outage the rollout met (nil for an offline policy).
+func (w *outageWatch) outage() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 // policy builds the job's policy: a model through the harness at the
-// request's engine, or an offline policy of the registry.
-func (s *Service) policy(ref taskRef, job RolloutJob) (rollout.Policy, error) {
+// request's engine (with the watch on its client), or an offline policy
+// of the registry.
+func (s *Service) policy(ref taskRef, job RolloutJob) (rollout.Policy, *outageWatch, error) {
 	req := job.Request
 	seed := seedOf(req.Seed, "rollout", job.Step, job.TaskID, job.Slot, job.Try)
 	if req.Policy != "" {
 		f := s.opts.Policies[req.Policy]
 		if f == nil {
-			return nil, fmt.Errorf("policy: %q is not an offline policy of this service", req.Policy)
+			return nil, nil, fmt.Errorf("policy: %q is not an offline policy of this service", req.Policy)
 		}
-		return f(ref.task, job.Slot, seed, req.PolicyParams)
+		pol, err := f(ref.task, job.Slot, seed, req.PolicyParams)
+		return pol, nil, err
 	}
 	client, spec, err := s.client(req.Engine)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h := &agent.Harness{Model: client, ModelName: spec.Model, TokenIDs: true, WeightVersion: req.PolicyVersion,
+	watch := &outageWatch{Chatter: client}
+	h := &agent.Harness{Model: watch, ModelName: spec.Model, TokenIDs: true, WeightVersion: req.PolicyVersion,
 		Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, MaxTokens: req.Sampling.MaxTokens,
 		ContextTokens: req.Sampling.ContextTokens, MaxTurns: req.Sampling.MaxTurns}
 	if req.Sampling.Seed != nil {
@@ -160,7 +197,7 @@ func (s *Service) policy(ref taskRef, job RolloutJob) (rollout.Policy, error) {
 		sd := int64(seedOf(uint64(*req.Sampling.Seed), "sampling", job.Step, job.Group, job.Slot, job.Try) >> 1)
 		h.Seed = &sd
 	}
-	return policy.Model{Harness: h}, nil
+	return policy.Model{Harness: h}, watch, nil
 }
 
 // client is the engine's client, one per engine spec.
@@ -183,9 +220,37 @@ func (s *Service) client(engine string) (*model.Client, model.Spec, error) {
 }
 
 // MaxTries is how many times a slot runs when its rollout's
-// infrastructure fails in every attempt (each run itself tries
-// rollout.MaxAttempts fresh instances); then the group is abandoned.
-const MaxTries = 2
+// infrastructure fails: the first run and 3 retries, each in a fresh
+// instance (the paper's "retried up to 3 times in a fresh sandbox"; each
+// run itself tries rollout.MaxAttempts instances before it reports an
+// infrastructure failure). The group waits for the retried slot; only a
+// slot that fails in every run abandons it, since no verdict of the
+// slot's can be taken.
+const MaxTries = 4
+
+// Outage defaults (Options.OutageBackoff, OutageLimit).
+const (
+	DefaultOutageBackoff = 2 * time.Second
+	DefaultOutageLimit   = 2 * time.Hour
+)
+
+// ErrOutage is a step stopped because its engine stayed unreachable past
+// Options.OutageLimit: not saved, its finished rollouts kept, retried by
+// requesting it again (HTTP 503, retriable).
+var ErrOutage = errors.New("trainer: the engine is unreachable")
+
+// OutageError is a rollout the engine's outage stopped (model.IsOutage
+// after the client's retries): it is no verdict and no try of the slot's;
+// the slot runs again when the engine answers.
+type OutageError struct {
+	Engine string
+	Err    error
+}
+
+func (e *OutageError) Error() string {
+	return fmt.Sprintf("engine %s is unreachable: %v (the step goes on when it answers)", e.Engine, e.Err)
+}
+func (e *OutageError) Unwrap() error { return e.Err }
 
 // group is one task's rollouts in a running batch.
 type group struct {
@@ -198,6 +263,7 @@ type group struct {
 	abandoned string // "infra" or "setup"
 	why       string
 	kappa     float64
+	tries     int // reruns after infrastructure failures
 }
 
 func (g *group) decided() bool { return g.abandoned != "" || g.g.State() != rl.Running }
@@ -247,12 +313,37 @@ func (s *Service) statePath(step int) string {
 	return filepath.Join(s.dir, "state", batchID(step)+".json")
 }
 
-// LoadState is the scheduler state saved after step.
-func (s *Service) LoadState(step int) (*State, error) { return s.loadState(step + 1) }
+// NeverSavedError is a state asked for after a step that was never saved.
+type NeverSavedError struct{ Step, Last int }
+
+func (e *NeverSavedError) Error() string {
+	if e.Last == 0 {
+		return fmt.Sprintf("step %d was never saved: no step is yet (step=0 is the state every run starts from)", e.Step)
+	}
+	return fmt.Sprintf("step %d was never saved: the last saved step is %d", e.Step, e.Last)
+}
+
+// LoadState is the scheduler state saved after step (step 0: the state a
+// run starts from, every kappa 1); a step never saved is a
+// *NeverSavedError.
+func (s *Service) LoadState(step int) (*State, error) {
+	if step > 0 {
+		if _, err := os.Stat(s.statePath(step)); errors.Is(err, os.ErrNotExist) {
+			last := 0
+			if steps, err := savedSteps(filepath.Join(s.dir, "state")); err == nil && len(steps) > 0 {
+				last = steps[len(steps)-1]
+			}
+			return nil, &NeverSavedError{Step: step, Last: last}
+		}
+	}
+	return s.loadState(step + 1)
+}
 
 // compute runs one step: sample tasks, run the adaptive scheduler over
 // instances, select, compute advantages, build the samples; then save
-// the batch and the state.
+// the batch and the state. Rollouts finished before (by a service that
+// stopped, or before an outage failed the step) are read back, not run
+// again.
 func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 	start := time.Now()
 	req := p.req
@@ -260,32 +351,49 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	cands, err := s.candidates(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.openRolloutsDir(req); err != nil {
+		return nil, err
+	}
 	cfg := rl.Config{G: req.G}
-	perm := rngOf(req.Seed, "tasks", req.Step).Perm(len(s.tasks))
 	var groups []*group
-	for i, ti := range perm[:req.Tasks] {
-		ref := s.tasks[ti]
+	next := 0 // the next candidate to sample
+	addGroup := func() {
+		ref := cands[next]
+		next++
 		k := st.Kappa[ref.id]
 		if k == 0 {
 			k = 1
 		}
-		groups = append(groups, &group{index: i, ref: ref, g: rl.NewGroup(cfg, k), results: map[int]*RolloutResult{},
+		groups = append(groups, &group{index: len(groups), ref: ref, g: rl.NewGroup(cfg, k), results: map[int]*RolloutResult{},
 			cancels: map[int]context.CancelFunc{}, cancelled: map[int]bool{}, kappa: k})
 	}
+	for range req.Tasks {
+		addGroup()
+	}
 	batch := &Batch{Version: SchemaVersion, ID: batchID(req.Step), Step: req.Step, Status: StatusDone, Request: req}
+	batch.Stats.Staleness = p.staleness
 
 	type slotJob struct{ g, slot, try int }
 	var (
-		mu    sync.Mutex
-		cond  = sync.NewCond(&mu)
-		queue []slotJob
-		fatal error
-		sched time.Duration
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		queue   []slotJob
+		fatal   error
+		sched   time.Duration
+		outages int       // consecutive outages
+		since   time.Time // the outage's start
 	)
-	for _, g := range groups {
-		for slot := range g.g.Launched() {
+	launch := func(g *group, from int) {
+		for slot := from; slot < g.g.Launched(); slot++ {
 			queue = append(queue, slotJob{g.index, slot, 0})
 		}
+	}
+	for _, g := range groups {
+		launch(g, 0)
 	}
 	s.mu.Lock()
 	p.progress = Progress{Groups: len(groups), Launched: len(queue)}
@@ -297,6 +405,27 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 			}
 		}
 		return true
+	}
+	// fill samples further tasks while fewer than Tasks groups are ready
+	// or undecided (Request.Fill).
+	fill := func() {
+		if req.Fill != FillReady {
+			return
+		}
+		for next < len(cands) {
+			live := 0
+			for _, g := range groups {
+				if !g.decided() || (g.abandoned == "" && g.g.State() == rl.Ready) {
+					live++
+				}
+			}
+			if live >= req.Tasks {
+				return
+			}
+			addGroup()
+			batch.Stats.Filled++
+			launch(groups[len(groups)-1], 0)
+		}
 	}
 	cancelGroup := func(g *group, slots []int) {
 		for _, sl := range slots {
@@ -316,6 +445,16 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 				c()
 			}
 		}
+	}
+	abandon := func(g *group, why, msg string) {
+		g.abandoned, g.why = why, msg
+		var left []int
+		for sl := range g.g.Launched() {
+			if g.results[sl] == nil {
+				left = append(left, sl)
+			}
+		}
+		cancelGroup(g, left)
 	}
 	var wg sync.WaitGroup
 	for range s.opts.Parallel {
@@ -345,37 +484,72 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 				if j.try > 0 {
 					id += fmt.Sprintf("-t%d", j.try)
 				}
-				res, err := s.Rollout(jctx, RolloutJob{Step: req.Step, TaskID: g.ref.id, Group: g.index, Slot: j.slot,
-					RolloutID: id, Request: req, Try: j.try})
-				cancel()
-				if err == nil {
-					if serr := s.saveTrajectory(req.Step, res); serr != nil {
-						err = fmt.Errorf("keep the trajectory: %w", serr)
+				res, reused := s.loadResult(req.Step, id)
+				var err error
+				if res == nil {
+					res, err = s.Rollout(jctx, RolloutJob{Step: req.Step, TaskID: g.ref.id, Group: g.index, Slot: j.slot,
+						RolloutID: id, Request: req, Try: j.try})
+					if err == nil {
+						if serr := s.saveResult(req.Step, res); serr != nil {
+							err = fmt.Errorf("keep the rollout: %w", serr)
+						}
 					}
 				}
+				cancel()
 				mu.Lock()
 				delete(g.cancels, j.slot)
 				t0 := time.Now()
+				if reused {
+					batch.Stats.Reused++
+				}
+				var outage *OutageError
 				switch {
 				case err != nil && (g.cancelled[j.slot] || g.abandoned != "") && ctx.Err() == nil:
 					batch.Stats.Cancelled++
+				case errors.As(err, &outage) && ctx.Err() == nil:
+					// The engine is out: the slot waits for it and runs
+					// again, as the same try; no verdict is taken.
+					batch.Stats.Outages++
+					if outages == 0 {
+						since = time.Now()
+					}
+					outages++
+					limit := cmp.Or(s.opts.OutageLimit, DefaultOutageLimit)
+					if time.Since(since) > limit {
+						fail(fmt.Errorf("%w for %s (more than %s): %w", ErrOutage, time.Since(since).Round(time.Second), limit, outage.Err))
+						break
+					}
+					s.mu.Lock()
+					p.outage = outage.Error()
+					s.mu.Unlock()
+					queue = append([]slotJob{j}, queue...)
+					wait := min(time.Minute, cmp.Or(s.opts.OutageBackoff, DefaultOutageBackoff)<<min(outages-1, 10))
+					mu.Unlock()
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
+					}
+					mu.Lock()
 				case err != nil:
 					fail(fmt.Errorf("task %s slot %d: %w", g.ref.id, j.slot, err))
 				case res.Failure == agent.FailInfra && j.try+1 < MaxTries && !g.decided():
+					outages = 0
 					batch.Stats.Retried++
+					g.tries++
 					queue = append([]slotJob{{j.g, j.slot, j.try + 1}}, queue...)
 				case res.Failure == agent.FailInfra || res.Failure == agent.FailSetup:
+					outages = 0
 					if !g.decided() {
-						g.abandoned, g.why = res.Failure, res.Error
-						var left []int
-						for sl := range g.g.Launched() {
-							if g.results[sl] == nil {
-								left = append(left, sl)
-							}
-						}
-						cancelGroup(g, left)
+						abandon(g, res.Failure, res.Error)
+						fill()
 					}
 				default:
+					if outages > 0 {
+						outages = 0
+						s.mu.Lock()
+						p.outage = ""
+						s.mu.Unlock()
+					}
 					batch.Stats.Rollouts++
 					batch.Stats.RolloutMS += res.WallMS
 					if res.V {
@@ -392,15 +566,17 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 					if !act.Dropped {
 						g.results[j.slot] = res
 					}
-					for sl := g.g.Launched() - act.Launch; sl < g.g.Launched(); sl++ {
-						queue = append(queue, slotJob{g.index, sl, 0})
-					}
+					launch(g, g.g.Launched()-act.Launch)
 					cancelGroup(g, act.Cancel)
-					if g.decided() && s.opts.Progress != nil {
-						s.opts.Progress("step %d: %s %s after %d rollouts", req.Step, g.ref.id, g.g.State(), len(g.g.Pool()))
+					if g.decided() {
+						if s.opts.Progress != nil {
+							s.opts.Progress("step %d: %s %s after %d rollouts", req.Step, g.ref.id, g.g.State(), len(g.g.Pool()))
+						}
+						fill()
 					}
 				}
 				s.mu.Lock()
+				p.progress.Groups = len(groups)
 				p.progress.Rollouts = batch.Stats.Rollouts
 				p.progress.Cancelled = batch.Stats.Cancelled
 				p.progress.Launched = 0
@@ -432,12 +608,12 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 			ready++
 		}
 	}
-	next := &State{Version: SchemaVersion, Step: req.Step, Kappa: map[string]float64{}}
+	nextState := &State{Version: SchemaVersion, Step: req.Step, Kappa: map[string]float64{}}
 	for id, k := range st.Kappa {
-		next.Kappa[id] = k
+		nextState.Kappa[id] = k
 	}
 	for _, g := range groups {
-		rep := GroupReport{Index: g.index, TaskID: g.ref.id, Kappa: g.kappa, NextKappa: g.kappa, Launched: g.g.Launched(), Cancelled: len(g.cancelled), Why: g.why}
+		rep := GroupReport{Index: g.index, TaskID: g.ref.id, Kappa: g.kappa, NextKappa: g.kappa, Launched: g.g.Launched(), Cancelled: len(g.cancelled), Why: g.why, Tries: g.tries}
 		if g.abandoned != "" {
 			rep.State = g.abandoned
 			batch.Stats.Abandoned++
@@ -446,7 +622,7 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 		}
 		rep.State = g.g.State().String()
 		rep.NextKappa = g.g.NextKappa()
-		next.Kappa[g.ref.id] = rep.NextKappa
+		nextState.Kappa[g.ref.id] = rep.NextKappa
 		slots, outs := g.g.Pool(), g.g.Outcomes()
 		adv, mu, sigma := rl.Advantages(outs)
 		rep.K, rep.Mu, rep.Sigma, rep.Slots = len(slots), mu, sigma, slots
@@ -467,7 +643,8 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 			for ti, i := range sel {
 				rep.Selected = append(rep.Selected, slots[i])
 				res := g.results[slots[i]]
-				smp := samples(res, len(sel), ready)
+				smp, breaks := samples(res, len(sel), ready)
+				batch.Stats.PrefixBreaks += breaks
 				for k := range smp {
 					smp[k].Step, smp[k].TaskID, smp[k].GroupIndex, smp[k].TrajectoryIndex, smp[k].Slot = req.Step, g.ref.id, g.index, ti, slots[i]
 					smp[k].Advantage, smp[k].K, smp[k].Mu, smp[k].Sigma, smp[k].Kappa = adv[i], len(slots), mu, sigma, g.kappa
@@ -482,15 +659,73 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 	}
 	batch.Stats.SchedulerMS = float64((sched + time.Since(t0)).Microseconds()) / 1000
 	batch.Stats.WallMS = msSince(start)
+	if p.prefetched {
+		batch.Prefetched = true
+	}
 	// The batch first, then the state: a state never runs ahead of a
 	// batch a trainer could ask for again.
 	if err := saveJSON(s.batchPath(req.Step), batch); err != nil {
 		return nil, err
 	}
-	if err := saveJSON(s.statePath(req.Step), next); err != nil {
+	if err := saveJSON(s.statePath(req.Step), nextState); err != nil {
 		return nil, err
 	}
 	return batch, nil
+}
+
+// openRolloutsDir readies STATE/rollouts/step-N for req: the rollouts a
+// computation of the same request finished are kept to read back; those
+// of another request for the step (one that failed) are removed.
+func (s *Service) openRolloutsDir(req Request) error {
+	dir := filepath.Join(s.dir, "rollouts", batchID(req.Step))
+	reqPath := filepath.Join(dir, "request.json")
+	var was Request
+	if data, err := os.ReadFile(reqPath); err == nil && json.Unmarshal(data, &was) == nil && sameRequest(was, req) {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return saveJSON(reqPath, req)
+}
+
+// saveResult keeps a finished rollout in STATE/rollouts/step-N/: its
+// trajectory as ID.json, the rest as ID.result.json (written last, so a
+// result on disk always has its trajectory). A failure to keep it fails
+// the step.
+func (s *Service) saveResult(step int, res *RolloutResult) error {
+	if res == nil {
+		return nil
+	}
+	if err := s.saveTrajectory(step, res); err != nil {
+		return err
+	}
+	cp := *res
+	cp.Trajectory = nil
+	return saveJSON(filepath.Join(s.dir, "rollouts", batchID(step), res.RolloutID+".result.json"), &cp)
+}
+
+// loadResult reads back a rollout saveResult kept (nil when there is
+// none, or it does not read: it then runs again).
+func (s *Service) loadResult(step int, id string) (*RolloutResult, bool) {
+	dir := filepath.Join(s.dir, "rollouts", batchID(step))
+	data, err := os.ReadFile(filepath.Join(dir, id+".result.json"))
+	if err != nil {
+		return nil, false
+	}
+	var res RolloutResult
+	if json.Unmarshal(data, &res) != nil || res.RolloutID != id {
+		return nil, false
+	}
+	tr, err := agent.LoadTrajectory(filepath.Join(dir, id+".json"))
+	if err != nil {
+		return nil, false
+	}
+	res.Trajectory = tr
+	return &res, true
 }
 
 // saveTrajectory keeps a finished rollout's trajectory in
@@ -508,8 +743,11 @@ func (s *Service) saveTrajectory(step int, res *RolloutResult) error {
 
 // samples are one rollout's segment samples, with the fields that depend
 // on the rollout alone: groups is the step's ready groups and g the
-// group's selected rollouts, for the loss weight.
-func samples(res *RolloutResult, g, groups int) []Sample {
+// group's selected rollouts, for the loss weight. breaks counts the
+// segments that started because a turn's prompt did not extend the
+// tokens held (the chat template re-rendered the past), not at a
+// compaction.
+func samples(res *RolloutResult, g, groups int) (out []Sample, breaks int) {
 	tr := res.Trajectory
 	compacted := map[int]bool{}
 	for _, sg := range tr.Segments {
@@ -528,6 +766,11 @@ func samples(res *RolloutResult, g, groups int) []Sample {
 		meta = append(meta, t)
 	}
 	segs := rl.Segments(turns, res.FormatFailure)
+	for _, sg := range segs[min(1, len(segs)):] {
+		if !turns[sg.FirstTurn].Compacted {
+			breaks++
+		}
+	}
 	l := rl.Trainable(segs)
 	base := Sample{Version: SchemaVersion, RolloutID: res.RolloutID, Status: res.Outcome, Policy: res.Policy, Reward: res.Reward,
 		FormatFailure: res.FormatFailure, V: res.V, Checklist: res.Checklist, TrajectoryTrainableTokens: l,
@@ -541,9 +784,9 @@ func samples(res *RolloutResult, g, groups int) []Sample {
 		if n := len(tr.Turns); n > 0 {
 			smp.FinishReason = tr.Turns[n-1].FinishReason
 		}
-		return []Sample{smp}
+		return []Sample{smp}, 0
 	}
-	out := make([]Sample, len(segs))
+	out = make([]Sample, len(segs))
 	for i, sg := range segs {
 		smp := base
 		smp.SegmentIndex, smp.SegmentCount = i, len(segs)
@@ -557,7 +800,7 @@ func samples(res *RolloutResult, g, groups int) []Sample {
 		smp.FinishReason = meta[sg.FirstTurn+sg.Turns-1].FinishReason
 		out[i] = smp
 	}
-	return out
+	return out, breaks
 }
 
 // Steps lists the steps whose batches are saved, ascending.

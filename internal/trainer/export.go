@@ -8,6 +8,14 @@ import (
 	"path/filepath"
 )
 
+// ExportLine is one line of Export: a Sample and whether it carries
+// token ids (a scripted policy's samples have none: train on none of
+// them).
+type ExportLine struct {
+	Sample
+	Tokens bool `json:"tokens"`
+}
+
 // Export writes the samples of the batches saved in batchesDir, steps from
 // from to to (to 0: the last saved), as JSONL to out, one Sample a line, in
 // step order: the same samples the service returned, for offline SFT/RL.
@@ -46,7 +54,7 @@ func Export(batchesDir, out string, from, to int) (int, int, error) {
 		}
 		ns++
 		for _, s := range b.Samples {
-			if err := enc.Encode(s); err != nil {
+			if err := enc.Encode(ExportLine{Sample: s, Tokens: len(s.PromptTokenIDs)+len(s.ResponseTokenIDs) > 0}); err != nil {
 				tmp.Close()
 				return 0, 0, err
 			}

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ const (
 //
 //	POST /v1/batches              request a step's batch (202, or 200 when done)
 //	GET  /v1/batches/{id}?wait=S  long-poll it (200 done or failed, 202 running)
-//	GET  /v1/state?step=N         the scheduler state saved after step N
+//	GET  /v1/state?step=N         the scheduler state saved after step N (404 if never saved)
 //	GET  /health
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -97,7 +98,11 @@ func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	b, done, err := s.Submit(req)
 	var reqErr *RequestError
+	var gap *GapError
 	switch {
+	case errors.As(err, &gap):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "missing_step": gap.Missing})
+		return
 	case errors.Is(err, ErrConflict):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
 		return
@@ -111,13 +116,32 @@ func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
 		return
 	}
+	b, prog, done, outage, _ := s.lookup(req.Step)
+	if outage != "" {
+		s.writeOutage(w, b, prog, outage)
+		return
+	}
 	select {
 	case <-done:
-		b, _, _, _ = s.Lookup(req.Step)
 		writeJSON(w, http.StatusOK, b)
 	default:
 		writeJSON(w, http.StatusAccepted, map[string]any{"id": b.ID, "step": b.Step, "status": StatusRunning})
 	}
+}
+
+// writeOutage answers a step whose engine is unreachable, or that failed
+// in a way a re-POST retries: 503, retriable, with Retry-After.
+func (s *Service) writeOutage(w http.ResponseWriter, b *Batch, prog Progress, why string) {
+	wait := cmp.Or(s.opts.OutageBackoff, DefaultOutageBackoff)
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()))))
+	status := StatusRunning
+	fix := "the step goes on by itself when the engine answers: ask again after Retry-After"
+	if b.Status == StatusFailed {
+		status = StatusFailed
+		fix = "the step was not saved and its finished rollouts are kept: POST the same request again"
+	}
+	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"id": b.ID, "step": b.Step, "status": status, "retriable": true,
+		"error": why + ": " + fix, "progress": prog})
 }
 
 func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
@@ -136,9 +160,13 @@ func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = time.Duration(sec * float64(time.Second))
 	}
-	b, _, done, ok := s.Lookup(step)
+	b, prog, done, outage, ok := s.lookup(step)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, apiError{fmt.Sprintf("batch %s was not requested: POST /v1/batches first", id)})
+		return
+	}
+	if outage != "" {
+		s.writeOutage(w, b, prog, outage)
 		return
 	}
 	t := time.NewTimer(wait)
@@ -149,7 +177,11 @@ func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	b, prog, done, _ := s.Lookup(step)
+	b, prog, done, outage, _ = s.lookup(step)
+	if outage != "" {
+		s.writeOutage(w, b, prog, outage)
+		return
+	}
 	select {
 	case <-done:
 		writeJSON(w, http.StatusOK, b)
@@ -165,7 +197,12 @@ func (s *Service) getState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.LoadState(step)
-	if err != nil {
+	var never *NeverSavedError
+	switch {
+	case errors.As(err, &never):
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": err.Error(), "last_saved": never.Last})
+		return
+	case err != nil:
 		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/wildawm/wildawm/internal/model"
@@ -19,8 +20,28 @@ type Request struct {
 	// Step is the train step, from 1. A step's batch is computed once: a
 	// repeated request for it returns the same batch.
 	Step int `json:"step"`
-	// Tasks is how many tasks of the RL split the step samples.
+	// Tasks is how many tasks of the RL split the step samples (with
+	// TaskIDs, 0 means all of them).
 	Tasks int `json:"tasks"`
+	// TaskIDs names the step's tasks, in order, for a curriculum or an
+	// outside data loader; TaskFilter (a path.Match glob over task ids)
+	// narrows the split the step samples from. Neither: the service
+	// samples from the whole split.
+	TaskIDs    []string `json:"task_ids,omitempty"`
+	TaskFilter string   `json:"task_filter,omitempty"`
+	// Fill is what the step does when groups are dropped (mastered,
+	// exhausted, abandoned): FillDrop (the default) returns the ready
+	// groups of the tasks sampled, fewer than Tasks; FillReady samples
+	// further tasks until Tasks groups are ready or the candidates run out
+	// (Stats.Filled counts them).
+	Fill string `json:"fill,omitempty"`
+	// MaxStaleness, when above 0, lets the service compute up to that many
+	// steps ahead of the last one requested, with this request's
+	// parameters, while the trainer trains: the rollouts of a prefetched
+	// step are sampled with weights up to MaxStaleness versions older than
+	// the trainer's when it asks (Stats.Staleness). 0: strictly
+	// alternating steps.
+	MaxStaleness int `json:"max_staleness,omitempty"`
 	// G is the base rollouts per task and the rollouts returned per ready
 	// task (default 4).
 	G int `json:"g,omitempty"`
@@ -60,6 +81,15 @@ type Sampling struct {
 	MaxTurns      int `json:"max_turns,omitempty"`
 }
 
+// Fill policies.
+const (
+	FillDrop  = "drop"
+	FillReady = "ready"
+)
+
+// MaxStaleness bounds Request.MaxStaleness.
+const MaxStaleness = 8
+
 // MaxG bounds G: kappa_max*G rollouts of one task is the most a step runs.
 const MaxG = 64
 
@@ -83,8 +113,34 @@ func (r *Request) Validate() error {
 	if r.Step < 1 || r.Step > MaxStep {
 		bad("step", "%d: give a train step 1..%d (steps count from 1)", r.Step, MaxStep)
 	}
-	if r.Tasks < 1 {
-		bad("tasks", "%d: ask for at least one task per step (the paper uses 8)", r.Tasks)
+	switch {
+	case len(r.TaskIDs) > 0 && r.Tasks != 0 && r.Tasks != len(r.TaskIDs):
+		bad("tasks", "%d with %d task_ids: leave tasks out (or give %d) when naming the tasks", r.Tasks, len(r.TaskIDs), len(r.TaskIDs))
+	case len(r.TaskIDs) == 0 && r.Tasks < 1:
+		bad("tasks", "%d: ask for at least one task per step (the paper uses 8), or name them in task_ids", r.Tasks)
+	}
+	seen := map[string]bool{}
+	for i, id := range r.TaskIDs {
+		if id == "" || seen[id] {
+			bad(fmt.Sprintf("task_ids[%d]", i), "%q: name each task once, by its pool id", id)
+		}
+		seen[id] = true
+	}
+	if r.TaskFilter != "" {
+		if len(r.TaskIDs) > 0 {
+			bad("task_filter", "%q with task_ids: give one", r.TaskFilter)
+		} else if _, err := path.Match(r.TaskFilter, ""); err != nil {
+			bad("task_filter", "%q: not a glob (path.Match: %v): e.g. \"shop-*\"", r.TaskFilter, err)
+		}
+	}
+	if r.Fill != "" && r.Fill != FillDrop && r.Fill != FillReady {
+		bad("fill", "%q: give %q (return the ready groups of the tasks sampled) or %q (sample more tasks until tasks groups are ready)", r.Fill, FillDrop, FillReady)
+	}
+	if r.Fill == FillReady && len(r.TaskIDs) > 0 {
+		bad("fill", "%q with task_ids: the step's tasks are named, there are none to fill with; leave fill out or give task_filter", r.Fill)
+	}
+	if r.MaxStaleness < 0 || r.MaxStaleness > MaxStaleness {
+		bad("max_staleness", "%d: give 0 (strictly alternating steps) to %d policy versions", r.MaxStaleness, MaxStaleness)
 	}
 	if r.G < 0 || r.G > MaxG {
 		bad("g", "%d: give 1..%d (the paper uses 4), or leave it out for 4", r.G, MaxG)
@@ -143,6 +199,12 @@ func (r Request) withDefaults() Request {
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
+	if r.Tasks == 0 {
+		r.Tasks = len(r.TaskIDs)
+	}
+	if r.Fill == "" {
+		r.Fill = FillDrop
+	}
 	return r
 }
 
@@ -165,6 +227,10 @@ type Batch struct {
 	// rollouts have none, and a trainer must not train on them.
 	Tokens bool  `json:"tokens"`
 	Stats  Stats `json:"stats"`
+	// Prefetched says the service computed the step ahead of the
+	// trainer's request (Request.MaxStaleness): Request is the one it
+	// computed with.
+	Prefetched bool `json:"prefetched,omitempty"`
 }
 
 // Batch statuses.
@@ -201,6 +267,9 @@ type GroupReport struct {
 	Selected []int     `json:"selected,omitempty"`
 	// Successes counts pool rollouts V passed.
 	Successes int `json:"successes"`
+	// Tries counts the group's reruns of slots after infrastructure
+	// failures (each in a fresh instance; MaxTries runs a slot at most).
+	Tries int `json:"tries,omitempty"`
 }
 
 // Stats are a batch's counts and times.
@@ -212,11 +281,26 @@ type Stats struct {
 	Retried   int `json:"retried"`
 	// Succeeded is how many finished rollouts V passed, over all groups.
 	Succeeded int `json:"succeeded"`
-	// Ready, Mastered, Exhausted, Abandoned count groups.
+	// Ready, Mastered, Exhausted, Abandoned count groups; Filled the
+	// groups sampled beyond Tasks to fill dropped ones (Request.Fill).
 	Ready     int `json:"ready"`
 	Mastered  int `json:"mastered"`
 	Exhausted int `json:"exhausted"`
 	Abandoned int `json:"abandoned"`
+	Filled    int `json:"filled,omitempty"`
+	// Reused counts rollouts finished before a restart or an outage and
+	// read back rather than run again; Outages the rollouts sent back to
+	// the queue because the engine was unreachable (never a try, never a
+	// reward).
+	Reused  int `json:"reused,omitempty"`
+	Outages int `json:"outages,omitempty"`
+	// PrefixBreaks counts segments the sample builder started because a
+	// turn's prompt did not extend the tokens held so far (the engine's
+	// chat template re-rendered the past), not because of compaction.
+	PrefixBreaks int `json:"prefix_breaks"`
+	// Staleness is how many policy versions the weights that sampled a
+	// prefetched step may lag the trainer's (0: computed on request).
+	Staleness int `json:"staleness"`
 	// WallMS is the batch's wall time; RolloutMS the rollouts' summed
 	// wall time; SchedulerMS the time the scheduler itself took (recording
 	// outcomes, deciding, selecting, advantages, building samples).

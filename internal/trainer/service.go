@@ -10,8 +10,11 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +92,17 @@ type Options struct {
 	// Model are the options of the engines' clients: time-out, retries,
 	// backoff (nil: the model package's defaults).
 	Model *model.Options
+	// AllowGaps accepts a step whose predecessor was never requested
+	// (its tasks then start from the last saved state before it). Without
+	// it such a step is refused (409, GapError): steps out of order would
+	// fork the kappa history.
+	AllowGaps bool
+	// OutageBackoff is the first wait before a rollout the engine's
+	// outage stopped is run again (doubled per consecutive outage, at
+	// most a minute; default 2s); OutageLimit how long an outage may last
+	// before the step fails, retriable, and is not saved (default 2h).
+	OutageBackoff time.Duration
+	OutageLimit   time.Duration
 }
 
 // taskRef is one task of the split.
@@ -116,6 +130,9 @@ type Service struct {
 	closed    bool // under mu
 	closeOnce sync.Once
 	wg        sync.WaitGroup
+	// lastPosted is the highest step a trainer asked for (not prefetched),
+	// under mu.
+	lastPosted int
 }
 
 // pending is a requested batch.
@@ -125,6 +142,15 @@ type pending struct {
 	done  chan struct{}
 	// progress counts finished rollouts while it runs.
 	progress Progress
+	// prefetched: the service requested the step itself (MaxStaleness);
+	// staleness is how many steps ahead of the trainer it was when queued.
+	prefetched bool
+	staleness  int
+	// outage is the engine's error while rollouts wait for it to come
+	// back (under s.mu); retriable marks a failure a re-POST may retry
+	// (the outage lasted past OutageLimit, or the service closed).
+	outage    string
+	retriable bool
 }
 
 // failed reports whether the batch finished and failed (under s.mu).
@@ -179,10 +205,13 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("trainer: the pool at %s has no %s tasks: build one with wildawm pool run, or give its proportions with wildawm pool split --proportions", filepath.Join(opts.Dir, pool.File), opts.Split)
 	}
 	slices.SortFunc(s.tasks, func(a, b taskRef) int { return cmp.Compare(a.id, b.id) })
-	for _, sub := range []string{"batches", "state", "rollouts"} {
+	for _, sub := range []string{"batches", "state", "rollouts", "requests"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o755); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.resume(); err != nil {
+		return nil, err
 	}
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
@@ -210,7 +239,8 @@ func (s *Service) Close(ctx context.Context) error {
 		select {
 		case p := <-s.queue:
 			s.mu.Lock()
-			p.batch.Status, p.batch.Error = StatusFailed, ErrClosed.Error()
+			// Its request stays in STATE/requests/: the next service resumes it.
+			p.batch.Status, p.batch.Error, p.retriable = StatusFailed, ErrClosed.Error(), true
 			close(p.done)
 			s.mu.Unlock()
 		default:
@@ -234,6 +264,123 @@ type RequestError struct{ Err error }
 func (e *RequestError) Error() string { return e.Err.Error() }
 func (e *RequestError) Unwrap() error { return e.Err }
 
+// GapError is a step requested before the step before it: Missing is the
+// first step never requested.
+type GapError struct{ Step, Missing int }
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("step %d: step %d was never requested: request the steps in order (each step's kappas start from the step before), or start the service with --allow-gaps", e.Step, e.Missing)
+}
+
+// marker is a requested step's request, kept in STATE/requests/ until its
+// batch is saved, so a restarted service resumes it.
+type marker struct {
+	Version    int     `json:"version"`
+	Request    Request `json:"request"`
+	Prefetched bool    `json:"prefetched,omitempty"`
+	Staleness  int     `json:"staleness,omitempty"`
+	// Posted says a trainer asked for the step (a prefetched one too,
+	// once asked).
+	Posted bool `json:"posted,omitempty"`
+}
+
+func (s *Service) markerPath(step int) string {
+	return filepath.Join(s.dir, "requests", batchID(step)+".json")
+}
+
+func loadMarker(path string) (*marker, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m marker
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("trainer: %s: %w (remove it to forget the step's request)", path, err)
+	}
+	if m.Version != SchemaVersion {
+		return nil, fmt.Errorf("trainer: %s: request version %d, this build reads %d", path, m.Version, SchemaVersion)
+	}
+	return &m, nil
+}
+
+// resume queues the steps a previous process was asked for and did not
+// finish, in step order, and sweeps the trajectories of steps that were
+// neither saved nor are to be resumed (a dead run's).
+func (s *Service) resume() error {
+	names, err := filepath.Glob(filepath.Join(s.dir, "requests", "step-*.json"))
+	if err != nil {
+		return err
+	}
+	saved, err := s.Steps()
+	if err != nil {
+		return err
+	}
+	for _, st := range saved {
+		s.lastPosted = max(s.lastPosted, st)
+	}
+	keep := map[int]bool{}
+	for _, st := range saved {
+		keep[st] = true
+	}
+	var todo []*marker
+	for _, n := range names {
+		step, ok := stepOf(n)
+		if !ok {
+			continue
+		}
+		if keep[step] {
+			os.Remove(n) // saved after its marker was written: the marker is done
+			continue
+		}
+		m, err := loadMarker(n)
+		if err != nil {
+			return err
+		}
+		keep[step] = true
+		todo = append(todo, m)
+		if m.Posted || !m.Prefetched {
+			s.lastPosted = max(s.lastPosted, step)
+		}
+	}
+	slices.SortFunc(todo, func(a, b *marker) int { return cmp.Compare(a.Request.Step, b.Request.Step) })
+	for _, m := range todo {
+		p := &pending{req: m.Request, batch: &Batch{Version: SchemaVersion, ID: batchID(m.Request.Step), Step: m.Request.Step, Status: StatusRunning, Request: m.Request},
+			done: make(chan struct{}), prefetched: m.Prefetched && !m.Posted, staleness: m.Staleness}
+		s.batches[m.Request.Step] = p
+		select {
+		case s.queue <- p:
+		default:
+			return fmt.Errorf("trainer: %d steps to resume in %s: more than the queue holds (%d)", len(todo), filepath.Join(s.dir, "requests"), cap(s.queue))
+		}
+		if s.opts.Progress != nil {
+			s.opts.Progress("resuming step %d, requested before the service stopped", m.Request.Step)
+		}
+	}
+	dirs, err := filepath.Glob(filepath.Join(s.dir, "rollouts", "step-*"))
+	if err != nil {
+		return err
+	}
+	swept := 0
+	for _, d := range dirs {
+		if step, ok := stepOf(d); ok && !keep[step] {
+			if err := os.RemoveAll(d); err != nil {
+				return err
+			}
+			swept++
+		}
+	}
+	if swept > 0 && s.opts.Progress != nil {
+		s.opts.Progress("swept the trajectories of %d steps a stopped service left unfinished and no trainer asks for", swept)
+	}
+	return nil
+}
+
+// stepOf reads N from a path ending in step-N or step-N.json.
+func stepOf(path string) (int, bool) {
+	k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "step-"), ".json"))
+	return k, err == nil && k > 0
+}
+
 // Submit requests a step's batch and returns its pending handle: a batch
 // computed before (saved in the state directory) is read back; a step
 // requested again with the same request returns the same batch.
@@ -242,8 +389,8 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 		return nil, nil, &RequestError{err}
 	}
 	req = req.withDefaults()
-	if req.Tasks > len(s.tasks) {
-		return nil, nil, &RequestError{fmt.Errorf("tasks: %d, but the %s split has %d tasks: ask for at most %d", req.Tasks, s.opts.Split, len(s.tasks), len(s.tasks))}
+	if _, err := s.candidates(req); err != nil {
+		return nil, nil, &RequestError{err}
 	}
 	if req.Policy != "" {
 		f := s.opts.Policies[req.Policy]
@@ -263,36 +410,115 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 		return nil, nil, ErrClosed
 	}
 	if p := s.batches[req.Step]; p != nil && !p.failed() {
-		if !sameRequest(p.req, req) {
-			return nil, nil, fmt.Errorf("step %d: %w: request the next step, or repeat this one's request exactly", req.Step, ErrConflict)
+		if p.prefetched && samePrefetch(p.req, req) {
+			s.postedLocked(req.Step)
+			return p.batch, p.done, nil
 		}
+		if !sameRequest(p.req, req) {
+			why := "request the next step, or repeat this one's request exactly"
+			if p.prefetched {
+				why = fmt.Sprintf("it was computed ahead (max_staleness %d) with step %d's request: ask with the same parameters, or without max_staleness", p.req.MaxStaleness, req.Step-1)
+			}
+			return nil, nil, fmt.Errorf("step %d: %w: %s", req.Step, ErrConflict, why)
+		}
+		s.postedLocked(req.Step)
 		return p.batch, p.done, nil
 	}
 	if b, err := loadBatch(s.batchPath(req.Step)); err == nil {
-		if !sameRequest(b.Request, req) {
+		if !sameRequest(b.Request, req) && !(b.Prefetched && samePrefetch(b.Request, req)) {
 			return nil, nil, fmt.Errorf("step %d: %w (saved in %s): request the next step, or repeat this one's request exactly", req.Step, ErrConflict, s.batchPath(req.Step))
 		}
 		done := make(chan struct{})
 		close(done)
-		s.batches[req.Step] = &pending{req: req, batch: b, done: done}
+		s.batches[req.Step] = &pending{req: b.Request, batch: b, done: done}
+		s.postedLocked(req.Step)
 		return b, done, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
-	p := &pending{req: req, batch: &Batch{Version: SchemaVersion, ID: batchID(req.Step), Step: req.Step, Status: StatusRunning, Request: req}, done: make(chan struct{})}
+	if req.Step > 1 && !s.opts.AllowGaps && !s.requestedLocked(req.Step-1) {
+		missing := req.Step - 1
+		for missing > 1 && !s.requestedLocked(missing-1) {
+			missing--
+		}
+		return nil, nil, &GapError{Step: req.Step, Missing: missing}
+	}
+	p, err := s.enqueueLocked(req, false, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.postedLocked(req.Step)
+	return p.batch, p.done, nil
+}
+
+// postedLocked notes that a trainer asked for step.
+func (s *Service) postedLocked(step int) {
+	if p := s.batches[step]; p != nil && p.prefetched {
+		p.prefetched = false
+		if m, err := loadMarker(s.markerPath(step)); err == nil {
+			m.Posted = true
+			saveJSON(s.markerPath(step), m)
+		}
+	}
+	s.lastPosted = max(s.lastPosted, step)
+}
+
+// requestedLocked says whether step was requested: running, saved, or to
+// be resumed.
+func (s *Service) requestedLocked(step int) bool {
+	if p := s.batches[step]; p != nil && !p.failed() {
+		return true
+	}
+	for _, path := range []string{s.batchPath(step), s.markerPath(step)} {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// enqueueLocked writes the step's marker and queues it.
+func (s *Service) enqueueLocked(req Request, prefetched bool, staleness int) (*pending, error) {
+	if err := saveJSON(s.markerPath(req.Step), marker{Version: SchemaVersion, Request: req, Prefetched: prefetched, Staleness: staleness}); err != nil {
+		return nil, fmt.Errorf("step %d: keep the request: %w", req.Step, err)
+	}
+	p := &pending{req: req, batch: &Batch{Version: SchemaVersion, ID: batchID(req.Step), Step: req.Step, Status: StatusRunning, Request: req},
+		done: make(chan struct{}), prefetched: prefetched, staleness: staleness}
 	s.batches[req.Step] = p
 	select {
 	case s.queue <- p:
 	default:
 		delete(s.batches, req.Step)
-		return nil, nil, fmt.Errorf("step %d: too many batches queued (%d): wait for one to finish", req.Step, cap(s.queue))
+		os.Remove(s.markerPath(req.Step))
+		return nil, fmt.Errorf("step %d: too many batches queued (%d): wait for one to finish", req.Step, cap(s.queue))
 	}
-	return p.batch, p.done, nil
+	return p, nil
+}
+
+// prefetchLocked queues the step after a finished one with its request
+// when the request allows it and the trainer is close enough behind.
+func (s *Service) prefetchLocked(done Request) {
+	next := done
+	next.Step++
+	ahead := next.Step - s.lastPosted
+	if done.MaxStaleness <= 0 || ahead > done.MaxStaleness || next.Step > MaxStep || s.closed || s.requestedLocked(next.Step) {
+		return
+	}
+	if _, err := s.enqueueLocked(next, true, ahead); err != nil && s.opts.Progress != nil {
+		s.opts.Progress("step %d: not computed ahead: %v", next.Step, err)
+	}
 }
 
 // Lookup returns a requested step's batch (a copy while it runs) and its
 // progress.
 func (s *Service) Lookup(step int) (*Batch, Progress, <-chan struct{}, bool) {
+	b, prog, done, _, ok := s.lookup(step)
+	return b, prog, done, ok
+}
+
+// lookup is Lookup with the step's outage (the engine's error while its
+// rollouts wait, or a failure a re-POST may retry).
+func (s *Service) lookup(step int) (*Batch, Progress, <-chan struct{}, string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.batches[step]
@@ -301,16 +527,20 @@ func (s *Service) Lookup(step int) (*Batch, Progress, <-chan struct{}, bool) {
 			done := make(chan struct{})
 			close(done)
 			s.batches[step] = &pending{req: b.Request, batch: b, done: done}
-			return b, Progress{}, done, true
+			return b, Progress{}, done, "", true
 		}
-		return nil, Progress{}, nil, false
+		return nil, Progress{}, nil, "", false
 	}
 	select {
 	case <-p.done:
-		return p.batch, p.progress, p.done, true
+		outage := ""
+		if p.retriable {
+			outage = p.batch.Error
+		}
+		return p.batch, p.progress, p.done, outage, true
 	default:
 		cp := *p.batch
-		return &cp, p.progress, p.done, true
+		return &cp, p.progress, p.done, p.outage, true
 	}
 }
 
@@ -343,14 +573,34 @@ func (s *Service) work(ctx context.Context) {
 			s.mu.Lock()
 			if err != nil {
 				// A failed step is not saved: requesting it again retries.
+				// One the engine's outage or the service's end stopped is
+				// kept to resume; any other forgets its request.
 				p.batch.Status, p.batch.Error = StatusFailed, err.Error()
+				p.retriable = errors.Is(err, ErrOutage) || ctx.Err() != nil
+				if !p.retriable {
+					os.Remove(s.markerPath(p.req.Step))
+				}
 			} else {
+				if p.prefetched {
+					b.Prefetched = true
+				}
 				p.batch = b
+				os.Remove(s.markerPath(p.req.Step))
+				s.prefetchLocked(p.req)
 			}
+			p.outage = ""
 			close(p.done)
 			s.mu.Unlock()
 		}
 	}
+}
+
+// samePrefetch says whether a trainer's request asks for what a
+// prefetched step computed: the same request but for the policy version
+// the trainer's weights have reached since.
+func samePrefetch(prefetched, asked Request) bool {
+	asked.PolicyVersion = prefetched.PolicyVersion
+	return sameRequest(prefetched, asked)
 }
 
 func batchID(step int) string { return fmt.Sprintf("step-%06d", step) }
@@ -404,3 +654,41 @@ func rngOf(seed uint64, parts ...any) *rand.Rand {
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// candidates are the tasks a request's step may sample, in the order it
+// takes them: the named ones as named, else the split (narrowed by the
+// filter) in the step's seeded permutation. An error names the field.
+func (s *Service) candidates(req Request) ([]taskRef, error) {
+	if len(req.TaskIDs) > 0 {
+		out := make([]taskRef, 0, len(req.TaskIDs))
+		for i, id := range req.TaskIDs {
+			ref, ok := s.byID[id]
+			if !ok {
+				return nil, fmt.Errorf("task_ids[%d]: %q is not a task of the %s split (GET /health says how many it has; ids are the pool's)", i, id, s.opts.Split)
+			}
+			out = append(out, ref)
+		}
+		return out, nil
+	}
+	var pool []taskRef
+	for _, ref := range s.tasks {
+		if ok, _ := path.Match(req.TaskFilter, ref.id); req.TaskFilter == "" || ok {
+			pool = append(pool, ref)
+		}
+	}
+	what := fmt.Sprintf("the %s split has %d tasks", s.opts.Split, len(pool))
+	if req.TaskFilter != "" {
+		what = fmt.Sprintf("task_filter %q matches %d tasks of the %s split", req.TaskFilter, len(pool), s.opts.Split)
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("task_filter: %s: give a glob that matches task ids", what)
+	}
+	if req.Tasks > len(pool) {
+		return nil, fmt.Errorf("tasks: %d, but %s: ask for at most %d", req.Tasks, what, len(pool))
+	}
+	out := make([]taskRef, len(pool))
+	for i, j := range rngOf(req.Seed, "tasks", req.Step).Perm(len(pool)) {
+		out[i] = pool[j]
+	}
+	return out, nil
+}
