@@ -4,9 +4,9 @@
 //
 // Glossary:
 //
-//   - Server: the HTTP handler (GET /health, /metadata, /schema and the
-//     WebSocket endpoint /ws) and the owner of every session; Close tears
-//     them all down.
+//   - Server: the HTTP handler (GET /health, /metadata, /schema, the
+//     WebSocket endpoint /ws and the JSON-RPC POST /mcp) and the owner of
+//     every session; Close tears them all down.
 //   - session: one WebSocket connection. Sessions are bounded
 //     (Options.MaxSessions) and end on close, disconnect, idle timeout or
 //     the server's Close; each holds at most one episode.
@@ -16,7 +16,12 @@
 //     carries the verification and the reward (rl.Reward).
 //   - Action: what a step sends, a tool by name (a trajectory name such as
 //     shell.run, or a model-facing name such as browser_navigate) and its
-//     arguments; the answer tool ends the episode.
+//     arguments; the answer tool ends the episode. OpenEnv's MCP actions
+//     (list_tools, call_tool) are actions too.
+//   - rpcSession: a session opened over POST /mcp (OpenEnv's
+//     openenv/session/create), holding an episode as a WebSocket does.
+//   - TRL class: the Python module WriteTRL writes for TRL's
+//     environment_factory, one method per tool of PoolTools.
 //   - Observation: what reset and step return inside OpenEnv's
 //     {observation, reward, done}: the task's public part and the tools (at
 //     reset), the checklist, the step's output, and at the end the
