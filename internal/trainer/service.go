@@ -131,8 +131,9 @@ type Service struct {
 	closeOnce sync.Once
 	wg        sync.WaitGroup
 	// lastPosted is the highest step a trainer asked for (not prefetched),
-	// under mu.
+	// and version the policy version it asked with, under mu.
 	lastPosted int
+	version    string
 }
 
 // pending is a requested batch.
@@ -411,17 +412,17 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 	}
 	if p := s.batches[req.Step]; p != nil && !p.failed() {
 		if p.prefetched && samePrefetch(p.req, req) {
-			s.postedLocked(req.Step)
+			s.postedLocked(req.Step, req.PolicyVersion)
 			return p.batch, p.done, nil
 		}
 		if !sameRequest(p.req, req) {
 			why := "request the next step, or repeat this one's request exactly"
-			if p.prefetched {
+			if p.prefetched || p.batch.Prefetched {
 				why = fmt.Sprintf("it was computed ahead (max_staleness %d) with step %d's request: ask with the same parameters, or without max_staleness", p.req.MaxStaleness, req.Step-1)
 			}
 			return nil, nil, fmt.Errorf("step %d: %w: %s", req.Step, ErrConflict, why)
 		}
-		s.postedLocked(req.Step)
+		s.postedLocked(req.Step, req.PolicyVersion)
 		return p.batch, p.done, nil
 	}
 	if b, err := loadBatch(s.batchPath(req.Step)); err == nil {
@@ -431,7 +432,7 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 		done := make(chan struct{})
 		close(done)
 		s.batches[req.Step] = &pending{req: b.Request, batch: b, done: done}
-		s.postedLocked(req.Step)
+		s.postedLocked(req.Step, req.PolicyVersion)
 		return b, done, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
@@ -447,12 +448,15 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.postedLocked(req.Step)
+	s.postedLocked(req.Step, req.PolicyVersion)
 	return p.batch, p.done, nil
 }
 
 // postedLocked notes that a trainer asked for step.
-func (s *Service) postedLocked(step int) {
+func (s *Service) postedLocked(step int, version string) {
+	if step >= s.lastPosted {
+		s.version = version
+	}
 	if p := s.batches[step]; p != nil && p.prefetched {
 		p.prefetched = false
 		if m, err := loadMarker(s.markerPath(step)); err == nil {
@@ -461,6 +465,22 @@ func (s *Service) postedLocked(step int) {
 		}
 	}
 	s.lastPosted = max(s.lastPosted, step)
+	// The trainer caught up: the step after the newest computed one may
+	// run ahead again.
+	for p := s.batches[step]; p != nil; p = s.batches[p.req.Step+1] {
+		select {
+		case <-p.done:
+		default:
+			return
+		}
+		if p.batch.Status != StatusDone {
+			return
+		}
+		if s.batches[p.req.Step+1] == nil {
+			s.prefetchLocked(p.batch.Request)
+			return
+		}
+	}
 }
 
 // requestedLocked says whether step was requested: running, saved, or to
@@ -500,6 +520,8 @@ func (s *Service) enqueueLocked(req Request, prefetched bool, staleness int) (*p
 func (s *Service) prefetchLocked(done Request) {
 	next := done
 	next.Step++
+	// Its turns record the weights the trainer last said it serves.
+	next.PolicyVersion = s.version
 	ahead := next.Step - s.lastPosted
 	if done.MaxStaleness <= 0 || ahead > done.MaxStaleness || next.Step > MaxStep || s.closed || s.requestedLocked(next.Step) {
 		return
