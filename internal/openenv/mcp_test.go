@@ -2,12 +2,16 @@ package openenv_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wildawm/wildawm/internal/openenv"
 )
@@ -432,4 +436,66 @@ func TestMCPOverWSMessage(t *testing.T) {
 	if json.Unmarshal(m.Data, &r) != nil || r.Error != nil || string(r.ID) != "null" {
 		t.Errorf("mcp tools/list: %s", m.Data)
 	}
+}
+
+// TestMCPSessionEnds: an HTTP session's instance is torn down when it is
+// closed, when it idles out (its id is unknown after) and when the server
+// closes.
+func TestMCPSessionEnds(t *testing.T) {
+	f := fixture(t)
+	srv, url := serve(t, f, openenv.Options{IdleTimeout: 300 * time.Millisecond})
+	instances := filepath.Join(f.Env.WorkDir, "instances")
+	live := func() int {
+		es, _ := os.ReadDir(instances)
+		n := 0
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), "openenv-") {
+				n++
+			}
+		}
+		return n
+	}
+	waitGone := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for live() > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: instances left", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	open := func() map[string]any {
+		var sess struct {
+			SessionID string `json:"session_id"`
+		}
+		rpcResult(t, rpc(t, url, openenv.MethodSessionCreate, nil), &sess)
+		var res openenv.Result
+		rpcResult(t, rpc(t, url, openenv.MethodReset, map[string]any{"session_id": sess.SessionID}), &res)
+		if live() == 0 {
+			t.Fatal("no instance after wildawm/reset")
+		}
+		return map[string]any{"session_id": sess.SessionID}
+	}
+	waitGone("before")
+	sid := open()
+	rpcResult(t, rpc(t, url, openenv.MethodSessionClose, sid), new(map[string]any))
+	waitGone("after openenv/session/close")
+
+	sid = open()
+	time.Sleep(600 * time.Millisecond)
+	rpcCode(t, rpc(t, url, openenv.MethodState, sid), openenv.RPCInvalidParams)
+	waitGone("after the idle timeout")
+	if n := srv.Metadata().ActiveSessions; n != 0 {
+		t.Errorf("%d sessions still count", n)
+	}
+
+	open()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitGone("after the server's Close")
+	rpcCode(t, rpc(t, url, openenv.MethodSessionCreate, nil), openenv.RPCServerError)
 }
