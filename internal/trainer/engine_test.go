@@ -2,10 +2,14 @@ package trainer
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/wildawm/wildawm/internal/model"
 	"github.com/wildawm/wildawm/internal/model/fake"
 	"github.com/wildawm/wildawm/internal/rl"
 )
@@ -42,8 +46,11 @@ func wire(calls []fake.ToolCall) []fake.WireToolCall {
 // sampling seed mod 3: 0 runs a command with a long output (the context
 // outgrows its budget and the harness compacts), then answers; 1 makes a
 // tool call that does not parse (a format failure); 2 answers at once.
-func engine(t *testing.T) *fake.Server {
-	return fake.NewResponder(t, func(r fake.Request) fake.Turn {
+func engine(t *testing.T) *fake.Server { return fake.NewResponder(t, engineTurn) }
+
+// engineTurn is engine's reply to a request.
+func engineTurn(r fake.Request) fake.Turn {
+	{
 		var prompt []int
 		for _, m := range r.Messages {
 			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
@@ -68,7 +75,7 @@ func engine(t *testing.T) *fake.Server {
 		reply.CompletionTokenIDs = tok("assistant", reply.Content, wire(reply.ToolCalls))
 		reply.WeightVersion = "w-7"
 		return reply
-	})
+	}
 }
 
 // TestBatchThroughEngine: the harness pointed at a trainer's engine (the
@@ -161,5 +168,40 @@ func TestBatchRefusesRepliesWithoutSignal(t *testing.T) {
 				t.Fatalf("a batch from an engine with %s: %v; want ErrNoSignal naming the engine", c.name, err)
 			}
 		})
+	}
+}
+
+// TestOutageThroughEngine: the engine (the fake, SGLang's wire) answers
+// 503 to every chat for a while, past the client's retries: the rollouts
+// it stopped wait and run again, as the same try, and the step is the one
+// a healthy engine gives: no infrastructure try, no abandoned group, no
+// reward of the outage's.
+func TestOutageThroughEngine(t *testing.T) {
+	f := fixture(t)
+	seed := int64(0)
+	run := func(outage int64) *Batch {
+		var chats atomic.Int64
+		srv := fake.NewResponder(t, func(r fake.Request) fake.Turn {
+			if chats.Add(1) <= outage {
+				return fake.Turn{Status: http.StatusServiceUnavailable, Content: "no healthy upstream"}
+			}
+			return engineTurn(r)
+		})
+		srv.SetEngine("sglang")
+		s := open(t, f, Options{Parallel: 2, OutageBackoff: time.Millisecond, Model: &model.Options{MaxRetries: -1, Backoff: time.Millisecond}})
+		b, err := s.Batch(context.Background(), Request{Step: 1, Tasks: 2, G: 2, Engine: "sglang+" + srv.URL() + "#" + fake.DefaultModel,
+			Sampling: Sampling{MaxTokens: 200, ContextTokens: 2500, MaxTurns: 8, Seed: &seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	want := run(0)
+	got := run(8)
+	if got.Stats.Outages == 0 {
+		t.Fatal("no rollout met the outage")
+	}
+	if got.Stats.Retried != 0 || got.Stats.Abandoned != 0 || product(got) != product(want) {
+		t.Errorf("after an outage (%d rollouts waited, %d retried):\n%s\nhealthy:\n%s", got.Stats.Outages, got.Stats.Retried, product(got), product(want))
 	}
 }
