@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/wildawm/wildawm/internal/openenv"
 )
 
@@ -498,4 +500,54 @@ func TestMCPSessionEnds(t *testing.T) {
 	}
 	waitGone("after the server's Close")
 	rpcCode(t, rpc(t, url, openenv.MethodSessionCreate, nil), openenv.RPCServerError)
+}
+
+// TestMCPOverWebSocket drives the WebSocket /mcp, OpenEnv's
+// mcp_websocket_endpoint: each message a JSON-RPC request on the
+// connection's own session.
+func TestMCPOverWebSocket(t *testing.T) {
+	f := fixture(t)
+	_, url := serve(t, f, openenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(64 << 20)
+	c := &client{t: t, c: conn}
+	call := func(body string) openenv.RPCResponse {
+		t.Helper()
+		c.sendRaw(body)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r openenv.RPCResponse
+		if err := json.Unmarshal(b, &r); err != nil || r.JSONRPC != "2.0" {
+			t.Fatalf("reply %s: not JSON-RPC", b)
+		}
+		return r
+	}
+	rpcCode(t, call(`{"jsonrpc": "2.0", "method": "tools/list"`), openenv.RPCParseError)
+	rpcCode(t, call(`{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}`), openenv.RPCServerError)
+	var sess struct {
+		SessionID string `json:"session_id"`
+	}
+	rpcResult(t, call(`{"jsonrpc": "2.0", "id": 2, "method": "openenv/session/create"}`), &sess)
+	tk := f.Tasks["wishlist-balance"]
+	var res openenv.Result
+	rpcResult(t, call(fmt.Sprintf(`{"jsonrpc": "2.0", "id": 3, "method": "wildawm/reset", "params": {"task_id": %q, "prompt": "x"}}`, tk.ID)), &res)
+	if res.Observation.Task == nil || fmt.Sprint(res.Metadata[openenv.MetaIgnoredResetKeys]) != "[prompt]" {
+		t.Fatalf("reset: %+v", res)
+	}
+	var out openenv.CallToolResult
+	rpcResult(t, call(`{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": "echo $((6*7))"}}}`), &out)
+	if !strings.Contains(out.Data, "42") || out.Meta["step"] != 1.0 {
+		t.Errorf("tools/call: %+v", out)
+	}
+	rpcCode(t, call(fmt.Sprintf(`{"jsonrpc": "2.0", "id": 5, "method": "openenv/session/close", "params": {"session_id": %q}}`, sess.SessionID)), openenv.RPCInvalidRequest)
 }

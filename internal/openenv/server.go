@@ -174,8 +174,9 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.schemas)
 	})
-	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, false) })
 	mux.HandleFunc("POST /mcp", s.serveMCP)
+	mux.HandleFunc("GET /mcp", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, true) })
 	return mux
 }
 
@@ -232,7 +233,9 @@ func (s *Server) release() {
 	s.wg.Done()
 }
 
-func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+// serveWS serves a WebSocket session: of OpenEnv's messages on /ws, of
+// bare JSON-RPC requests on /mcp (rpc).
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, rpc bool) {
 	ok, active, closed := s.acquire()
 	if closed {
 		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
@@ -249,7 +252,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// As OpenEnv does: accept, say why, close.
 		msg := fmt.Sprintf("the server holds its maximum of %d sessions (--max-sessions): close a session or retry later", s.opts.MaxSessions)
 		wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		writeReply(wctx, conn, reply{Type: TypeError, Data: ErrorData{Message: msg, Code: CodeCapacityReached, ActiveSessions: active, MaxSessions: s.opts.MaxSessions}})
+		var m any = reply{Type: TypeError, Data: ErrorData{Message: msg, Code: CodeCapacityReached, ActiveSessions: active, MaxSessions: s.opts.MaxSessions}}
+		if rpc {
+			e := rpcFail(nil, RPCServerError, "%s", msg)
+			e.Error.Data = map[string]any{"code": CodeCapacityReached, "active_sessions": active, "max_sessions": s.opts.MaxSessions}
+			m = e
+		}
+		writeReply(wctx, conn, m)
 		cancel()
 		conn.Close(websocket.StatusTryAgainLater, "at capacity")
 		return
@@ -257,16 +266,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.release()
 	conn.SetReadLimit(s.opts.MaxMessage)
 	id := s.sessions.Add(1)
-	ss := &session{srv: s, id: id, key: randomID()}
+	ss := &session{srv: s, id: id, key: randomID(), rpc: rpc}
 	s.log.Info("openenv session start", logSession, id)
 	ss.serve(conn)
 	s.log.Info("openenv session end", logSession, id)
 }
 
-func writeReply(ctx context.Context, conn *websocket.Conn, r reply) error {
+func writeReply(ctx context.Context, conn *websocket.Conn, r any) error {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("encode %s message: %w", r.Type, err)
+		return fmt.Errorf("encode a message: %w", err)
 	}
 	return conn.Write(ctx, websocket.MessageText, b)
 }

@@ -27,7 +27,9 @@ type session struct {
 	srv *Server
 	id  int64
 	// key is the session's id on the wire (openenv/session/create).
-	key      string
+	key string
+	// rpc marks a WebSocket of /mcp: each message a JSON-RPC request.
+	rpc      bool
 	episodes int
 	ep       *episode
 }
@@ -90,14 +92,26 @@ func (ss *session) serve(conn *websocket.Conn) {
 			}
 			return
 		case <-idle.C:
-			ss.say(conn, reply{Type: TypeError, Data: ErrorData{Code: CodeSession,
-				Message: fmt.Sprintf("no message for %v: the session is closed and its instance torn down; connect again and reset", s.opts.IdleTimeout)}})
+			msg := fmt.Sprintf("no message for %v: the session is closed and its instance torn down; connect again and reset", s.opts.IdleTimeout)
+			var m any = reply{Type: TypeError, Data: ErrorData{Code: CodeSession, Message: msg}}
+			if ss.rpc {
+				e := rpcFail(nil, RPCServerError, "%s", msg)
+				e.Error.Data = map[string]any{"code": CodeSession}
+				m = e
+			}
+			ss.say(conn, m)
 			ss.teardown(ctx)
 			conn.Close(websocket.StatusPolicyViolation, "idle timeout")
 			return
 		case b := <-msgs:
 			idle.Stop()
-			r, closing := ss.handle(ctx, b)
+			var r any
+			closing := false
+			if ss.rpc {
+				r = s.rpcMessage(ctx, b, ss)
+			} else {
+				r, closing = ss.handle(ctx, b)
+			}
 			if closing {
 				ss.teardown(ctx)
 				conn.Close(websocket.StatusNormalClosure, "")
@@ -116,7 +130,7 @@ func (ss *session) serve(conn *websocket.Conn) {
 	}
 }
 
-func (ss *session) say(conn *websocket.Conn, r reply) error {
+func (ss *session) say(conn *websocket.Conn, r any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return writeReply(ctx, conn, r)
