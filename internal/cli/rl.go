@@ -145,8 +145,8 @@ func (e *env) rlLearnCmd() *cobra.Command {
 	var o trainer.LearnOptions
 	var curveOut string
 	c := &cobra.Command{
-		Use:   "learn [--dir RUN] [--steps 30] [--tasks 4] [--g 4]",
-		Short: "The offline learning check: train a softmax policy by wildawm's GRPO objective on live instances",
+		Use:   "learn [--dir RUN] [--steps 30] [--tasks 4] [--g 4] [--policy learned:softmax|learned:observe]",
+		Short: "The offline learning check: train a small policy by wildawm's GRPO objective on live instances",
 		Long: `Train the learnable softmax policy (learned:softmax: at each step of a task's
 reference completion it does the step, slips an argument, skips it or stops,
 with probabilities by interface) with wildawm's own GRPO objective on the
@@ -155,11 +155,20 @@ G-subsets, advantages, segment samples and loss weights, on live instances. No
 model and no GPU: it shows the loop closes end to end. Prints the learning
 curve, one line per step (the G base rollouts' success rate), and writes it
 as JSON (--curve, default STATE/learn.json). The service's state is kept apart
-from rl serve's (default DIR/rl-learn); remove it to start over.`,
+from rl serve's (default DIR/rl-learn); remove it to start over.
+
+--policy learned:observe trains the observation policy instead: a log-linear
+softmax over hashed features that chooses among the actions the observations
+offer (websites, the page's links, buttons and forms with values seen
+before, MCP tools with arguments seen before, the files listed), never
+the task's reference. --lr 0 is its control.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Steps < 1 || o.Tasks < 1 || o.G < 1 || o.LR < 0 {
 				return errors.New("--steps, --tasks and --g must be at least 1, --lr at least 0")
+			}
+			if o.Policy == trainer.PolicyObserve && !cmd.Flags().Changed("lr") {
+				o.LR = trainer.ObserveLR
 			}
 			o.Frozen = o.LR == 0
 			svc, closeSvc, err := e.rlService(cmd, &f, "rl-learn")
@@ -167,13 +176,30 @@ from rl serve's (default DIR/rl-learn); remove it to start over.`,
 				return err
 			}
 			defer closeSvc()
-			fmt.Fprintf(e.stdout, "%-5s %-10s %-8s %-8s %-6s %s\n", "step", "success", "reward", "rollouts", "ready", "P(do) gui/mcp/cli")
+			last := "P(do) gui/mcp/cli"
+			if o.Policy == trainer.PolicyObserve {
+				last = "the update"
+			}
+			fmt.Fprintf(e.stdout, "%-5s %-10s %-8s %-8s %-6s %s\n", "step", "success", "reward", "rollouts", "ready", last)
 			o.Progress = func(p trainer.LearnPoint) {
 				fmt.Fprintf(e.stdout, "%-5d %-10s %-8.3f %-8d %-6d %.3f/%.3f/%.3f\n", p.Step, fmt.Sprintf("%d/%d", p.BaseSuccesses, p.BaseRollouts),
 					p.MeanReward, p.Rollouts, p.Ready, p.PDo["gui"], p.PDo["mcp"], p.PDo["cli"])
 			}
 			start := time.Now()
-			curve, final, err := trainer.Learn(cmd.Context(), svc, o)
+			var curve []trainer.LearnPoint
+			var final any
+			switch o.Policy {
+			case trainer.PolicySoftmax:
+				curve, final, err = trainer.Learn(cmd.Context(), svc, o)
+			case trainer.PolicyObserve:
+				o.Progress = func(p trainer.LearnPoint) {
+					fmt.Fprintf(e.stdout, "%-5d %-10s %-8.3f %-8d %-6d decisions %d entropy %.3f logprob gap %.1e\n", p.Step, fmt.Sprintf("%d/%d", p.BaseSuccesses, p.BaseRollouts),
+						p.MeanReward, p.Rollouts, p.Ready, p.Observe.Decisions, p.Observe.Entropy, p.Observe.MaxLogprobGap)
+				}
+				curve, final, err = trainer.LearnObserve(cmd.Context(), svc, o)
+			default:
+				return fmt.Errorf("--policy %q: give %s or %s", o.Policy, trainer.PolicySoftmax, trainer.PolicyObserve)
+			}
 			if err != nil {
 				return err
 			}
@@ -199,8 +225,9 @@ from rl serve's (default DIR/rl-learn); remove it to start over.`,
 	c.Flags().IntVar(&o.Steps, "steps", 30, "train steps")
 	c.Flags().IntVar(&o.Tasks, "tasks", 4, "tasks per step")
 	c.Flags().IntVar(&o.G, "g", 4, "base rollouts per task, and rollouts trained on per ready task")
-	c.Flags().Float64Var(&o.LR, "lr", 4, "the step size of the policy's update (0: never update, the control run)")
+	c.Flags().Float64Var(&o.LR, "lr", 4, "the step size of the policy's update (0: never update, the control run; learned:observe's default is 50)")
 	c.Flags().Uint64Var(&o.Seed, "seed", 1, "the seed of the tasks sampled and the policy's draws")
 	c.Flags().StringVar(&curveOut, "curve", "", "the learning curve's JSON file")
+	c.Flags().StringVar(&o.Policy, "policy", trainer.PolicySoftmax, "the policy trained: "+trainer.PolicySoftmax+" (over the reference's steps) or "+trainer.PolicyObserve+" (over the actions the observations offer)")
 	return c
 }

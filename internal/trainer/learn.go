@@ -8,8 +8,22 @@ import (
 	"slices"
 
 	"github.com/wildawm/wildawm/internal/policy"
+	"github.com/wildawm/wildawm/internal/policy/observe"
 	"github.com/wildawm/wildawm/internal/rl"
+	"github.com/wildawm/wildawm/internal/rollout"
+	"github.com/wildawm/wildawm/internal/task"
 )
+
+// PolicyObserve is the observation-driven learnable policy of the
+// learning check (observe.Policy).
+const PolicyObserve = observe.Name
+
+// observePolicy is PolicyObserve's factory: it gives the policy its
+// parameters and seed, never the task (the policy sees the task's public
+// part only, through the rollout).
+func observePolicy(_ *task.Task, _ int, seed uint64, params json.RawMessage) (rollout.Policy, error) {
+	return observe.New(params, seed)
+}
 
 // LearnOptions configure the offline learning check.
 type LearnOptions struct {
@@ -25,6 +39,11 @@ type LearnOptions struct {
 	Frozen bool    `json:"frozen,omitempty"`
 	// Params are the starting parameters (nil: policy.DefaultSoftmaxParams).
 	Params *policy.SoftmaxParams `json:"params,omitempty"`
+	// Policy is the policy trained: PolicySoftmax (the default) or
+	// PolicyObserve, whose starting parameters are ObserveParams (nil:
+	// observe.DefaultParams).
+	Policy        string          `json:"policy,omitempty"`
+	ObserveParams *observe.Params `json:"-"`
 	// Progress gets each step's point.
 	Progress func(LearnPoint) `json:"-"`
 }
@@ -46,8 +65,12 @@ type LearnPoint struct {
 	// Objective is the surrogate before the update; PDo the probability
 	// of doing the reference's step, by context, after it.
 	Objective float64            `json:"objective"`
-	PDo       map[string]float64 `json:"p_do"`
+	PDo       map[string]float64 `json:"p_do,omitempty"`
 	WallMS    float64            `json:"wall_ms"`
+	// Observe is the observation policy's step: its decisions trained on,
+	// their entropy, and how far the log-probabilities it recomputed from
+	// the samples' tokens were from the rollouts' (0: on policy).
+	Observe *observe.StepStats `json:"observe,omitempty"`
 }
 
 // Learn is the offline learning check (docs/rl.md): the learnable softmax
@@ -61,6 +84,9 @@ func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *poli
 	o.G = cmpOr(o.G, 4)
 	if o.LR == 0 {
 		o.LR = 4
+	}
+	if o.Policy != "" && o.Policy != PolicySoftmax {
+		return nil, nil, fmt.Errorf("trainer: Learn trains %s; use LearnObserve for %s", PolicySoftmax, PolicyObserve)
 	}
 	params := policy.DefaultSoftmaxParams()
 	if o.Params != nil {
@@ -85,28 +111,8 @@ func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *poli
 		if err != nil {
 			return curve, &params, err
 		}
-		pt := LearnPoint{Step: step, Rollouts: b.Stats.Rollouts, Ready: b.Stats.Ready, WallMS: b.Stats.WallMS}
-		sum := 0.0
-		for _, g := range b.Groups {
-			for i, slot := range g.Slots {
-				if slot < o.G {
-					pt.BaseRollouts++
-					sum += g.Rewards[i]
-					if rl.Succeeded(g.Rewards[i]) {
-						pt.BaseSuccesses++
-					}
-				}
-			}
-		}
-		if pt.BaseRollouts > 0 {
-			pt.SuccessRate = float64(pt.BaseSuccesses) / float64(pt.BaseRollouts)
-			pt.MeanReward = sum / float64(pt.BaseRollouts)
-		}
-		var ts []rl.TokenSample
-		for _, smp := range b.Samples {
-			ts = append(ts, rl.TokenSample{PromptIDs: smp.PromptTokenIDs, ResponseIDs: smp.ResponseTokenIDs, LossMask: smp.LossMask,
-				Logprobs: smp.RolloutLogprobs, Advantage: smp.Advantage, Weight: smp.LossWeight})
-		}
+		pt := basePoint(b, o.G)
+		ts := tokenSamples(b)
 		lr := o.LR
 		if o.Frozen {
 			lr = 0
@@ -124,6 +130,106 @@ func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *poli
 		}
 	}
 	final := policy.SoftmaxParams{Logits: tab.Logits, Version: fmt.Sprintf("learn-%d", o.Steps)}
+	return curve, &final, nil
+}
+
+// basePoint is a step's point before its update: the G base rollouts of
+// every group the step sampled.
+func basePoint(b *Batch, g int) LearnPoint {
+	pt := LearnPoint{Step: b.Step, Rollouts: b.Stats.Rollouts, Ready: b.Stats.Ready, WallMS: b.Stats.WallMS}
+	sum := 0.0
+	for _, gr := range b.Groups {
+		for i, slot := range gr.Slots {
+			if slot < g {
+				pt.BaseRollouts++
+				sum += gr.Rewards[i]
+				if rl.Succeeded(gr.Rewards[i]) {
+					pt.BaseSuccesses++
+				}
+			}
+		}
+	}
+	if pt.BaseRollouts > 0 {
+		pt.SuccessRate = float64(pt.BaseSuccesses) / float64(pt.BaseRollouts)
+		pt.MeanReward = sum / float64(pt.BaseRollouts)
+	}
+	return pt
+}
+
+// tokenSamples are what a trainer reads of the batch's samples.
+func tokenSamples(b *Batch) []rl.TokenSample {
+	var ts []rl.TokenSample
+	for _, smp := range b.Samples {
+		ts = append(ts, rl.TokenSample{PromptIDs: smp.PromptTokenIDs, ResponseIDs: smp.ResponseTokenIDs, LossMask: smp.LossMask,
+			Logprobs: smp.RolloutLogprobs, Advantage: smp.Advantage, Weight: smp.LossWeight})
+	}
+	return ts
+}
+
+// ObserveLR is LearnObserve's default step size. The loss weights divide
+// each decision's gradient by the trajectory's decisions (about 50, where
+// the softmax's rollouts have about 12), the step's groups and G: the step
+// is larger than Learn's 4 by about that ratio, set before any run.
+const ObserveLR = 50
+
+// LearnObserve is the learning check of the observation policy
+// (observe.Policy, PolicyObserve): each step asks the service for a batch
+// with the current weights as policy_params, then takes one step of
+// wildawm's GRPO objective (observe.Model.TrainStep: the batch's
+// advantages times the gradient of the log-probability of the candidates
+// the rollouts chose, recomputed from the samples' tokens alone, with the
+// loss weights). Frozen (or LR 0) is the control: the same requests and
+// seeds, the weights never updated. It returns the curve and the final
+// parameters.
+func LearnObserve(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *observe.Params, error) {
+	o.Steps = cmpOr(o.Steps, 30)
+	o.Tasks = min(cmpOr(o.Tasks, 4), s.Tasks())
+	o.G = cmpOr(o.G, 4)
+	if o.LR == 0 && !o.Frozen {
+		o.LR = ObserveLR
+	}
+	start := observe.DefaultParams()
+	if o.ObserveParams != nil {
+		start = *o.ObserveParams
+	}
+	m, err := observe.NewModel(start)
+	if err != nil {
+		return nil, nil, err
+	}
+	var curve []LearnPoint
+	params := start
+	for step := 1; step <= o.Steps; step++ {
+		params = m.Params(fmt.Sprintf("learn-%d", step-1), start.MaxActions)
+		if step == 1 {
+			params.Version = cmpOr(start.Version, "init")
+		}
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := s.Batch(ctx, Request{Step: step, Tasks: o.Tasks, G: o.G, Policy: PolicyObserve, PolicyParams: raw, Seed: cmpOr(o.Seed, 1)})
+		if errors.Is(err, ErrConflict) {
+			return curve, &params, fmt.Errorf("step %d: the state directory holds an earlier learning run with other options: remove it, or give another one (--state): %w", step, err)
+		}
+		if err != nil {
+			return curve, &params, err
+		}
+		pt := basePoint(b, o.G)
+		lr := o.LR
+		if o.Frozen {
+			lr = 0
+		}
+		obj, st, err := m.TrainStep(tokenSamples(b), lr)
+		if err != nil {
+			return curve, &params, fmt.Errorf("step %d: %w", step, err)
+		}
+		pt.Objective, pt.Observe = obj, &st
+		curve = append(curve, pt)
+		if o.Progress != nil {
+			o.Progress(pt)
+		}
+	}
+	final := m.Params(fmt.Sprintf("learn-%d", o.Steps), start.MaxActions)
 	return curve, &final, nil
 }
 

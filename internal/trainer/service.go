@@ -57,6 +57,7 @@ func DefaultPolicies() map[string]PolicyFactory {
 		PolicySoftmax: func(t *task.Task, slot int, seed uint64, params json.RawMessage) (rollout.Policy, error) {
 			return policy.NewSoftmax(t, params, seed)
 		},
+		PolicyObserve: observePolicy,
 	}
 }
 
