@@ -167,6 +167,9 @@ the task's reference. --lr 0 is its control.`,
 			if o.Steps < 1 || o.Tasks < 1 || o.G < 1 || o.LR < 0 {
 				return errors.New("--steps, --tasks and --g must be at least 1, --lr at least 0")
 			}
+			if o.Policy != trainer.PolicySoftmax && o.Policy != trainer.PolicyObserve {
+				return fmt.Errorf("--policy %q: give %s or %s", o.Policy, trainer.PolicySoftmax, trainer.PolicyObserve)
+			}
 			if o.Policy == trainer.PolicyObserve && !cmd.Flags().Changed("lr") {
 				o.LR = trainer.ObserveLR
 			}
@@ -191,14 +194,12 @@ the task's reference. --lr 0 is its control.`,
 			switch o.Policy {
 			case trainer.PolicySoftmax:
 				curve, final, err = trainer.Learn(cmd.Context(), svc, o)
-			case trainer.PolicyObserve:
+			default: // trainer.PolicyObserve
 				o.Progress = func(p trainer.LearnPoint) {
 					fmt.Fprintf(e.stdout, "%-5d %-10s %-8.3f %-8d %-6d decisions %d entropy %.3f logprob gap %.1e\n", p.Step, fmt.Sprintf("%d/%d", p.BaseSuccesses, p.BaseRollouts),
 						p.MeanReward, p.Rollouts, p.Ready, p.Observe.Decisions, p.Observe.Entropy, p.Observe.MaxLogprobGap)
 				}
 				curve, final, err = trainer.LearnObserve(cmd.Context(), svc, o)
-			default:
-				return fmt.Errorf("--policy %q: give %s or %s", o.Policy, trainer.PolicySoftmax, trainer.PolicyObserve)
 			}
 			if err != nil {
 				return err

@@ -79,14 +79,14 @@ type LearnPoint struct {
 // advantages and loss weights) through the service, on live instances,
 // step by step. It returns the learning curve and the final parameters.
 func Learn(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *policy.SoftmaxParams, error) {
+	if o.Policy != "" && o.Policy != PolicySoftmax {
+		return nil, nil, fmt.Errorf("trainer: Learn trains %s, not %q: use LearnObserve for %s", PolicySoftmax, o.Policy, PolicyObserve)
+	}
 	o.Steps = cmpOr(o.Steps, 30)
 	o.Tasks = min(cmpOr(o.Tasks, 4), s.Tasks())
 	o.G = cmpOr(o.G, 4)
 	if o.LR == 0 {
 		o.LR = 4
-	}
-	if o.Policy != "" && o.Policy != PolicySoftmax {
-		return nil, nil, fmt.Errorf("trainer: Learn trains %s; use LearnObserve for %s", PolicySoftmax, PolicyObserve)
 	}
 	params := policy.DefaultSoftmaxParams()
 	if o.Params != nil {
@@ -182,11 +182,8 @@ const ObserveLR = 50
 // seeds, the weights never updated. It returns the curve and the final
 // parameters.
 func LearnObserve(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint, *observe.Params, error) {
-	o.Steps = cmpOr(o.Steps, 30)
-	o.Tasks = min(cmpOr(o.Tasks, 4), s.Tasks())
-	o.G = cmpOr(o.G, 4)
-	if o.LR == 0 && !o.Frozen {
-		o.LR = ObserveLR
+	if o.Policy != "" && o.Policy != PolicyObserve {
+		return nil, nil, fmt.Errorf("trainer: LearnObserve trains %s, not %q: use Learn for %s", PolicyObserve, o.Policy, PolicySoftmax)
 	}
 	start := observe.DefaultParams()
 	if o.ObserveParams != nil {
@@ -195,6 +192,12 @@ func LearnObserve(ctx context.Context, s *Service, o LearnOptions) ([]LearnPoint
 	m, err := observe.NewModel(start)
 	if err != nil {
 		return nil, nil, err
+	}
+	o.Steps = cmpOr(o.Steps, 30)
+	o.Tasks = min(cmpOr(o.Tasks, 4), s.Tasks())
+	o.G = cmpOr(o.G, 4)
+	if o.LR == 0 && !o.Frozen {
+		o.LR = ObserveLR
 	}
 	var curve []LearnPoint
 	params := start

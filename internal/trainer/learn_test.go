@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wildawm/wildawm/internal/agent"
@@ -166,5 +167,17 @@ func TestLearnObserveControl(t *testing.T) {
 	def := observe.DefaultParams()
 	if !maps.Equal(finals[1].Weights, def.Weights) {
 		t.Errorf("the control's weights moved: %d weights, the start has %d", len(finals[1].Weights), len(def.Weights))
+	}
+}
+
+func TestLearnRejectsTheOtherPolicy(t *testing.T) {
+	if _, _, err := Learn(context.Background(), nil, LearnOptions{Policy: PolicyObserve}); err == nil || !strings.Contains(err.Error(), "LearnObserve") {
+		t.Errorf("Learn of %s: %v", PolicyObserve, err)
+	}
+	if _, _, err := LearnObserve(context.Background(), nil, LearnOptions{Policy: PolicySoftmax}); err == nil || !strings.Contains(err.Error(), "use Learn") {
+		t.Errorf("LearnObserve of %s: %v", PolicySoftmax, err)
+	}
+	if _, _, err := LearnObserve(context.Background(), nil, LearnOptions{ObserveParams: &observe.Params{Dim: 0}}); err == nil || !strings.Contains(err.Error(), "dim 0") {
+		t.Errorf("LearnObserve with dim 0: %v", err)
 	}
 }
