@@ -11,6 +11,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -363,6 +364,300 @@ class TokenTest(unittest.TestCase):
 
     def test_health_needs_no_token(self):
         self.assertEqual(wildawm_rl.Client(self.fake.url).health()["status"], "ok")
+
+
+class ScriptedService:
+    """A fake service that plays a script of answers, and that can really go away:
+    stop() closes its listening socket, start() listens again on the same port
+    with a fresh memory, as a restarted `wildawm rl serve`.
+
+    script maps "POST" and "GET" to lists of answers, used in order: (code,
+    body) or (code, body, headers), "drop" (close the connection without an
+    answer, as a process killed mid-request), ("sleep", seconds) before the
+    default answer, or a callable(service) whose return value (None: the
+default) is the answer.
+    With its list empty, POST answers 202 running and GET the batch, unless
+    known is False (a restarted service that lost the step: GET is 404 until
+    a POST)."""
+
+    def __init__(self, batch, script=None, port=0, known=True):
+        self.batch = batch
+        self.script = {k: list(v) for k, v in (script or {}).items()}
+        self.requests = []
+        self.known = known
+        self.port = port
+        self.server = None
+        self.start()
+
+    def answer(self, handler, method):
+        queue = self.script.get(method) or []
+        action = queue.pop(0) if queue else None
+        if callable(action):
+            action = action(self)
+        if action == "drop":
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if isinstance(action, tuple) and action[0] == "sleep":
+            time.sleep(action[1])
+            action = None
+        if action is None:
+            if method == "POST":
+                self.known = True
+                action = (202, {"id": "step-000001", "step": 1, "status": "running"})
+            elif self.known:
+                action = (200, self.batch)
+            else:
+                action = (404, {"error": "batch step-000001 was not requested: POST /v1/batches first"})
+        code, body = action[0], action[1]
+        headers = action[2] if len(action) > 2 else {}
+        raw = json.dumps(body).encode()
+        handler.send_response(code)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(raw)))
+        for k, v in headers.items():
+            handler.send_header(k, v)
+        try:
+            handler.end_headers()
+            handler.wfile.write(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up on this exchange (its timeout)
+
+    def start(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(("POST", self.path, body))
+                fake.answer(self, "POST")
+
+            def do_GET(self):
+                fake.requests.append(("GET", self.path, None))
+                fake.answer(self, "GET")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.thread.join(5)
+            self.server = None
+
+    def restart(self, down=0.0):
+        """Go away (the socket closed) for `down` seconds and come back on the same port, knowing no step."""
+        self.stop()
+        time.sleep(down)
+        self.known = False
+        self.start()
+
+
+class RecordingSleep:
+    """Client._sleep that records each wait and waits only a little."""
+
+    def __init__(self, cap=0.0):
+        self.waits = []
+        self.cap = cap
+
+    def __call__(self, seconds):
+        self.waits.append(seconds)
+        time.sleep(min(seconds, self.cap))
+
+
+OUTAGE = {"error": "engine sglang+http://127.0.0.1:30000/v1: connection refused: the step goes on by itself "
+                   "when the engine answers: ask again after Retry-After", "retriable": True, "status": "running"}
+
+
+class ResilienceTest(unittest.TestCase):
+    """What a long run meets: outages (503), restarts (refused, dropped, 404), timeouts, steps out of order."""
+
+    def service(self, **kw):
+        fake = ScriptedService(make_batch(), **kw)
+        self.addCleanup(fake.stop)
+        return fake
+
+    def client(self, fake, **kw):
+        kw.setdefault("backoff", 0.05)
+        kw.setdefault("max_backoff", 0.2)
+        c = wildawm_rl.Client(fake.url, timeout=kw.pop("timeout", 5), **kw)
+        c._sleep = RecordingSleep(cap=0.01)
+        return c
+
+    def test_503_then_200_honours_retry_after(self):
+        fake = self.service(script={"POST": [(503, OUTAGE, {"Retry-After": "2"}), (503, OUTAGE, {"Retry-After": "3"})]})
+        c = self.client(fake, max_backoff=10)
+        batch = c.request_batch(1, 3, 2, engine="sglang+http://127.0.0.1:30000/v1#m", wait=1)
+        self.assertEqual(batch["id"], "step-000001")
+        self.assertEqual(c._sleep.waits, [2.0, 3.0], "the waits are the service's Retry-After")
+        self.assertEqual(c.counts["retries"], 2)
+        posts = [r for r in fake.requests if r[0] == "POST"]
+        self.assertEqual(len(posts), 3)
+        self.assertTrue(all(p[2] == posts[0][2] for p in posts), "every re-POST is the same request")
+
+    def test_retry_after_is_cut_to_max_backoff(self):
+        fake = self.service(script={"POST": [(503, OUTAGE, {"Retry-After": "3600"})]})
+        c = self.client(fake, max_backoff=0.5)
+        c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertEqual(c._sleep.waits, [0.5])
+
+    def test_503_while_polling_reposts(self):
+        # The engine goes out while the step runs: GET answers 503; the client
+        # POSTs the same request again (a failed-retriable step needs it) and goes on.
+        fake = self.service(script={"GET": [(202, {"id": "step-000001", "status": "running"}),
+                                            (503, OUTAGE, {"Retry-After": "1"})]})
+        c = self.client(fake)
+        batch = c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertEqual(batch["status"], "done")
+        self.assertEqual([r[0] for r in fake.requests], ["POST", "GET", "GET", "POST", "GET"])
+        self.assertEqual(c.counts, {"retries": 1, "reposts": 1})
+
+    def test_exponential_backoff_is_bounded(self):
+        fake = self.service(script={"POST": [(503, OUTAGE)] * 10})
+        c = self.client(fake, retries=4, backoff=0.1, max_backoff=0.5)
+        with self.assertRaises(wildawm_rl.Unavailable) as ctx:
+            c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertEqual(c._sleep.waits, [0.1, 0.2, 0.4, 0.5], "doubling from backoff, cut at max_backoff")
+        self.assertIn("gave up after 4 retries", str(ctx.exception))
+        self.assertIn("HTTP 503", str(ctx.exception))
+        self.assertEqual(ctx.exception.last.status, 503)
+        self.assertEqual(len(fake.requests), 5)
+
+    def test_a_success_resets_the_count(self):
+        # Two failures, a 202, two failures, the batch: never more than 2 in a row.
+        fake = self.service(script={"POST": [(503, OUTAGE), (503, OUTAGE)],
+                                    "GET": [(503, OUTAGE), (503, OUTAGE)]})
+        c = self.client(fake, retries=2)
+        self.assertEqual(c.request_batch(1, 3, 2, policy="p", wait=1)["status"], "done")
+        self.assertEqual(c.counts["retries"], 4)
+
+    def test_deadline(self):
+        fake = self.service(script={"POST": [(503, OUTAGE)] * 1000})
+        c = wildawm_rl.Client(fake.url, timeout=5, retries=1000, backoff=0.05, max_backoff=0.05, deadline=0.4)
+        t0 = time.monotonic()
+        with self.assertRaises(wildawm_rl.Unavailable) as ctx:
+            c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertLess(time.monotonic() - t0, 3)
+        self.assertIn("deadline", str(ctx.exception))
+
+    def test_refused_until_the_service_comes_back(self):
+        fake = self.service()
+        fake.stop()  # nothing listens on the port
+        c = self.client(fake, retries=100)
+        c._sleep = RecordingSleep(cap=0.05)
+        threading.Timer(0.4, fake.start).start()
+        self.assertEqual(c.request_batch(1, 3, 2, policy="p", wait=1)["status"], "done")
+        self.assertGreaterEqual(c.counts["retries"], 2)
+        self.assertEqual(fake.requests[0][0], "POST")
+
+    def test_restart_while_polling(self):
+        # kill -9 mid-poll: the GET's connection drops, the listening socket
+        # closes, and a new service comes up on the same port 0.2 s later,
+        # knowing no step (its GET would be 404 until asked by a POST).
+        restarted = threading.Event()
+
+        def crash(f):
+            threading.Thread(target=lambda: (f.restart(down=0.2), restarted.set()), daemon=True).start()
+            return "drop"
+
+        fake = self.service(script={"GET": [crash]})
+        c = self.client(fake, retries=100)
+        c._sleep = RecordingSleep(cap=0.05)
+        batch = c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertTrue(restarted.is_set())
+        self.assertEqual(batch["status"], "done")
+        posts = [r for r in fake.requests if r[0] == "POST"]
+        self.assertGreaterEqual(len(posts), 2, "the client POSTs the step again to the restarted service")
+        self.assertEqual(posts[-1][2], posts[0][2])
+        self.assertGreaterEqual(c.counts["reposts"], 1)
+        self.assertGreaterEqual(c.counts["retries"], 1)
+
+    def test_404_after_restart_reposts(self):
+        # A restarted service that does not know the step: GET answers 404.
+        fake = self.service(script={"GET": [lambda f: setattr(f, "known", False)]})
+        c = self.client(fake)
+        batch = c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertEqual(batch["status"], "done")
+        self.assertEqual([r[0] for r in fake.requests], ["POST", "GET", "POST", "GET"])
+        self.assertEqual(c.counts, {"retries": 0, "reposts": 1})
+
+    def test_404_before_any_post_is_an_error(self):
+        fake = self.service(known=False)
+        with self.assertRaises(wildawm_rl.RequestError) as ctx:
+            self.client(fake).poll("step-000001", wait=0)
+        self.assertEqual(ctx.exception.status, 404)
+
+    def test_connection_reset_and_timeout_are_retried(self):
+        fake = self.service(script={"POST": ["drop"], "GET": [("sleep", 1.5)]})
+        c = self.client(fake, timeout=0.5)
+        batch = c.request_batch(1, 3, 2, policy="p", wait=0)
+        self.assertEqual(batch["status"], "done")
+        self.assertEqual(c.counts["retries"], 2, "the reset POST and the timed-out GET")
+
+    def test_409_missing_step(self):
+        msg = "step 5 before step 4: steps arrive in order; ask for step 4 first (or serve with --allow-gaps)"
+        fake = self.service(script={"POST": [(409, {"error": msg, "missing_step": 4})]})
+        c = self.client(fake)
+        with self.assertRaises(wildawm_rl.RequestError) as ctx:
+            c.request_batch(5, 3, 2, policy="p", wait=1)
+        self.assertEqual(ctx.exception.status, 409)
+        self.assertEqual(ctx.exception.message, msg, "the service's message, unchanged")
+        self.assertEqual(ctx.exception.missing_step, 4)
+        self.assertEqual(c.counts["retries"], 0, "a 409 is not retried")
+        self.assertEqual(len(fake.requests), 1)
+
+    def test_other_409_has_no_missing_step(self):
+        fake = self.service(script={"POST": [(409, {"error": "step 1 was asked for with another request"})]})
+        with self.assertRaises(wildawm_rl.RequestError) as ctx:
+            self.client(fake).request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertIsNone(ctx.exception.missing_step)
+
+    def test_400_is_not_retried(self):
+        fake = self.service(script={"POST": [(400, {"error": "fill: \"x\": give \"drop\" or \"ready\""})]})
+        c = self.client(fake)
+        with self.assertRaises(wildawm_rl.RequestError):
+            c.request_batch(1, 3, 2, policy="p", wait=1)
+        self.assertEqual(len(fake.requests), 1)
+
+    def test_unknown_fields_are_tolerated(self):
+        batch = make_batch()
+        batch["stats"].update({"prefix_breaks": 2, "staleness": 1, "filled": 3, "reused": 4, "a_later_field": [1]})
+        for grp in batch["groups"]:
+            grp["tries"] = 1
+            grp["another_later_field"] = {"x": 1}
+        batch["async"] = {"weight_version": "7"}
+        batch["samples"][0]["prefix_break"] = True
+        fake = ScriptedService(batch)
+        self.addCleanup(fake.stop)
+        got = self.client(fake).request_batch(1, 3, 2, policy="p", wait=1)
+        wildawm_rl.validate_batch(got)
+        self.assertEqual(got["stats"]["filled"], 3)
+        self.assertEqual(wildawm_rl.summary(got)["ready"], 2)
+
+    def test_fill_is_sent_and_checked(self):
+        fake = self.service()
+        self.client(fake).request_batch(1, 3, 2, policy="p", wait=1, fill="ready")
+        self.assertEqual(fake.requests[0][2]["fill"], "ready")
+        with self.assertRaises(ValueError) as ctx:
+            wildawm_rl.build_request(1, 3, 2, fill="pad")
+        self.assertIn("fill 'pad'", str(ctx.exception))
+
+    def test_bad_options(self):
+        for kw in ({"retries": -1}, {"backoff": 0}, {"backoff": 2, "max_backoff": 1}, {"deadline": 0}):
+            with self.assertRaises(ValueError, msg=kw):
+                wildawm_rl.Client("http://127.0.0.1:1", **kw)
+
+    def test_retry_after_http_date(self):
+        self.assertEqual(wildawm_rl._retry_after("7"), 7.0)
+        self.assertIsNone(wildawm_rl._retry_after("soon"))
+        self.assertEqual(wildawm_rl._retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,26 @@ TOKEN the file's line. Give it as Client(url, token=...) or
 Client(url, token_file=FILE), or set $WILDAWM_TOKEN or $WILDAWM_TOKEN_FILE;
 the command takes --token-file. A missing or wrong token is a RequestError
 with status 401.
+
+A long run meets outages, so the client retries what a retry can fix:
+connection refused or reset, timeouts, and HTTP 502/503/504 (the service
+answers 503 {"error", "retriable": true} with Retry-After while the trainer's
+inference engine is out; Retry-After is honoured). It waits backoff, 2 x
+backoff, ... up to max_backoff between tries, gives up after `retries`
+failures in a row (a success resets the count) or when the deadline passes,
+and then raises Unavailable. While it waits for a batch it re-POSTs the same
+request after any such failure and after a 404 of the batch (a restarted
+service may not know the step until it is asked again): the service computes
+a step once and answers a repeated identical request with the same batch, so a
+re-POST never runs a step twice. Client.counts tells how many retries and
+re-POSTs it made. A 409 naming a missing step (steps out of order) is a
+RequestError whose missing_step is that step. Fields the client does not know
+(in a batch, its stats or its groups) are kept and ignored.
 """
 
 import argparse
+import email.utils
+import http.client
 import json
 import math
 import os
@@ -49,20 +66,58 @@ DEFAULT_G = 4
 MAX_WAIT = 300
 """The longest long poll the service holds (GET /v1/batches/{id}?wait=)."""
 
+DEFAULT_RETRIES = 10
+"""Failures in a row (refused, reset, timed out, 502/503/504) the client retries before it gives up."""
+
+DEFAULT_BACKOFF = 1.0
+"""Seconds before the first retry; each further one doubles it, up to DEFAULT_MAX_BACKOFF."""
+
+DEFAULT_MAX_BACKOFF = 60.0
+"""The longest wait between two tries (a longer Retry-After is cut to it)."""
+
+RETRIABLE_STATUS = (502, 503, 504)
+"""HTTP statuses a retry may fix: the service (or a proxy before it) is out for a while."""
+
 
 class WildawmError(Exception):
     """Any failure of a call to the rollout service."""
 
 
 class RequestError(WildawmError):
-    """The service refused a request (HTTP 4xx or 5xx); message is its "error"."""
+    """The service refused a request (HTTP 4xx or 5xx); message is its "error", unchanged.
 
-    def __init__(self, method, url, status, message):
+    body is the decoded answer (None when it was not JSON). missing_step is
+    the step a 409 names when steps were asked for out of order ("step 5
+    before step 4 ..."): ask for that step first. retry_after is the
+    seconds a 503 asked the client to wait (None without Retry-After)."""
+
+    def __init__(self, method, url, status, message, body=None, retry_after=None):
         self.method = method
         self.url = url
         self.status = status
         self.message = message
+        self.body = body
+        self.retry_after = retry_after
+        missing = body.get("missing_step") if isinstance(body, dict) else None
+        self.missing_step = missing if isinstance(missing, int) and not isinstance(missing, bool) else None
         super().__init__(f"{method} {url}: HTTP {status}: {message}")
+
+    @property
+    def retriable(self):
+        """Whether a retry may fix it: 502/503/504 (the service says "retriable": true on its 503s)."""
+        return self.status in RETRIABLE_STATUS
+
+
+class Unavailable(WildawmError):
+    """The service stayed unreachable (or answered 503) through every retry; last is the last failure."""
+
+    def __init__(self, message, last=None):
+        self.last = last
+        super().__init__(message)
+
+
+class Transient(WildawmError):
+    """One exchange failed in a way a retry may fix: refused, reset or timed out."""
 
 
 class BatchFailed(WildawmError):
@@ -116,12 +171,63 @@ class Client:
     token (or token_file, or $WILDAWM_TOKEN, or $WILDAWM_TOKEN_FILE) is the bearer
     token of a service started with --token-file."""
 
-    def __init__(self, base_url, timeout=30.0, token=None, token_file=None):
+    def __init__(self, base_url, timeout=30.0, token=None, token_file=None, retries=DEFAULT_RETRIES,
+                 backoff=DEFAULT_BACKOFF, max_backoff=DEFAULT_MAX_BACKOFF, deadline=None):
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url {base_url!r}: give the service's http:// address, e.g. http://127.0.0.1:8020")
+        if int(retries) < 0:
+            raise ValueError(f"retries {retries}: give 0 (no retry) or more")
+        if not float(backoff) > 0 or not float(max_backoff) >= float(backoff):
+            raise ValueError(f"backoff {backoff}, max_backoff {max_backoff}: give 0 < backoff <= max_backoff seconds")
+        if deadline is not None and not float(deadline) > 0:
+            raise ValueError(f"deadline {deadline}: give seconds above 0, or None for no limit")
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
         self.token = resolve_token(token, token_file)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.max_backoff = float(max_backoff)
+        self.deadline = None if deadline is None else float(deadline)
+        # What the client did to get through failures, over its life.
+        self.counts = {"retries": 0, "reposts": 0}
+        self._sleep = time.sleep
+        self._clock = time.monotonic
+
+    def _pause(self, failures, err, until):
+        """Wait before try failures+1 after err: Retry-After if given, else the backoff; bounded by until."""
+        wait = min(self.max_backoff, self.backoff * 2 ** (failures - 1))
+        if isinstance(err, RequestError) and err.retry_after is not None:
+            wait = min(self.max_backoff, max(err.retry_after, 0.0))
+        if until is not None:
+            wait = min(wait, max(0.0, until - self._clock()))
+        self.counts["retries"] += 1
+        self._sleep(wait)
+
+    def _give_up(self, failures, err, until, start):
+        """The Unavailable to raise after err, or None while retries and time remain."""
+        if failures > self.retries:
+            return Unavailable(f"{err} (gave up after {failures - 1} retries over {self._clock() - start:.1f}s; "
+                               "raise retries= or check the service and its engine)", err)
+        if until is not None and self._clock() >= until:
+            return Unavailable(f"{err} (gave up at the deadline, {until - start:.1f}s, after "
+                               f"{failures - 1} retries; raise deadline=)", err)
+        return None
+
+    def _retrying(self, fn, until=None):
+        """fn() retried through transient failures (refused, reset, timed out, 502/503/504)."""
+        start = self._clock()
+        failures = 0
+        while True:
+            try:
+                return fn()
+            except (Transient, RequestError) as err:
+                if isinstance(err, RequestError) and not err.retriable:
+                    raise
+                failures += 1
+                stop = self._give_up(failures, err, until, start)
+                if stop is not None:
+                    raise stop from None
+                self._pause(failures, err, until)
 
     def _call(self, method, path, body=None, wait=0):
         """One exchange: (status, decoded JSON body). 4xx/5xx raise RequestError."""
@@ -138,22 +244,30 @@ class Client:
             with urllib.request.urlopen(req, timeout=self.timeout + wait) as resp:
                 status, raw = resp.status, resp.read()
         except urllib.error.HTTPError as e:
-            raw = e.read()
+            try:
+                raw = e.read()
+            except OSError:
+                raw = b""
             message = _error_message(raw, e.reason)
             if e.code == 401:
                 given = "the token given was refused" if self.token else "no token was given"
                 message += f" ({given}: pass token= or token_file=, or set $WILDAWM_TOKEN or $WILDAWM_TOKEN_FILE)"
-            raise RequestError(method, url, e.code, message) from None
-        except (urllib.error.URLError, OSError) as e:
+            try:
+                decoded = json.loads(raw)
+            except ValueError:
+                decoded = None
+            raise RequestError(method, url, e.code, message, body=decoded,
+                               retry_after=_retry_after(e.headers.get("Retry-After") if e.headers else None)) from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
-            raise WildawmError(f"{method} {url}: {reason} (is `wildawm rl serve` running there?)") from e
+            raise Transient(f"{method} {url}: {reason} (is `wildawm rl serve` running there?)") from e
         try:
             return status, json.loads(raw)
         except ValueError:
             raise WildawmError(f"{method} {url}: HTTP {status} with a body that is not JSON: {raw[:200]!r}") from None
 
     def health(self):
-        """GET /health: the service's status object."""
+        """GET /health: the service's status object (no retry: it says whether the service is up now)."""
         _, body = self._call("GET", "/health")
         return body
 
@@ -181,37 +295,83 @@ class Client:
         harness=None,
         wait=MAX_WAIT,
         deadline=None,
+        fill=None,
     ):
         """Ask for train step `step`'s batch and wait until it is done.
+
+        fill is what the service does when it drops groups (mastered,
+        exhausted, abandoned): "drop" (the service's default) returns the
+        ready groups of the tasks sampled, "ready" samples further tasks of
+        the split until `tasks` groups are ready or the split runs out.
 
         Give the trainer's inference engine as engine ("sglang+http://HOST:PORT/v1#MODEL")
         or an offline policy ("scripted:replay-ensemble") with its policy_params.
         Returns the batch (status "done"). Raises RequestError when the service refuses
         the request (400 names the field; 409 means the step was asked for with another
-        request), BatchFailed when the batch failed, and WildawmError when deadline
-        seconds (None: no limit) pass first.
+        request, or names a missing_step when steps came out of order), BatchFailed
+        when the batch failed, Unavailable when the service stayed out through
+        the retries, and WildawmError when deadline seconds (None: the client's
+        deadline; no limit without one) pass first. Through connection failures,
+        503s and a restart (a 404 for the batch) it re-POSTs the same request.
         """
-        request = build_request(step, tasks, g, engine, sampling, policy_version, policy, policy_params, seed, harness)
-        start = time.monotonic()
-        status, body = self.submit(request)
+        request = build_request(step, tasks, g, engine, sampling, policy_version, policy, policy_params, seed, harness,
+                                fill)
+        start = self._clock()
+        deadline = self.deadline if deadline is None else float(deadline)
+        until = None if deadline is None else start + deadline
+        failures = 0
+        posted = False
+        batch_id = None
         while True:
+            try:
+                if not posted:
+                    status, body = self.submit(request)
+                    posted = True
+                else:
+                    w = wait
+                    if until is not None:
+                        left = until - self._clock()
+                        if left <= 0:
+                            raise WildawmError(f"batch {batch_id} still running after {deadline}s")
+                        w = min(w, max(1, int(left)))
+                    status, body = self.poll(batch_id, wait=w)
+            except (Transient, RequestError) as err:
+                if isinstance(err, RequestError) and err.status == 404 and posted:
+                    # A restarted service that lost the step: ask for it again.
+                    self.counts["reposts"] += 1
+                    posted = False
+                    continue
+                if isinstance(err, RequestError) and not err.retriable:
+                    raise
+                failures += 1
+                stop = self._give_up(failures, err, until, start)
+                if stop is not None:
+                    raise stop from None
+                self._pause(failures, err, until)
+                if posted:
+                    # POST again rather than poll: a restarted service learns
+                    # the step from it, a running one answers 202 or the batch.
+                    self.counts["reposts"] += 1
+                    posted = False
+                continue
+            failures = 0
             if status == 200:
                 return _finished(body)
             if status != 202 or not isinstance(body, dict) or not body.get("id"):
                 raise WildawmError(f"unexpected answer HTTP {status}: {str(body)[:200]}")
             batch_id = body["id"]
-            w = wait
-            if deadline is not None:
-                left = deadline - (time.monotonic() - start)
-                if left <= 0:
-                    raise WildawmError(f"batch {batch_id} still running after {deadline}s")
-                w = min(w, max(1, int(left)))
-            status, body = self.poll(batch_id, wait=w)
+
+
+FILLS = ("drop", "ready")
+"""The values of a request's fill (trainer.FillDrop, trainer.FillReady)."""
 
 
 def build_request(step, tasks, g, engine=None, sampling=None, policy_version=None, policy=None,
-                  policy_params=None, seed=None, harness=None):
+                  policy_params=None, seed=None, harness=None, fill=None):
     """The POST /v1/batches body (trainer.Request); fields left None are left out."""
+    if fill is not None and fill not in FILLS:
+        raise ValueError(f"fill {fill!r}: give \"drop\" (the ready groups of the tasks sampled) or "
+                         f"\"ready\" (sample further tasks until `tasks` groups are ready)")
     request = {"step": int(step), "tasks": int(tasks)}
     if g is not None:
         request["g"] = int(g)
@@ -223,11 +383,30 @@ def build_request(step, tasks, g, engine=None, sampling=None, policy_version=Non
         "policy": policy,
         "policy_params": policy_params,
         "seed": seed,
+        "fill": fill,
     }
     for key, value in optional.items():
         if value is not None and value != {}:
             request[key] = value
     return request
+
+
+def _retry_after(value):
+    """Retry-After's seconds (a number or an HTTP date), None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _error_message(raw, fallback):
@@ -396,6 +575,10 @@ def main(argv=None, stdout=None, stderr=None):
     p.add_argument("--token-file", help="the service's --token-file: send its token as the bearer token "
                                         "(default $WILDAWM_TOKEN, else $WILDAWM_TOKEN_FILE)")
     p.add_argument("--deadline", type=float, help="give up after this many seconds (default: wait)")
+    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
+                   help=f"failures in a row to retry, with backoff (default {DEFAULT_RETRIES})")
+    p.add_argument("--fill", choices=FILLS, help="drop (default): the ready groups of the tasks sampled; "
+                                                 "ready: sample further tasks until --tasks groups are ready")
     args = p.parse_args(argv)
     if not args.engine and not args.policy:
         p.error("give --engine or --policy")
@@ -406,10 +589,10 @@ def main(argv=None, stdout=None, stderr=None):
         except ValueError as e:
             p.error(f"--policy-params is not JSON: {e}")
     try:
-        client = Client(args.url, timeout=args.timeout, token_file=args.token_file)
+        client = Client(args.url, timeout=args.timeout, token_file=args.token_file, retries=args.retries)
         batch = client.request_batch(
             args.step, args.tasks, args.g, engine=args.engine, policy_version=args.policy_version,
-            policy=args.policy, policy_params=params, seed=args.seed, deadline=args.deadline)
+            policy=args.policy, policy_params=params, seed=args.seed, deadline=args.deadline, fill=args.fill)
     except (WildawmError, ValueError) as e:
         print(f"wildawm_rl: {e}", file=stderr)
         return 2
