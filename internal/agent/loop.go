@@ -67,6 +67,15 @@ type Harness struct {
 	WeightVersion string
 	// System replaces the default system prompt (SystemPrompt) when set.
 	System string
+	// TokenMode (token in, token out) makes the harness hold the token
+	// sequence itself: it sends the engine prompt token ids (vLLM's
+	// /v1/completions, SGLang's /generate), appends each completion's ids
+	// and the chat template's tokens of each new observation, and parses
+	// tool calls from the completion's text (Qwen/Hermes <tool_call>), so
+	// that a compaction segment is one causal chain whatever the template
+	// does. Model must be a TokenModel of an engine that can
+	// (model.Engine.TokenMode); token ids and logprobs are always kept.
+	TokenMode bool
 }
 
 // SystemPrompt is the harness's default system prompt; sites lists the
@@ -125,6 +134,9 @@ type loop struct {
 	// parent is the caller's context, to tell its cancellation from the
 	// wall-time budget's deadline.
 	parent context.Context
+	// tm and tok are token mode's model and state (Harness.TokenMode).
+	tm  TokenModel
+	tok tokens
 }
 
 // Run runs the tool loop on env until the model answers (the answer is
@@ -136,6 +148,13 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 	l := &loop{h: h.defaults(), env: env, parent: ctx}
 	if err := l.h.check(); err != nil {
 		return "", err
+	}
+	if l.h.TokenMode {
+		tm, err := l.h.tokenMode()
+		if err != nil {
+			return "", err
+		}
+		l.tm = tm
 	}
 	tr := env.Traj
 	tr.Harness, tr.Model = HarnessName, l.h.ModelName
@@ -175,7 +194,7 @@ func (h *Harness) Run(ctx context.Context, env *Env, instruction, hint string) (
 			if resp.FinishReason == "length" {
 				return "", fmt.Errorf("%w: turn %d was cut at %d tokens before it called a tool or answered", ErrFormat, turn, l.h.MaxTokens)
 			}
-			if what, ok := model.TextToolCall(resp.Content, l.toolNames()); ok {
+			if what, ok := model.TextToolCall(resp.Content, l.toolNames()); ok && !l.h.TokenMode {
 				return "", fmt.Errorf("%w: turn %d wrote a tool call as text (%s) instead of making it: the server parsed no tool call from the reply (vLLM: --enable-auto-tool-choice --tool-call-parser for the model, e.g. hermes; SGLang: --tool-call-parser, e.g. qwen25; llama.cpp: --jinja; docs/models.md)", ErrFormat, turn, what)
 			}
 			return strings.TrimSpace(resp.Content), nil
@@ -260,12 +279,18 @@ func (l *loop) chat(ctx context.Context, kind string, msgs []model.Message, tool
 	if kind == "compaction" {
 		req.Tools, req.ToolChoice = nil, ""
 	}
-	resp, err := l.h.Model.Chat(ctx, req)
+	var resp *model.Response
+	var err error
+	if l.h.TokenMode {
+		resp, err = l.tokenChat(ctx, msgs, len(l.env.Traj.Turns)+1)
+	} else {
+		resp, err = l.h.Model.Chat(ctx, req)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, err
 		}
-		if errors.Is(err, ErrServerConfig) {
+		if errors.Is(err, ErrServerConfig) || errors.Is(err, model.ErrNoTokenMode) || errors.Is(err, errTemplatePrefix) {
 			return nil, 0, err // the stage's end, not this rollout's infrastructure
 		}
 		return nil, 0, fmt.Errorf("%w: %w", ErrInfra, err)
@@ -330,6 +355,7 @@ func (l *loop) compact(ctx context.Context) error {
 	tr.Segments = append(tr.Segments, Segment{Index: l.segment, FirstTurn: turn + 1, LastTurn: turn, Reason: "compaction", Summary: summary})
 	l.msgs = append(slices.Clone(l.task), model.Message{Role: model.RoleUser,
 		Content: "The earlier part of this session was compacted to save context. Your summary of it:\n\n" + summary + "\n\nContinue the task from here."})
+	l.tok.restart()
 	l.tokens = l.estimate(l.msgs)
 	return nil
 }

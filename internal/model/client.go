@@ -88,6 +88,9 @@ type Client struct {
 	chat       openai.ChatCompletionService
 	models     openai.ModelService
 	embeddings openai.EmbeddingService
+	// sdk are the SDK's options, for the engines' own endpoints
+	// (tokens.go).
+	sdk []option.RequestOption
 }
 
 // New returns a client for spec. It reads no environment: ParseSpec does.
@@ -148,6 +151,7 @@ func New(spec Spec, opts *Options) (*Client, error) {
 	c.chat = openai.NewChatCompletionService(sdk...)
 	c.models = openai.NewModelService(sdk...)
 	c.embeddings = openai.NewEmbeddingService(sdk...)
+	c.sdk = sdk
 	return c, nil
 }
 

@@ -17,12 +17,38 @@ type Turn struct {
 // the model produced and 0 on the prompt tokens each later turn added, and
 // Logprobs 0 where the mask is 0.
 type Segment struct {
-	FirstTurn   int // index of the segment's first turn
+	FirstTurn int // index of the segment's first turn
+	// Start is why the segment began: StartFirst (the rollout's first
+	// turn), StartCompaction (a compacted turn) or StartPrefixBreak (a
+	// turn whose prompt does not extend the held tokens: a server that
+	// takes messages and a template that re-renders the past differently).
+	Start       string
 	Turns       int // how many turns it holds
 	PromptIDs   []int
 	ResponseIDs []int
 	LossMask    []int
 	Logprobs    []float64
+}
+
+// The reasons a segment starts (Segment.Start).
+const (
+	StartFirst       = "first"
+	StartCompaction  = "compaction"
+	StartPrefixBreak = "prefix_break"
+)
+
+// PrefixBreaks is how many of segs began because a turn's prompt did not
+// extend the held tokens, not because of a compaction: a batch's
+// stats.prefix_breaks. Token mode (the harness holding the sequence) makes
+// it 0 by construction.
+func PrefixBreaks(segs []Segment) int {
+	n := 0
+	for _, s := range segs {
+		if s.Start == StartPrefixBreak {
+			n++
+		}
+	}
+	return n
 }
 
 // Trainable is the number of tokens the segment trains (LossMask 1).
@@ -39,7 +65,8 @@ func (s Segment) Trainable() int {
 // ids) appends to the segment, its new prompt part with loss mask 0 and its
 // response with loss mask 1; anything else closes the segment and starts a
 // new one, and so does a compacted turn even when its prompt happens to
-// extend the held tokens. With formatFailure set (the rollout stopped on a
+// extend the held tokens; each segment says why it started (Start,
+// PrefixBreaks counts the breaks). With formatFailure set (the rollout stopped on a
 // format failure in its last turn) only the last turn's response tokens are
 // trainable, as PAPER.md says of a format-failed rollout.
 func Segments(turns []Turn, formatFailure bool) []Segment {
@@ -50,7 +77,14 @@ func Segments(turns []Turn, formatFailure bool) []Segment {
 		extends := last >= 0 && !t.Compacted && len(t.PromptIDs) >= len(held) &&
 			slices.Equal(t.PromptIDs[:len(held)], held)
 		if !extends {
-			segs = append(segs, Segment{FirstTurn: i, PromptIDs: slices.Clone(t.PromptIDs)})
+			start := StartPrefixBreak
+			switch {
+			case last < 0:
+				start = StartFirst
+			case t.Compacted:
+				start = StartCompaction
+			}
+			segs = append(segs, Segment{FirstTurn: i, Start: start, PromptIDs: slices.Clone(t.PromptIDs)})
 			last++
 			held = slices.Clone(t.PromptIDs)
 		} else {

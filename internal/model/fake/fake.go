@@ -125,6 +125,9 @@ type Request struct {
 	ReturnTokenIDs       bool
 	ReturnPromptTokenIDs bool
 	ReturnMetaInfo       bool
+	// InputIDs is a token-in request's prompt (vLLM's completions prompt,
+	// SGLang's generate input_ids).
+	InputIDs []int
 }
 
 // Message is a message as it was on the wire.
@@ -177,6 +180,8 @@ type Server struct {
 	requests  []Request
 	// embedCalls counts embedding requests.
 	embedCalls int
+	// template, when set, renders and tokenizes (SetTemplate).
+	template *Template
 }
 
 // New starts a server that replies to chat requests with script, in
@@ -203,6 +208,10 @@ func start(t testing.TB, script []Turn, respond func(Request) Turn) *Server {
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("POST /v1/completions", s.completions)
+	mux.HandleFunc("POST /generate", s.generate)
+	mux.HandleFunc("POST /tokenize", s.tokenizeChat)
+	mux.HandleFunc("POST /v1/tokenize", s.tokenizeText)
 	mux.HandleFunc("/", s.notFound)
 	s.ts = httptest.NewServer(mux)
 	if t != nil {
@@ -356,7 +365,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.N = s.chats
 	s.requests = append(s.requests, req)
 	served := slices.Contains(s.models, req.Model)
-	engine, strict, noTools := s.engine, s.strict, s.noTools
+	engine, strict, noTools, tmpl := s.engine, s.strict, s.noTools, s.template
 	s.mu.Unlock()
 	if problem == "" {
 		problem = engineProblem(engine, req)
@@ -392,6 +401,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if noTools {
 		turn = textCalls(turn)
+	}
+	if tmpl != nil && turn.Status == 0 {
+		if turn.PromptTokenIDs == nil {
+			turn.PromptTokenIDs = Encode(tmpl.Render(req.Messages, req.Tools, true))
+		}
+		if turn.CompletionTokenIDs == nil {
+			turn.CompletionTokenIDs = Encode(Completion(turn))
+		}
 	}
 	reply(w, engine, req, turn)
 }
