@@ -112,12 +112,14 @@ dropped for length, tasks without a success.`,
 				return fmt.Errorf("--context-tokens %d: give a positive budget (default %d, the paper's context)", h.ContextTokens, sft.DefaultContextTokens)
 			case h.MaxTurns < 1:
 				return fmt.Errorf("--max-turns %d: give a positive budget (default %d, the paper's)", h.MaxTurns, sft.DefaultMaxTurns)
+			case h.MaxTokens < 1 || h.ContextTokens <= 2*h.MaxTokens:
+				return fmt.Errorf("--context-tokens %d must be more than twice --completion-tokens %d (a positive budget): the context holds the task, some turns and the completion", h.ContextTokens, h.MaxTokens)
 			}
 			p, err := pool.LoadPool(filepath.Join(dir, pool.File))
 			if err != nil {
 				return err
 			}
-			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, ContextTokens: h.ContextTokens, MaxTurns: h.MaxTurns,
+			x := &sft.Exporter{Pool: p, Source: from, Attempts: attempts, MaxTokens: maxTokens, ContextTokens: h.ContextTokens, MaxTurns: h.MaxTurns, CompletionTokens: h.MaxTokens,
 				TrajectoryDir: filepath.Join(dir, "sft", "rollouts"), Progress: e.progress, Clock: e.clock}
 			if from == sft.SourceLive {
 				h.TokenIDs = tokenIDs
@@ -162,6 +164,6 @@ dropped for length, tasks without a success.`,
 	f.IntVar(&h.MaxTurns, "max-turns", sft.DefaultMaxTurns, "the harness's turn budget (a model teacher's, a script's replay)")
 	f.DurationVar(&h.WallTime, "wall", agent.DefaultWallTime, "with a model teacher, the wall-time budget of a rollout")
 	f.IntVar(&h.ContextTokens, "context-tokens", sft.DefaultContextTokens, "the harness's context budget (a model teacher's, a script's replay): past it the harness compacts into a new segment")
-	f.IntVar(&h.MaxTokens, "completion-tokens", agent.DefaultMaxTokens, "with a model teacher, the completion budget of a turn")
+	f.IntVar(&h.MaxTokens, "completion-tokens", agent.DefaultMaxTokens, "the harness's completion budget of a turn (a model teacher's; a script's replay reserves it before compacting)")
 	return c
 }

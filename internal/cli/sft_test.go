@@ -49,6 +49,7 @@ func TestSFTExportCommand(t *testing.T) {
 		{[]string{"sft", "export", "--out", out, "--max-tokens", "0"}, "--max-tokens 0"},
 		{[]string{"sft", "export", "--out", out, "--context-tokens", "0"}, "--context-tokens 0"},
 		{[]string{"sft", "export", "--out", out, "--max-turns", "0"}, "--max-turns 0"},
+		{[]string{"sft", "export", "--out", out, "--context-tokens", "8000"}, "more than twice --completion-tokens 4096"},
 		{[]string{"sft", "export", "--out", out, "--dir", filepath.Join(t.TempDir(), "nosuch")}, "wildawm pool split"},
 	} {
 		if _, _, err := run(t, st, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -56,10 +56,11 @@ type Exporter struct {
 	Attempts int
 	// MaxTokens is the segment limit (default DefaultMaxTokens).
 	MaxTokens int
-	// ContextTokens and MaxTurns are the harness's budgets in a script's
-	// replay (defaults DefaultContextTokens and DefaultMaxTurns); a model
-	// teacher's are its own Harness's.
-	ContextTokens, MaxTurns int
+	// ContextTokens, MaxTurns and CompletionTokens are the harness's
+	// budgets in a script's replay (defaults DefaultContextTokens,
+	// DefaultMaxTurns and agent.DefaultMaxTokens); a model teacher's are
+	// its own Harness's.
+	ContextTokens, MaxTurns, CompletionTokens int
 	// TrajectoryDir, when set, keeps each rollout the export runs in
 	// TrajectoryDir/TASK-ID/ROLLOUT.json.
 	TrajectoryDir string
@@ -349,7 +350,7 @@ func (x *Exporter) gateTeaching(ctx context.Context, dir string, t *task.Task) (
 // instance (Harnessed) and verifies it: the teaching when V passes, else
 // why not.
 func (x *Exporter) replay(ctx context.Context, env Rollouts, dir string, t *task.Task, src *agent.Trajectory, srcPath, id string, hint bool) (teaching, string, error) {
-	p := &Harnessed{Source: src, ContextTokens: x.ContextTokens, MaxTurns: x.MaxTurns}
+	p := &Harnessed{Source: src, ContextTokens: x.ContextTokens, MaxTurns: x.MaxTurns, MaxTokens: x.CompletionTokens}
 	res, err := env.Run(ctx, t, rollout.Spec{ID: id, Policy: p, Hint: hint})
 	if err != nil {
 		return teaching{}, "", err

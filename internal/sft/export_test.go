@@ -509,3 +509,39 @@ func liveModel(t *testing.T, f *pooltest.Fixture, tokenIDs bool) {
 		t.Fatalf("limit %d: dropped %d of %d, want %d: %v", longest-1, b.Dropped, b.Segments, over, err)
 	}
 }
+
+// TestReplayCompacts: a script replayed through the harness under a small
+// context budget is compacted as a model would be: the harness asks for
+// the summary, the script writes one, the trajectory has several
+// segments, every record holds to the harness, and V still passes.
+func TestReplayCompacts(t *testing.T) {
+	f := fixture(t)
+	p := sftPool(t, f, "cafe-near-venue")
+	out := filepath.Join(t.TempDir(), "sft.jsonl")
+	trajs := t.TempDir()
+	x := &Exporter{Pool: p, Source: SourceLive, ContextTokens: 2500, CompletionTokens: 1000, TrajectoryDir: trajs,
+		Env: func(*task.Task) (Rollouts, error) { return f.Env, nil },
+		Teacher: func(tk *task.Task, attempt int) (rollout.Policy, error) {
+			return policy.NewReplay("oracle", tk, policy.ErrorModel{}, uint64(attempt)), nil
+		}}
+	sum, err := x.Export(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := agent.LoadTrajectory(filepath.Join(trajs, f.Tasks["cafe-near-venue"].ID, "sft-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, out)
+	if len(tr.Compactions) == 0 || len(recs) < 2 || sum.Segments != len(recs) {
+		t.Fatalf("%d compactions, %d records: want the replay compacted", len(tr.Compactions), len(recs))
+	}
+	if !strings.HasPrefix(tr.Compactions[0].Summary, "Task: ") || !strings.Contains(tr.Compactions[0].Summary, "Calls so far:") {
+		t.Fatalf("the script's summary: %q", tr.Compactions[0].Summary)
+	}
+	for _, r := range recs {
+		if err := Check(r); err != nil || r.V != 1 {
+			t.Fatalf("record %d: V %d, %v", r.SegmentIndex, r.V, err)
+		}
+	}
+}

@@ -44,9 +44,11 @@ const MaxReadParts = 16
 type Harnessed struct {
 	// Source is the script's trajectory: its steps, in order, and its answer.
 	Source *agent.Trajectory
-	// ContextTokens and MaxTurns are the harness's budgets (defaults
-	// DefaultContextTokens and DefaultMaxTurns, the paper's).
-	ContextTokens, MaxTurns int
+	// ContextTokens, MaxTurns and MaxTokens (a completion's) are the
+	// harness's budgets (defaults DefaultContextTokens, DefaultMaxTurns,
+	// the paper's, and agent.DefaultMaxTokens): the replay compacts where
+	// a model under the same budgets would.
+	ContextTokens, MaxTurns, MaxTokens int
 
 	// Mapping says how the steps became calls; Tools and Sites are what
 	// the harness offered the session. Set by Run.
@@ -64,7 +66,7 @@ func (h *Harnessed) Name() string { return h.Source.Policy }
 func (h *Harnessed) Run(ctx context.Context, env *agent.Env, t task.Public) (string, error) {
 	c := &scriptChat{env: env, steps: h.Source.Steps, answer: h.Source.Answer,
 		mapping: &Mapping{Note: harnessNote, Tools: map[string]string{}}}
-	hs := agent.Harness{Model: c, ContextTokens: cmpOr(h.ContextTokens, DefaultContextTokens), MaxTurns: cmpOr(h.MaxTurns, DefaultMaxTurns)}
+	hs := agent.Harness{Model: c, ContextTokens: cmpOr(h.ContextTokens, DefaultContextTokens), MaxTurns: cmpOr(h.MaxTurns, DefaultMaxTurns), MaxTokens: h.MaxTokens}
 	h.Sites = nil
 	for _, name := range slices.Sorted(maps.Keys(env.Sites)) {
 		h.Sites = append(h.Sites, name+" "+env.Sites[name])
