@@ -61,6 +61,7 @@ def slime_args(**over):
         rollout_max_response_len=8192, rollout_seed=42, advantage_estimator="grpo", normalize_advantages=False,
         rewards_normalization=True, custom_reward_post_process_path=wildawm_slime.POST_PROCESS_PATH,
         global_batch_size=32, use_dynamic_batch_size=True, max_tokens_per_gpu=16384, wildawm_backoff=0.01,
+        sglang_tool_call_parser="qwen", sglang_reasoning_parser="qwen3",
     )
     args.update(over)
     return SimpleNamespace(**args)
@@ -145,6 +146,11 @@ class ConfigTest(unittest.TestCase):
                          "max_turns": 256, "seed": 42},
             "policy_version": "0", "fill": "ready",
         })
+        self.assertEqual(wildawm_slime.batch_request(slime_args(), 0)["sampling"],
+                         {"temperature": 1.0, "top_p": 1.0, "max_tokens": 8192, "context_tokens": 102400,
+                          "max_turns": 256, "seed": 42}, "the paper's budgets by default")
+        self.assertEqual(wildawm_slime.batch_request(slime_args(wildawm_context_tokens=32768), 0)["sampling"]
+                         ["context_tokens"], 32768)
         self.assertEqual(wildawm_slime.batch_request(slime_args(wildawm_fill="pad"), 0)["fill"], "drop")
         self.assertEqual(wildawm_slime.batch_request(slime_args(wildawm_fill="drop"), 0)["fill"], "drop")
         with self.assertRaisesRegex(wildawm_slime.ConfigError, "wildawm_fill 'fill'"):
@@ -618,7 +624,8 @@ class GenerateRolloutTest(unittest.TestCase):
         url, posts = self.serve(make_batch(g=4, segments=((1,),)))
         for over, want in ((dict(rollout_top_p=0.9), "rollout-top-p"), (dict(wildawm_fill="x"), "wildawm_fill"),
                            (dict(global_batch_size=None), "global-batch-size"),
-                           (dict(use_dynamic_batch_size=False), "use-dynamic-batch-size")):
+                           (dict(use_dynamic_batch_size=False), "use-dynamic-batch-size"),
+                           (dict(sglang_tool_call_parser=None), "--sglang-tool-call-parser is unset")):
             with self.subTest(over), StandInSlime(), self.assertRaisesRegex(wildawm_slime.ConfigError, want):
                 wildawm_slime.generate_rollout(slime_args(wildawm_url=url, **over), 0, None)
         self.assertEqual(posts, [], "no request before the flags are right")

@@ -61,6 +61,12 @@ whose rollouts are a multiple of --global-batch-size; the rest is not
 trained. With none left the step is a null step.
 """
 
+PAPER_CONTEXT_TOKENS = 102400
+"""The harness's context before compaction the paper trains with (wildawm_context_tokens' default)."""
+
+PAPER_MAX_TURNS = 256
+"""The paper's turns per rollout (wildawm_max_turns' default)."""
+
 DEFAULT_RETRIES = 120
 """The client's retries in a row for the plugin: with backoff up to a minute, about two hours of outage."""
 
@@ -153,6 +159,27 @@ def check_top_p(args):
     return top_p
 
 
+def check_tool_parser(args):
+    """Refuse an SGLang started without a tool-call parser.
+
+    slime forwards every SGLang ServerArgs field as --sglang-<flag>
+    (add_sglang_arguments in slime/backends/sglang_utils/arguments.py) into
+    args.sglang_<field>, and _compute_server_args
+    (slime/backends/sglang_utils/sglang_engine.py) hands them to SGLang.
+    Without tool_call_parser SGLang's chat completions return the model's
+    tool calls as text: every wildawm turn would be a format failure.
+    An args without the attribute (no SGLang arguments parsed) is not checked.
+    """
+    if not hasattr(args, "sglang_tool_call_parser"):
+        return None
+    parser = getattr(args, "sglang_tool_call_parser", None)
+    if not parser:
+        raise ConfigError("--sglang-tool-call-parser is unset: SGLang then returns tool calls as text and every "
+                          "wildawm turn is a format failure; give the model's parser (qwen for Qwen3, qwen3_coder "
+                          "for Qwen3-Coder; README.md says how to pick one)")
+    return parser
+
+
 def fill_policy(args):
     """The wildawm_fill setting (or $WILDAWM_FILL): one of FILL_POLICIES, default "ready"."""
     policy = setting(args, "wildawm_fill", "WILDAWM_FILL", "ready")
@@ -199,12 +226,10 @@ def batch_request(args, rollout_id):
     max_tokens = getattr(args, "rollout_max_response_len", None)
     if max_tokens:
         sampling["max_tokens"] = int(max_tokens)
-    context = setting(args, "wildawm_context_tokens", "WILDAWM_CONTEXT_TOKENS")
-    if context:
-        sampling["context_tokens"] = int(context)
-    turns = setting(args, "wildawm_max_turns", "WILDAWM_MAX_TURNS")
-    if turns:
-        sampling["max_turns"] = int(turns)
+    # The paper's budgets unless the trainer gives smaller ones.
+    sampling["context_tokens"] = int(setting(args, "wildawm_context_tokens", "WILDAWM_CONTEXT_TOKENS",
+                                             PAPER_CONTEXT_TOKENS))
+    sampling["max_turns"] = int(setting(args, "wildawm_max_turns", "WILDAWM_MAX_TURNS", PAPER_MAX_TURNS))
     seed = getattr(args, "rollout_seed", None)
     if seed is not None:
         sampling["seed"] = int(seed)
@@ -463,6 +488,7 @@ def generate_rollout(args, rollout_id, data_source=None, evaluation=False):
     mode = advantage_mode(args)
     policy = fill_policy(args)
     gbs = slime_unit(args)
+    check_tool_parser(args)
     url = setting(args, "wildawm_url", "WILDAWM_URL")
     if not url:
         raise ConfigError("no rollout service: set wildawm_url in --custom-config-path or $WILDAWM_URL "
