@@ -24,7 +24,7 @@ type Chatter interface {
 const (
 	DefaultMaxTurns      = 256
 	DefaultWallTime      = 30 * time.Minute
-	DefaultContextTokens = 32768
+	DefaultContextTokens = 102400
 	DefaultMaxTokens     = 4096
 )
 
@@ -49,7 +49,7 @@ type Harness struct {
 	// time (default 30 minutes).
 	MaxTurns int
 	WallTime time.Duration
-	// ContextTokens is the context budget (default 32768): when the last
+	// ContextTokens is the context budget (default 102400, the paper's): when the last
 	// turn's prompt and completion and the observations since exceed it
 	// less MaxTokens, the harness compacts.
 	ContextTokens int
