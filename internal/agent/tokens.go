@@ -25,9 +25,6 @@ type tokens struct {
 	// when reply is set.
 	sent  int
 	reply bool
-	// base is the task's tokens without the generation prompt, the prefix
-	// the new messages are tokenized after.
-	base []int
 }
 
 // tokenMode refuses a model that cannot serve token mode, naming the
@@ -66,10 +63,11 @@ func (l *loop) tokenChat(ctx context.Context, msgs []model.Message, turn int) (*
 		t.held = slices.Clone(ids)
 	} else {
 		add := msgs[t.sent:]
+		var reply *model.Message
 		if t.reply && len(add) > 0 && add[0].Role == model.RoleAssistant {
-			add = add[1:]
+			reply, add = &add[0], add[1:]
 		}
-		ids, err := l.newTokens(ctx, add)
+		ids, err := l.newTokens(ctx, reply, add)
 		if err != nil {
 			return nil, err
 		}
@@ -94,29 +92,31 @@ func (l *loop) tokenChat(ctx context.Context, msgs []model.Message, turn int) (*
 	return &r, nil
 }
 
-// errTemplatePrefix: the chat template renders the task differently when
-// messages follow it, so new messages cannot be tokenized apart.
-var errTemplatePrefix = errors.New("token mode: the chat template renders the task differently when messages follow it")
+// errTemplatePrefix: the chat template renders the conversation
+// differently when messages follow it, so new messages cannot be
+// tokenized apart.
+var errTemplatePrefix = errors.New("token mode: the chat template renders the conversation differently when messages follow it")
 
-// newTokens is the template's tokens of msgs as they follow the task: the
-// task and msgs rendered with the generation prompt, less the task's own
-// rendering (a template may add a default system prompt to a
-// conversation without one, so msgs are never rendered alone).
-func (l *loop) newTokens(ctx context.Context, msgs []model.Message) ([]int, error) {
-	t := &l.tok
-	if t.base == nil {
-		base, err := l.tm.Tokenize(ctx, model.TokenizeRequest{Messages: l.task, Tools: l.tools})
-		if err != nil {
-			return nil, err
-		}
-		t.base = base
+// newTokens is the template's tokens of msgs as they follow the task and
+// the model's last reply: those rendered with msgs and the generation
+// prompt, less their rendering without (a template may add a default
+// system prompt to a conversation without one, or refuse a tool message
+// that answers no call, so msgs are never rendered alone).
+func (l *loop) newTokens(ctx context.Context, reply *model.Message, msgs []model.Message) ([]int, error) {
+	ctxMsgs := slices.Clone(l.task)
+	if reply != nil {
+		ctxMsgs = append(ctxMsgs, *reply)
 	}
-	full, err := l.tm.Tokenize(ctx, model.TokenizeRequest{Messages: append(slices.Clone(l.task), msgs...), Tools: l.tools, Generation: true})
+	base, err := l.tm.Tokenize(ctx, model.TokenizeRequest{Messages: ctxMsgs, Tools: l.tools})
 	if err != nil {
 		return nil, err
 	}
-	if len(full) < len(t.base) || !slices.Equal(full[:len(t.base)], t.base) {
+	full, err := l.tm.Tokenize(ctx, model.TokenizeRequest{Messages: append(ctxMsgs, msgs...), Tools: l.tools, Generation: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(full) < len(base) || !slices.Equal(full[:len(base)], base) {
 		return nil, fmt.Errorf("%w: the engine's template is not one token mode can follow; run in messages mode", errTemplatePrefix)
 	}
-	return full[len(t.base):], nil
+	return full[len(base):], nil
 }

@@ -53,10 +53,14 @@ type TokenizeRequest struct {
 	Generation bool
 }
 
-// rootURL is the server's root, the spec's base URL without its /v1: vLLM
-// serves /tokenize and SGLang /generate there.
-func (c *Client) rootURL() string {
-	return strings.TrimSuffix(c.spec.BaseURL, "/v1")
+// atRoot is path at the server's root, the spec's base URL without its
+// /v1 (vLLM serves /tokenize and SGLang /generate there), relative to the
+// base URL as the SDK takes paths.
+func (c *Client) atRoot(path string) string {
+	if strings.HasSuffix(c.spec.BaseURL, "/v1") {
+		return "../" + path
+	}
+	return path
 }
 
 // post sends body to path (relative to the base URL, or absolute) with the
@@ -151,7 +155,7 @@ func (c *Client) generate(ctx context.Context, req TokenRequest) (*TokenResponse
 				OutputTokenLogprobs [][]json.RawMessage `json:"output_token_logprobs"`
 			} `json:"meta_info"`
 		}
-		attempts, err = c.post(ctx, "generate", c.rootURL()+"/generate", body, &r)
+		attempts, err = c.post(ctx, "generate", c.atRoot("generate"), body, &r)
 		if err == nil {
 			out.Text, out.CompletionTokenIDs = r.Text, r.OutputIDs
 			out.WeightVersion = rawString(r.MetaInfo.WeightVersion)
@@ -217,7 +221,7 @@ func (c *Client) tokenize(ctx context.Context, req TokenizeRequest) ([]int, erro
 		if len(p.Tools) > 0 {
 			body["tools"] = p.Tools
 		}
-		attempts, err = c.post(ctx, "tokenize", c.rootURL()+"/tokenize", body, &r)
+		attempts, err = c.post(ctx, "tokenize", c.atRoot("tokenize"), body, &r)
 	case EngineSGLang:
 		body := map[string]any{"model": c.spec.Model, "prompt": RenderChatML(req.Messages, req.Tools, req.Generation), "add_special_tokens": false}
 		attempts, err = c.post(ctx, "tokenize", "tokenize", body, &r)

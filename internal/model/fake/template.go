@@ -26,6 +26,10 @@ type Template struct {
 	// Reserialize writes tool-call JSON as the template's tojson does,
 	// keys sorted and ", " / ": " separators, not as the model wrote it.
 	Reserialize bool
+	// OmitTools renders no tool schemas (a template that keeps them out
+	// of the system turn), so that a request without tools can extend one
+	// with them.
+	OmitTools bool
 }
 
 // ReasoningTemplate is the template of a Qwen3-like model: past reasoning
@@ -80,7 +84,7 @@ func (t Template) Render(msgs []Message, tools []Tool, gen bool) string {
 		switch m.Role {
 		case "system":
 			b.WriteString("<|im_start|>system\n" + m.Content)
-			if len(tools) > 0 {
+			if len(tools) > 0 && !t.OmitTools {
 				b.WriteString("\n\n# Tools\n<tools>")
 				for _, tl := range tools {
 					j, _ := json.Marshal(map[string]any{"name": tl.Name, "description": tl.Description, "parameters": tl.Parameters})
@@ -167,8 +171,9 @@ func sortStrings(s []string) {
 
 // Completion is the text a model of this template writes for t: its
 // reasoning in <think>, its content, each call as <tool_call>{json}
-// </tool_call> with the arguments as the turn has them (compact, the
-// model's own key order), and <|im_end|>.
+// </tool_call> ({"name": ..., "arguments": ...} with the arguments as the
+// turn has them, in the model's own key order and spacing), and
+// <|im_end|> unless the turn was cut (FinishReason "length").
 func Completion(t Turn) string {
 	var b strings.Builder
 	if t.Reasoning != "" {
@@ -176,7 +181,7 @@ func Completion(t Turn) string {
 	}
 	b.WriteString(t.Content)
 	for _, c := range t.ToolCalls {
-		fmt.Fprintf(&b, "\n<tool_call>\n{\"name\":%q,\"arguments\":%s}\n</tool_call>", c.Name, c.Arguments)
+		fmt.Fprintf(&b, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Name, c.Arguments)
 	}
 	if t.FinishReason != "length" {
 		b.WriteString("<|im_end|>")

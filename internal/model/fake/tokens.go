@@ -122,7 +122,9 @@ func (s *Server) scripted(w http.ResponseWriter, r *http.Request, req Request) (
 	return turn, true
 }
 
-// generated is a turn as the token ids and text an engine returns.
+// generated is a turn as the token ids and text an engine returns: the
+// turn's own CompletionTokenIDs when it has them (the text is theirs),
+// else Completion's.
 func generated(t Turn) (text string, ids []int, logprobs []float64, finish string) {
 	raw := Completion(t)
 	ids = t.CompletionTokenIDs
@@ -137,7 +139,7 @@ func generated(t Turn) (text string, ids []int, logprobs []float64, finish strin
 	if t.FinishReason == "length" {
 		finish = "length"
 	}
-	return Decode(Encode(raw), true), ids, logprobs, finish
+	return Decode(ids, true), ids, logprobs, finish
 }
 
 // completions is vLLM's POST /v1/completions with a token-id prompt
