@@ -102,6 +102,15 @@ func TestTRLRecipe(t *testing.T) {
 	if want := fmt.Sprintf("trl contract: %d examples train, %d messages labelled", len(recs), trainable); err != nil || !strings.Contains(out, want) {
 		t.Fatalf("the recipe: %v\n%s\nwant %q", err, out, want)
 	}
+	// With jinja2 (as transformers renders) every example renders through
+	// a tool-calling template, each argument of each call in the text.
+	if _, err := runPython(t, dir, "import jinja2"); err == nil {
+		if want := fmt.Sprintf("rendered with toolcall.jinja: %d examples", len(recs)); !strings.Contains(out, want) {
+			t.Fatalf("the recipe rendered: %s\nwant %q", out, want)
+		}
+	} else {
+		t.Log("python3 has no jinja2: the examples were checked, not rendered")
+	}
 
 	// The version-1 recipe: Arrow's struct of every row's keys.
 	old := `from datasets import load_dataset

@@ -28,12 +28,32 @@ contract, re-implemented from TRL's current source (read, not copied):
   declares: a key it does not (a null Arrow added, a CSS selector where
   the tool takes a number) is rendered as if the model had written it.
 
+When jinja2 is importable, each example is also rendered with
+toolcall.jinja beside this file (a template of this test's own that reads
+the fields as tool-calling templates do, `{% generation %}` markers and
+all; transformers renders with jinja2 and an `items` filter the same way),
+and every argument of every call must appear in the text.
+
 It trains nothing: train() reports the examples that would train and the
 trainable messages they hold, or raises on the first that breaks the
 contract, naming it.
 """
 
 import json
+import os
+
+try:
+    import jinja2
+except ImportError:  # the contract checks still run
+    jinja2 = None
+
+
+def render(msgs, tools):
+    env = jinja2.Environment(extensions=[GenerationTag], undefined=jinja2.Undefined)
+    env.filters["items"] = lambda m: list(m.items())
+    env.filters["tojson"] = lambda v: json.dumps(v, ensure_ascii=False)
+    with open(os.path.join(os.path.dirname(__file__), "toolcall.jinja")) as f:
+        return env.from_string(f.read()).render(messages=msgs, tools=tools)
 
 SUPPORTED = ["prompt", "chosen", "rejected", "completion", "messages"]
 
@@ -45,6 +65,24 @@ def is_conversational(example):
         if isinstance(m, list) and m and isinstance(m[0], dict) and "role" in m[0]:
             return True
     return False
+
+
+if jinja2 is not None:
+    from jinja2.ext import Extension
+    from jinja2 import nodes
+
+    class GenerationTag(Extension):
+        """{% generation %}...{% endgeneration %}, as transformers reads it
+        (here it only renders its body)."""
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+            return nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+        def _body(self, caller):
+            return caller()
 
 
 class SFTConfig:
@@ -121,6 +159,7 @@ class SFTTrainer:
 
     def train(self):
         examples, trained = 0, 0
+        rendered = [0]
         for i, ex in enumerate(self.dataset):
             if not is_conversational(ex):
                 fail(i, "not conversational (keys %s)" % sorted(ex))
@@ -137,6 +176,15 @@ class SFTTrainer:
                 msgs = ex["messages"]
                 span = msgs
             check_messages(i, msgs, tools)
+            if jinja2 is not None:
+                raw = ex.get("tools")
+                text = render(msgs, json.loads(raw) if isinstance(raw, str) else raw)
+                for m in msgs:
+                    for c in m.get("tool_calls") or []:
+                        for k, v in c["function"]["arguments"].items():
+                            if "<parameter=%s>%s</parameter>" % (k, json.dumps(v, ensure_ascii=False)) not in text:
+                                fail(i, "the template did not render %s's argument %s" % (c["function"]["name"], k))
+                rendered[0] += 1
             if self.args.assistant_only_loss:
                 if not any(m["role"] == "assistant" for m in msgs):
                     raise RuntimeError("example %d has no assistant tokens" % i)
@@ -148,4 +196,6 @@ class SFTTrainer:
             examples += 1
             trained += len(labelled)
         print("trl contract: %d examples train, %d messages labelled" % (examples, trained))
+        if jinja2 is not None:
+            print("rendered with toolcall.jinja: %d examples" % rendered[0])
         return examples
