@@ -22,6 +22,13 @@
 //     beyond the script gets a 500 saying the script is exhausted.
 //   - Responder: a function from request to Turn (NewResponder), for tests
 //     that loop.
+//   - Template: the ChatML the server renders and tokenizes with
+//     (SetTemplate; Encode, Decode, Completion): chat replies carry its
+//     prompt and completion ids, and the token endpoints answer, vLLM's
+//     POST /tokenize and POST /v1/completions with a token-id prompt,
+//     SGLang's POST /v1/tokenize and POST /generate with input_ids.
+//     ReasoningTemplate strips past reasoning and re-serialises tool-call
+//     JSON, as Qwen3's template does.
 //   - Request: what the server received, decoded (messages, tools, the
 //     sampling fields, the extension flags) with its raw body and headers;
 //     Requests lists them.
