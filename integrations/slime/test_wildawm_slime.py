@@ -3,6 +3,7 @@
 Run from the repository root: python3 -m unittest discover -s integrations/slime
 """
 
+import gzip
 import json
 import os
 import sys
@@ -358,7 +359,7 @@ class SlimeContractTest(unittest.TestCase):
     def check_loss(self, batch, got, counts, gbs):
         """Every trained rollout's tokens weigh advantage / (L_j * real rollouts of its slime step);
         with every ready group in one step that is wildawm's loss_weight * advantage; nulls weigh 0."""
-        src = {(s["rollout_id"], s["segment_index"]): s for s in batch["samples"]}
+        src = {(s["rollout_id"], s["segment_index"]): s for s in batch["samples"] or []}
         samples = got["samples"]
         step_real = {}
         for k, positions in enumerate(got["steps"]):
@@ -456,6 +457,36 @@ class SlimeContractTest(unittest.TestCase):
                     self.assertEqual(len(got["samples"]), gbs)
                     self.assertEqual(got["coef"], [0.0] * gbs, "a null step trains nothing")
                     self.assertTrue(all(x.remove_sample for x in got["samples"]))
+
+    def test_batches_of_the_service(self):
+        # Real batches of `wildawm rl serve`'s code (trainer.Service), saved by
+        # issue 32's learning check: `wildawm rl learn --policy learned:observe
+        # --steps 8 --tasks 8 --g 4 --fake-browser --seed 2` on a 640-task
+        # world run's rl split; the request's policy_params (the policy's
+        # weights) stripped. Step 4: 2 ready groups, 6 exhausted, 192 samples
+        # of 8 rollouts; step 5: 1 ready, 7 exhausted, 96 samples of 4
+        # rollouts; step 1: no ready task ("samples": null, "tokens": false).
+        seen = {}
+        for name in sorted(os.listdir(os.path.join(HERE, "testdata"))):
+            with gzip.open(os.path.join(HERE, "testdata", name)) as f:
+                batch = json.load(f)
+            wildawm_rl.validate_batch(batch)
+            seen[batch["step"]] = batch["stats"]["ready"]
+            rollouts = len({x["rollout_id"] for x in batch["samples"] or []})
+            self.assertLess(rollouts, 8 * 4, "tasks were dropped")
+            if rollouts:
+                self.assertGreater(len(batch["samples"]), rollouts, "segments: more samples than rollouts")
+            for policy in wildawm_slime.FILL_POLICIES:
+                for gbs in (32, 16, 4):
+                    for dp in (1, 2):
+                        with self.subTest(batch=name, policy=policy, gbs=gbs, dp=dp):
+                            args, out, counts = self.fitted(batch, policy, global_batch_size=gbs)
+                            got = SlimeContract(args, dp_size=dp).run(out)
+                            self.check_loss(batch, got, counts, gbs)
+                            self.assertEqual(counts["null_step"], int(counts["trained_rollouts"] == 0))
+                            if policy != "drop":
+                                self.assertEqual(counts["trained_rollouts"], rollouts, "pad and ready train every rollout")
+        self.assertEqual(seen, {1: 0, 4: 2, 5: 1})
 
     def test_a_batch_from_the_service(self):
         # WILDAWM_SLIME_BATCH names a batch JSON a real `wildawm rl serve` returned
@@ -587,6 +618,16 @@ class GenerateRolloutTest(unittest.TestCase):
         self.assertEqual(posts[0]["fill"], "ready")
         self.assertEqual(out.metrics["rollout/wildawm/null_step"], 1)
         self.assertEqual(out.metrics["rollout/wildawm/null_rollouts"], 32)
+        SlimeContract(slime_args()).run(out)
+        # The service's own zero-ready batch: "samples": null, "tokens": false.
+        with gzip.open(os.path.join(HERE, "testdata", "service-step-000001.json.gz")) as f:
+            real = json.load(f)
+        url, _ = self.serve(real)
+        with StandInSlime(), self.assertLogs("wildawm_slime", "WARNING") as logs:
+            out = wildawm_slime.generate_rollout(slime_args(wildawm_url=url), 0, None)
+        self.assertIn("no ready task", logs.output[0])
+        self.assertEqual(out.metrics["rollout/wildawm/null_step"], 1)
+        self.assertEqual(out.metrics["rollout/wildawm/exhausted"], 8)
         SlimeContract(slime_args()).run(out)
 
     def test_fill_ready_through_the_service(self):

@@ -27,6 +27,7 @@ pure Sample building, build_samples and fit_to_slime) imports and tests
 without slime.
 """
 
+import logging
 import os
 import sys
 
@@ -35,6 +36,8 @@ try:
 except ImportError:  # run from the repository: integrations/python beside integrations/slime
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import wildawm_rl
+
+logger = logging.getLogger(__name__)
 
 POST_PROCESS_PATH = "wildawm_slime.post_process_rewards"
 """The value of --custom-reward-post-process-path that hands slime wildawm's advantages."""
@@ -269,6 +272,11 @@ def build_samples(batch, sample_cls, advantage_as_reward=False):
     fields and a Status enum). With advantage_as_reward the reward is the
     advantage (the "reward" mode of advantage_mode), else wildawm's reward.
     """
+    if not batch.get("samples"):
+        # No ready group: the service sends no samples (and "tokens": false,
+        # there being no token to carry); fit_to_slime makes it a null step.
+        wildawm_rl.validate_batch(batch)
+        return []
     if not batch.get("tokens"):
         raise ValueError(f"batch {batch.get('id')}: it carries no token ids (an offline scripted policy ran): "
                          "nothing to train on; point the service at the trainer's engine")
@@ -514,7 +522,7 @@ def generate_rollout(args, rollout_id, data_source=None, evaluation=False):
     metrics.update({f"rollout/wildawm/client_{k}": v for k, v in client.counts.items()})
     if counts["null_step"]:
         stats = batch.get("stats") or {}
-        print(f"wildawm_slime: step {request['step']}: no ready task (mastered {stats.get('mastered')}, exhausted "
-              f"{stats.get('exhausted')}, abandoned {stats.get('abandoned')}, fill {policy}): a null step of "
-              f"{gbs} null rollouts that train nothing", file=sys.stderr)
+        logger.warning("wildawm step %s: no ready task (mastered %s, exhausted %s, abandoned %s, fill %s): a null "
+                       "step of %d null rollouts that train nothing", request["step"], stats.get("mastered"),
+                       stats.get("exhausted"), stats.get("abandoned"), policy, gbs)
     return RolloutFnTrainOutput(samples=samples, metrics=metrics)
