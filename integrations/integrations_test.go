@@ -1,8 +1,10 @@
 package integrations
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -26,6 +28,7 @@ func TestPython(t *testing.T) {
 	}
 	for _, dir := range []string{"integrations/python", "integrations/slime"} {
 		t.Run(dir, func(t *testing.T) {
+			readInputs(t, filepath.Join("..", dir))
 			cmd := exec.CommandContext(t.Context(), python, "-m", "unittest", "discover", "-s", dir, "-v")
 			cmd.Dir = ".."
 			out, err := cmd.CombinedOutput()
@@ -41,5 +44,26 @@ func TestPython(t *testing.T) {
 			}
 			t.Logf("%s: ran %s tests", dir, m[1])
 		})
+	}
+}
+
+// readInputs reads every file under dir (the Python sources and their
+// testdata), so that go test's cache, which tracks the files the test
+// process opens but not those its python3 child reads, reruns the tests when
+// one of them changes.
+func readInputs(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == "__pycache__" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		_, err = os.ReadFile(path)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reading the inputs of %s: %v", dir, err)
 	}
 }
