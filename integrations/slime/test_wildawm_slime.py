@@ -650,6 +650,9 @@ class GenerateRolloutTest(unittest.TestCase):
                 self.assertEqual(len(got["steps"]), 1)
                 self.assertEqual(posts[-1]["fill"], "ready" if policy == "ready" else "drop")
         self.assertEqual(posts[0].get("fill"), "ready")
+        with StandInSlime(), self.assertLogs("wildawm_slime", "WARNING") as logs:
+            wildawm_slime.generate_rollout(slime_args(wildawm_url=url, wildawm_fill="drop"), 0, None)
+        self.assertIn("kept none of its 6 ready groups", logs.output[0])
 
     def test_an_engine_outage_is_waited_out(self):
         url, posts = self.serve(contract_batch(), outages=2)

@@ -515,14 +515,19 @@ def generate_rollout(args, rollout_id, data_source=None, evaluation=False):
     batch = client.request_batch(**request)
     samples = build_samples(batch, Sample, advantage_as_reward=(mode == "reward"))
     pad = int(setting(args, "wildawm_pad_token_id", "WILDAWM_PAD_TOKEN_ID", 0))
-    samples, counts = fit_to_slime(samples, int(request["g"]), gbs, policy, Sample,
+    samples, counts = fit_to_slime(samples, wildawm_rl.batch_g(batch), gbs, policy, Sample,
                                    advantage_as_reward=(mode == "reward"), pad_token_id=pad)
     metrics = batch_metrics(batch)
     metrics.update({f"rollout/wildawm/{k}": v for k, v in counts.items()})
     metrics.update({f"rollout/wildawm/client_{k}": v for k, v in client.counts.items()})
     if counts["null_step"]:
         stats = batch.get("stats") or {}
-        logger.warning("wildawm step %s: no ready task (mastered %s, exhausted %s, abandoned %s, fill %s): a null "
-                       "step of %d null rollouts that train nothing", request["step"], stats.get("mastered"),
-                       stats.get("exhausted"), stats.get("abandoned"), policy, gbs)
+        if counts["ready_groups"]:
+            why = (f"wildawm_fill drop kept none of its {counts['ready_groups']} ready groups (G = "
+                   f"{wildawm_rl.batch_g(batch)}: no whole number of them is a multiple of --global-batch-size)")
+        else:
+            why = (f"no ready task (mastered {stats.get('mastered')}, exhausted {stats.get('exhausted')}, "
+                   f"abandoned {stats.get('abandoned')}, wildawm_fill {policy})")
+        logger.warning("wildawm step %s: %s: a null step of %d null rollouts that train nothing",
+                       request["step"], why, gbs)
     return RolloutFnTrainOutput(samples=samples, metrics=metrics)
