@@ -44,9 +44,10 @@ type engineInfo struct {
 	tools string
 	// tokenIn: the server generates from prompt token ids (vLLM's
 	// /v1/completions with a token-id prompt, SGLang's native /generate
-	// with input_ids) and tokenizes (vLLM's /tokenize with the chat
-	// template, SGLang's /v1/tokenize of a text), which token mode needs.
-	tokenIn bool
+	// with input_ids); tokenize: it tokenizes (vLLM's /tokenize with the
+	// chat template, SGLang's /v1/tokenize of a text). Token mode needs
+	// both.
+	tokenIn, tokenize bool
 }
 
 // engines is every known engine, EngineAny first.
@@ -57,10 +58,10 @@ var engines = []struct {
 	{EngineAny, engineInfo{name: "an OpenAI-compatible server", tokenIDs: true, logprobs: true,
 		start: "vllm serve %[1]s --port %[2]s --enable-auto-tool-choice --tool-call-parser hermes", port: "8000",
 		tools: "vLLM: --enable-auto-tool-choice --tool-call-parser PARSER; SGLang: --tool-call-parser PARSER; llama-server: --jinja"}},
-	{EngineVLLM, engineInfo{name: "vLLM", tokenIDs: true, logprobs: true, tokenIn: true,
+	{EngineVLLM, engineInfo{name: "vLLM", tokenIDs: true, logprobs: true, tokenIn: true, tokenize: true,
 		start: "vllm serve %[1]s --port %[2]s --enable-auto-tool-choice --tool-call-parser hermes", port: "8000",
 		tools: "start vLLM with --enable-auto-tool-choice --tool-call-parser PARSER (hermes for Qwen2.5 and Qwen3, llama3_json for Llama 3.1+, mistral for Mistral)"}},
-	{EngineSGLang, engineInfo{name: "SGLang", tokenIDs: true, logprobs: true, tokenIn: true,
+	{EngineSGLang, engineInfo{name: "SGLang", tokenIDs: true, logprobs: true, tokenIn: true, tokenize: true,
 		start: "python -m sglang.launch_server --model-path %[1]s --port %[2]s --tool-call-parser qwen25", port: "30000",
 		tools: "start SGLang with --tool-call-parser PARSER (qwen25 for Qwen2.5 and Qwen3, llama3 for Llama 3.1+, mistral for Mistral)"}},
 	{EngineOllama, engineInfo{name: "Ollama", logprobs: true,
@@ -132,20 +133,26 @@ func (e Engine) Trainable() error {
 	return fmt.Errorf("%s returns no token ids, which training needs: serve the policy with vLLM or SGLang and give vllm+URL#MODEL or sglang+URL#MODEL", e.Name())
 }
 
-// TokenIn says whether the engine takes prompt token ids and tokenizes
-// (token mode); an unnamed server is not assumed to.
+// TokenIn says whether the engine generates from prompt token ids; an
+// unnamed server is not assumed to.
 func (e Engine) TokenIn() bool {
 	i, _ := e.info()
 	return i.tokenIn
 }
 
+// Tokenizes says whether the engine has a tokenize endpoint.
+func (e Engine) Tokenizes() bool {
+	i, _ := e.info()
+	return i.tokenize
+}
+
 // TokenMode is nil when the engine can serve token mode (the harness holds
 // the token sequence and sends ids), else what to do instead.
 func (e Engine) TokenMode() error {
-	if e.TokenIn() {
+	if e.TokenIn() && e.Tokenizes() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s cannot serve token mode (token in, token out): it takes no prompt token ids and has no tokenize endpoint; serve the policy with vLLM or SGLang and give vllm+URL#MODEL or sglang+URL#MODEL, or turn token mode off (Harness.TokenMode; sampling.token_in_token_out) to send messages", ErrNoTokenMode, e.Name())
+	return fmt.Errorf("%w: %s cannot serve token mode (token in, token out): it needs generation from prompt token ids and a tokenize endpoint; serve the policy with vLLM or SGLang and give vllm+URL#MODEL or sglang+URL#MODEL, or turn token mode off (Harness.TokenMode; sampling.token_in_token_out) to send messages", ErrNoTokenMode, e.Name())
 }
 
 // startHint is the fix for a server that does not answer.

@@ -83,7 +83,7 @@ func TestTokenizeEngines(t *testing.T) {
 // by Generate and Tokenize before anything is sent.
 func TestTokenModeRefused(t *testing.T) {
 	for _, e := range []model.Engine{model.EngineAny, model.EngineOllama, model.EngineLlamaCpp, model.EngineOpenAI} {
-		if e.TokenIn() || e.TokenMode() == nil {
+		if e.TokenIn() || e.Tokenizes() || e.TokenMode() == nil {
 			t.Fatalf("%s: token mode allowed", e)
 		}
 		srv := fake.New(t)
