@@ -27,6 +27,14 @@
 //     Model that answered, Latency and Attempts. A tool call whose arguments are not a
 //     JSON object is kept, with ArgError saying why: what the model said is
 //     a value, not an error.
+//   - Token mode: Generate continues a TokenRequest's prompt ids (vLLM's
+//     /v1/completions with a token-id prompt, SGLang's /generate with
+//     input_ids) into a TokenResponse (ids, text, logprobs, finish
+//     reason, weight version); Tokenize renders messages with the chat
+//     template into ids (vLLM's /tokenize; SGLang's /v1/tokenize of the
+//     client's RenderChatML); ParseToolText reads Qwen/Hermes
+//     <tool_call> blocks from a completion's text. Engine.TokenMode
+//     refuses the engines without them (ErrNoTokenMode).
 //   - Error: what went wrong talking to the server (endpoint, HTTP status,
 //     the server's own message, how many attempts) and a Fix for the user.
 //     ErrTimeout marks a request that ran out of Timeout, ErrNotServed a

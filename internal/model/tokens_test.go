@@ -73,6 +73,10 @@ func TestTokenizeEngines(t *testing.T) {
 			t.Fatalf("%s: %q", engine, text)
 		}
 		got = append(got, ids)
+		want := map[model.Engine]string{model.EngineVLLM: "/tokenize", model.EngineSGLang: "/v1/tokenize"}[engine]
+		if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Path != want {
+			t.Fatalf("%s: requests %+v, want one to %s", engine, reqs, want)
+		}
 	}
 	if !slices.Equal(got[0], got[1]) {
 		t.Fatalf("the engines tokenize differently:\n%q\n%q", fake.Decode(got[0], false), fake.Decode(got[1], false))
