@@ -339,3 +339,32 @@ func TestSamplesPerRolloutFigure(t *testing.T) {
 		}
 	}
 }
+
+// shiftingTemplate is a TokenModel whose template renders the
+// conversation's start differently once messages follow the model's
+// reply (the first id changes with the message count).
+type shiftingTemplate struct{ chatOnly }
+
+func (shiftingTemplate) Tokenize(_ context.Context, req model.TokenizeRequest) ([]int, error) {
+	return []int{len(req.Messages), 1, 2, 3}, nil
+}
+
+func (shiftingTemplate) Generate(context.Context, model.TokenRequest) (*model.TokenResponse, error) {
+	return &model.TokenResponse{Text: "<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": \"echo hi\"}}\n</tool_call>",
+		CompletionTokenIDs: []int{7, 8}, Logprobs: []float64{-1, -1}, FinishReason: "stop"}, nil
+}
+
+// TestTokenModeRefusesAShiftingTemplate: when the template renders the
+// held conversation differently with new messages after it, the new
+// tokens cannot be cut apart: the rollout stops with an error that says
+// so and names messages mode, not as an infrastructure failure.
+func TestTokenModeRefusesAShiftingTemplate(t *testing.T) {
+	env, _, _ := testEnv(t, nil)
+	_, err := (&Harness{Model: shiftingTemplate{}, TokenMode: true}).Run(context.Background(), env, "task", "")
+	if !errors.Is(err, errTemplatePrefix) || errors.Is(err, ErrInfra) || !strings.Contains(err.Error(), "messages mode") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(env.Traj.Turns) != 1 || len(env.Traj.Steps) != 1 {
+		t.Fatalf("%d turns, %d steps", len(env.Traj.Turns), len(env.Traj.Steps))
+	}
+}
