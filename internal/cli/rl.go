@@ -27,6 +27,16 @@ type rlFlags struct {
 	dir, split, stateDir string
 	parallel             int
 	fakeBrowser          bool
+	// rl serve's own: the order of steps and engine outages.
+	allowGaps                  bool
+	outageBackoff, outageLimit time.Duration
+}
+
+// registerServe adds the flags only a long-lived service takes.
+func (f *rlFlags) registerServe(c *cobra.Command) {
+	c.Flags().BoolVar(&f.allowGaps, "allow-gaps", false, "accept a step whose predecessor was never requested (it starts from the last saved state); without it such a step is a 409 naming the missing step")
+	c.Flags().DurationVar(&f.outageBackoff, "outage-backoff", trainer.DefaultOutageBackoff, "the first wait before a rollout the engine's outage stopped runs again (doubled, at most a minute)")
+	c.Flags().DurationVar(&f.outageLimit, "outage-limit", trainer.DefaultOutageLimit, "how long an engine outage may last before its step fails, unsaved and retriable")
 }
 
 func (f *rlFlags) register(c *cobra.Command, stateDefault string) {
@@ -41,6 +51,9 @@ func (f *rlFlags) register(c *cobra.Command, stateDefault string) {
 func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*trainer.Service, func(), error) {
 	if f.parallel < 1 {
 		return nil, nil, fmt.Errorf("--parallel %d: give at least 1", f.parallel)
+	}
+	if f.outageBackoff < 0 || f.outageLimit < 0 {
+		return nil, nil, fmt.Errorf("--outage-backoff %v --outage-limit %v: give positive durations (0: the defaults)", f.outageBackoff, f.outageLimit)
 	}
 	// The engine a request names acts as the agent: --model-timeout's
 	// agent stage, --model-retries and --model-backoff.
@@ -62,6 +75,7 @@ func (e *env) rlService(cmd *cobra.Command, f *rlFlags, stateDefault string) (*t
 		state = filepath.Join(f.dir, stateDefault)
 	}
 	svc, err := trainer.Open(cmd.Context(), trainer.Options{Dir: f.dir, StateDir: state, Split: f.split, Parallel: f.parallel, Progress: e.progress, Model: mopts,
+		AllowGaps: f.allowGaps, OutageBackoff: f.outageBackoff, OutageLimit: f.outageLimit,
 		Env: func(t *task.Task) (trainer.Rollouts, error) { return envs.task(t, "train on") }})
 	if err != nil {
 		closeEnv()
@@ -106,6 +120,7 @@ TOKEN"; listening beyond loopback (--addr 0.0.0.0:8020) requires it.`,
 		},
 	}
 	f.register(c, "rl")
+	f.registerServe(c)
 	pf.register(c, "127.0.0.1:8020")
 	return c
 }

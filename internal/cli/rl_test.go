@@ -3,11 +3,15 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/wildawm/wildawm/internal/agent"
 	"github.com/wildawm/wildawm/internal/pool/pooltest"
 	"github.com/wildawm/wildawm/internal/trainer"
 )
@@ -66,5 +70,29 @@ func TestRLCommands(t *testing.T) {
 	}
 	if _, _, err := run(t, st, "rl", "export", "--dir", f.Dir, "--state", filepath.Join(f.Dir, "rl-learn"), "--out", out, "--from", "5"); err == nil {
 		t.Error("an export of steps never run succeeded")
+	}
+}
+
+// TestPaperBudgetDefaults: eval, rl serve (the harness a request's
+// sampling leaves to its defaults) and rollout run at the paper's budgets,
+// a 102,400-token context with compaction and 256 turns, smaller only by
+// flag; rl serve takes its order and outage flags.
+func TestPaperBudgetDefaults(t *testing.T) {
+	if agent.DefaultContextTokens != 102400 || agent.DefaultMaxTurns != 256 {
+		t.Fatalf("the harness's defaults are %d tokens and %d turns, the paper's 102,400 and 256", agent.DefaultContextTokens, agent.DefaultMaxTurns)
+	}
+	e := &env{}
+	for name, c := range map[string]*cobra.Command{"eval": e.evalCmd(), "rollout": e.rolloutCmd(), "pool rate": e.poolRateCmd()} {
+		for flag, want := range map[string]int{"context-tokens": 102400, "max-turns": 256} {
+			if got := c.Flags().Lookup(flag).DefValue; got != fmt.Sprint(want) {
+				t.Errorf("%s --%s defaults to %s, want %d", name, flag, got, want)
+			}
+		}
+	}
+	serve := e.rlServeCmd()
+	for _, flag := range []string{"allow-gaps", "outage-backoff", "outage-limit"} {
+		if serve.Flags().Lookup(flag) == nil {
+			t.Errorf("rl serve has no --%s", flag)
+		}
 	}
 }
