@@ -32,7 +32,7 @@ import (
 
 func (e *env) benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure wildawm's figures on generated benchmark worlds"}
-	c.AddCommand(e.benchWorldCmd(), e.benchRuntimeCmd(), e.benchMCPCmd(), e.benchMCPEchoCmd(), e.benchServicesCmd(), e.benchSitesCmd(), e.benchBrowserCmd(), e.benchHarnessCmd(), e.benchRLCmd(), e.benchModelsCmd())
+	c.AddCommand(e.benchWorldCmd(), e.benchRuntimeCmd(), e.benchMCPCmd(), e.benchMCPEchoCmd(), e.benchServicesCmd(), e.benchSitesCmd(), e.benchBrowserCmd(), e.benchHarnessCmd(), e.benchRLCmd(), e.benchRLAsyncCmd(), e.benchModelsCmd())
 	return c
 }
 
