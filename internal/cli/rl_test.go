@@ -26,6 +26,7 @@ func TestRLCommands(t *testing.T) {
 	}{
 		{[]string{"rl", "learn", "--steps", "0"}, "--steps"},
 		{[]string{"rl", "learn", "--parallel", "0"}, "--parallel"},
+		{[]string{"rl", "learn", "--policy", "scripted:oracle"}, "--policy"},
 		{[]string{"rl", "export"}, "--out"},
 		{[]string{"rl", "export", "--out", filepath.Join(t.TempDir(), "x.jsonl"), "--state", t.TempDir()}, "no batches saved"},
 		{[]string{"rl", "serve", "--dir", filepath.Join(t.TempDir(), "nosuch"), "--fake-browser"}, "nosuch"},
