@@ -151,12 +151,41 @@ type outageWatch struct {
 
 func (w *outageWatch) Chat(ctx context.Context, req model.Request) (*model.Response, error) {
 	resp, err := w.Chatter.Chat(ctx, req)
-	if err != nil && ctx.Err() == nil && model.IsOutage(err) {
+	if ctx.Err() == nil {
+		w.note(err)
+	}
+	return resp, err
+}
+
+func (w *outageWatch) note(err error) {
+	if err != nil && model.IsOutage(err) {
 		w.mu.Lock()
 		w.err = err
 		w.mu.Unlock()
 	}
+}
+
+// tokenWatch is outageWatch over a client in token mode
+// (agent.TokenModel): its generations and tokenizations are watched too.
+type tokenWatch struct {
+	*outageWatch
+	tm agent.TokenModel
+}
+
+func (w tokenWatch) Generate(ctx context.Context, req model.TokenRequest) (*model.TokenResponse, error) {
+	resp, err := w.tm.Generate(ctx, req)
+	if ctx.Err() == nil {
+		w.note(err)
+	}
 	return resp, err
+}
+
+func (w tokenWatch) Tokenize(ctx context.Context, req model.TokenizeRequest) ([]int, error) {
+	ids, err := w.tm.Tokenize(ctx, req)
+	if ctx.Err() == nil {
+		w.note(err)
+	}
+	return ids, err
 }
 
 // outage is the last outage the rollout met (nil for an offline policy).
@@ -188,7 +217,11 @@ func (s *Service) policy(ref taskRef, job RolloutJob) (rollout.Policy, *outageWa
 		return nil, nil, err
 	}
 	watch := &outageWatch{Chatter: client}
-	h := &agent.Harness{Model: watch, ModelName: spec.Model, TokenIDs: true, WeightVersion: req.PolicyVersion,
+	var m agent.Chatter = watch
+	if req.Sampling.TokenInTokenOut {
+		m = tokenWatch{outageWatch: watch, tm: client}
+	}
+	h := &agent.Harness{Model: m, TokenMode: req.Sampling.TokenInTokenOut, ModelName: spec.Model, TokenIDs: true, WeightVersion: req.PolicyVersion,
 		Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, MaxTokens: req.Sampling.MaxTokens,
 		ContextTokens: req.Sampling.ContextTokens, MaxTurns: req.Sampling.MaxTurns}
 	if req.Sampling.Seed != nil {
@@ -766,11 +799,7 @@ func samples(res *RolloutResult, g, groups int) (out []Sample, breaks int) {
 		meta = append(meta, t)
 	}
 	segs := rl.Segments(turns, res.FormatFailure)
-	for _, sg := range segs[min(1, len(segs)):] {
-		if !turns[sg.FirstTurn].Compacted {
-			breaks++
-		}
-	}
+	breaks = rl.PrefixBreaks(segs)
 	l := rl.Trainable(segs)
 	base := Sample{Version: SchemaVersion, RolloutID: res.RolloutID, Status: res.Outcome, Policy: res.Policy, Reward: res.Reward,
 		FormatFailure: res.FormatFailure, V: res.V, Checklist: res.Checklist, TrajectoryTrainableTokens: l,

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -203,5 +204,86 @@ func TestOutageThroughEngine(t *testing.T) {
 	}
 	if got.Stats.Retried != 0 || got.Stats.Abandoned != 0 || product(got) != product(want) {
 		t.Errorf("after an outage (%d rollouts waited, %d retried):\n%s\nhealthy:\n%s", got.Stats.Outages, got.Stats.Retried, product(got), product(want))
+	}
+}
+
+// reasoner thinks, runs three commands and answers; with an odd sampling
+// seed it makes a call that does not parse instead (a format failure), so
+// a group's rewards differ.
+func reasoner(r fake.Request) fake.Turn {
+	if r.Seed != nil && *r.Seed%2 == 1 {
+		return fake.Turn{Reasoning: "hm", ToolCalls: []fake.ToolCall{{Name: "shell", Arguments: `{"command": `}}}
+	}
+	calls := 0
+	for _, m := range r.Messages {
+		if m.Role == "tool" {
+			calls++
+		}
+	}
+	if len(r.Messages) == 0 { // token in: the conversation is the prompt's ids
+		calls = strings.Count(fake.Decode(r.InputIDs, false), "<tool_response>")
+	}
+	if calls == 3 {
+		return fake.Turn{Reasoning: "all done", Content: "I could not finish the task."}
+	}
+	return fake.Turn{Reasoning: fmt.Sprintf("step %d: I should look around", calls+1),
+		ToolCalls: []fake.ToolCall{{Name: "shell", Arguments: fmt.Sprintf(`{"command":"echo %d", "timeout": 10}`, calls)}}}
+}
+
+// TestTokenInTokenOutThroughService: on a chat template that strips past
+// reasoning and re-serialises tool calls (the fake's ReasoningTemplate, as
+// Qwen3's), messages mode makes every turn its own sample and the batch
+// counts the prefix breaks; sampling.token_in_token_out makes each
+// rollout one sample with none. An engine without token mode is refused
+// naming the field.
+func TestTokenInTokenOutThroughService(t *testing.T) {
+	f := fixture(t)
+	for _, tokenMode := range []bool{false, true} {
+		srv := fake.NewResponder(t, reasoner)
+		srv.SetEngine(model.EngineSGLang)
+		srv.SetTemplate(fake.ReasoningTemplate)
+		s := open(t, f, Options{Parallel: 2})
+		seed := int64(4)
+		b, err := s.Batch(context.Background(), Request{Step: 1, Tasks: 1, G: 4, Engine: "sglang+" + srv.URL() + "#" + fake.DefaultModel,
+			Sampling: Sampling{MaxTurns: 8, MaxTokens: 500, TokenInTokenOut: tokenMode, Seed: &seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBatch(t, b)
+		counts := map[string]int{}
+		format := map[string]bool{}
+		for _, smp := range b.Samples {
+			counts[smp.RolloutID], format[smp.RolloutID] = smp.SegmentCount, smp.FormatFailure
+		}
+		acted := 0
+		for id, n := range counts {
+			want := 1
+			if !tokenMode && !format[id] {
+				want = 4 // its 4 turns
+			}
+			if !format[id] {
+				acted++
+			}
+			if n != want {
+				t.Errorf("token mode %v: rollout %s (format failure %v) is %d samples, want %d", tokenMode, id, format[id], n, want)
+			}
+		}
+		want := 3 * acted
+		if tokenMode {
+			want = 0
+		}
+		if acted == 0 || b.Stats.PrefixBreaks != want {
+			t.Errorf("token mode %v: %d rollouts acted, prefix breaks %d, want %d", tokenMode, acted, b.Stats.PrefixBreaks, want)
+		}
+	}
+	s := open(t, f, Options{})
+	_, _, err := s.Submit(Request{Step: 1, Tasks: 1, Engine: "vllm+http://127.0.0.1:1/v1#m", Sampling: Sampling{TokenInTokenOut: true}})
+	if err != nil {
+		t.Fatalf("vLLM has token mode: %v", err)
+	}
+	s2 := open(t, f, Options{})
+	_, _, err = s2.Submit(Request{Step: 1, Tasks: 1, Engine: "http://127.0.0.1:1/v1#m", Sampling: Sampling{TokenInTokenOut: true}})
+	if err == nil || !strings.Contains(err.Error(), "sampling.token_in_token_out") {
+		t.Errorf("an unnamed server in token mode: %v", err)
 	}
 }

@@ -79,6 +79,13 @@ type Sampling struct {
 	// default when 0); MaxTurns bounds a rollout's turns.
 	ContextTokens int `json:"context_tokens,omitempty"`
 	MaxTurns      int `json:"max_turns,omitempty"`
+	// TokenInTokenOut makes the harness hold the token sequence itself:
+	// it sends the engine prompt token ids and appends each completion's
+	// ids and the engine's tokenization of the new messages, so a segment
+	// is one causal chain whatever the chat template does (vLLM, SGLang;
+	// docs/harness.md). Off: messages are sent and a template that
+	// re-renders the past breaks segments (Stats.PrefixBreaks).
+	TokenInTokenOut bool `json:"token_in_token_out,omitempty"`
 }
 
 // Fill policies.
@@ -155,6 +162,10 @@ func (r *Request) Validate() error {
 			bad("engine", "%v", err)
 		} else if err := spec.Engine.Trainable(); err != nil {
 			bad("engine", "%v", err)
+		} else if r.Sampling.TokenInTokenOut {
+			if err := spec.Engine.TokenMode(); err != nil {
+				bad("sampling.token_in_token_out", "%v", err)
+			}
 		}
 	}
 	if r.Policy != "" && (r.Harness != "" || r.PolicyVersion != "" || r.Sampling != (Sampling{})) {

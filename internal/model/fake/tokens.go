@@ -152,6 +152,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		Prompt         json.RawMessage `json:"prompt"`
 		Logprobs       *int            `json:"logprobs"`
 		ReturnTokenIDs bool            `json:"return_token_ids"`
+		Seed           *int64          `json:"seed"`
 	}
 	req, _, ok := s.tokenRequest(w, r, &body)
 	if !ok {
@@ -161,7 +162,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "prompt: give a non-empty list of token ids", "", "")
 		return
 	}
-	req.Model = body.Model
+	req.Model, req.Seed = body.Model, body.Seed
 	turn, ok := s.scripted(w, r, req)
 	if !ok {
 		return
@@ -189,9 +190,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 // output_token_logprobs as [logprob, token id, text] triples).
 func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		InputIDs       []int          `json:"input_ids"`
-		SamplingParams map[string]any `json:"sampling_params"`
-		ReturnLogprob  bool           `json:"return_logprob"`
+		InputIDs       []int                      `json:"input_ids"`
+		SamplingParams map[string]json.RawMessage `json:"sampling_params"`
+		ReturnLogprob  bool                       `json:"return_logprob"`
 	}
 	req, _, ok := s.tokenRequest(w, r, &body)
 	if !ok {
@@ -202,6 +203,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.InputIDs = body.InputIDs
+	if raw, ok := body.SamplingParams["sampling_seed"]; ok {
+		var seed int64 // exactly: a float64 would round seeds past 2^53
+		if json.Unmarshal(raw, &seed) != nil {
+			writeError(w, http.StatusBadRequest, "sampling_params.sampling_seed: give an integer", "", "")
+			return
+		}
+		req.Seed = &seed
+	}
 	turn, ok := s.scripted(w, r, req)
 	if !ok {
 		return
