@@ -18,7 +18,14 @@
 //   - State: each task's kappa after a step, saved in DIR/rl/state/ and
 //     loaded by train step, so a resumed run continues.
 //   - PolicyFactory: an offline policy (the scripted replay ensemble, the
-//     learnable softmax of the learning check).
+//     learnable softmax and the observation-driven learned:observe of the
+//     learning checks).
+//   - marker: a requested step's request, kept in DIR/rl/requests/ until
+//     its batch is saved, so a restarted service resumes it; finished
+//     rollouts are kept beside their trajectories and read back.
+//   - OutageError: a rollout the engine's outage stopped: no try, no
+//     verdict; the step waits for the engine (HTTP 503, retriable).
+//   - ToSkyRL: a batch as SkyRL's step-wise generator output.
 //   - Service.Handler: the HTTP API; Export the JSONL of saved batches.
 //
 // It imports the rollout harness, policies, the pool and internal/rl; the
