@@ -15,34 +15,6 @@ import (
 	"github.com/wildawm/wildawm/internal/rl"
 )
 
-// tok is the fake engine's tokenizer: a role token, the content's bytes,
-// each tool call's name and arguments. An assistant message sent back
-// tokenizes to the completion it was, so a turn's prompt extends the last
-// turn's prompt and completion, as with a real engine.
-func tok(role, content string, calls []fake.WireToolCall) []int {
-	out := []int{map[string]int{"system": 1, "user": 2, "assistant": 3, "tool": 4}[role]}
-	for _, b := range []byte(content) {
-		out = append(out, 10+int(b))
-	}
-	for _, c := range calls {
-		out = append(out, 5)
-		for _, b := range []byte(c.Function.Name + "\x00" + c.Function.Arguments) {
-			out = append(out, 10+int(b))
-		}
-	}
-	return out
-}
-
-func wire(calls []fake.ToolCall) []fake.WireToolCall {
-	var out []fake.WireToolCall
-	for _, c := range calls {
-		var w fake.WireToolCall
-		w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
-		out = append(out, w)
-	}
-	return out
-}
-
 // engine is a fake inference engine whose behaviour is the rollout's
 // sampling seed mod 3: 0 runs a command with a long output (the context
 // outgrows its budget and the harness compacts), then answers; 1 makes a
@@ -52,10 +24,6 @@ func engine(t *testing.T) *fake.Server { return fake.NewResponder(t, engineTurn)
 // engineTurn is engine's reply to a request.
 func engineTurn(r fake.Request) fake.Turn {
 	{
-		var prompt []int
-		for _, m := range r.Messages {
-			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
-		}
 		mode := int64(0)
 		if r.Seed != nil {
 			mode = *r.Seed % 3
@@ -72,8 +40,7 @@ func engineTurn(r fake.Request) fake.Turn {
 		default:
 			reply = fake.Turn{Content: "I could not finish the task."}
 		}
-		reply.PromptTokenIDs = prompt
-		reply.CompletionTokenIDs = tok("assistant", reply.Content, wire(reply.ToolCalls))
+		reply = fake.ByteTokens(r, reply)
 		reply.WeightVersion = "w-7"
 		return reply
 	}

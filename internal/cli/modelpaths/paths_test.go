@@ -924,34 +924,7 @@ func TestModelPathSynTasksEmbeddings(t *testing.T) {
 // token and the bytes of each message, so that a turn's prompt extends the
 // last turn's prompt and completion.
 func tokenized(respond func(fake.Request) fake.Turn) func(fake.Request) fake.Turn {
-	tok := func(role, content string, calls []fake.WireToolCall) []int {
-		out := []int{map[string]int{"system": 1, "user": 2, "assistant": 3, "tool": 4}[role]}
-		for _, b := range []byte(content) {
-			out = append(out, 10+int(b))
-		}
-		for _, c := range calls {
-			out = append(out, 5)
-			for _, b := range []byte(c.Function.Name + "\x00" + c.Function.Arguments) {
-				out = append(out, 10+int(b))
-			}
-		}
-		return out
-	}
-	return func(r fake.Request) fake.Turn {
-		t := respond(r)
-		var prompt []int
-		for _, m := range r.Messages {
-			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
-		}
-		var calls []fake.WireToolCall
-		for _, c := range t.ToolCalls {
-			var w fake.WireToolCall
-			w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
-			calls = append(calls, w)
-		}
-		t.PromptTokenIDs, t.CompletionTokenIDs = prompt, tok("assistant", t.Content, calls)
-		return t
-	}
+	return func(r fake.Request) fake.Turn { return fake.ByteTokens(r, respond(r)) }
 }
 
 // rlServe starts `wildawm rl serve` in-process on a free port, with the

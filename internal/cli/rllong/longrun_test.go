@@ -120,19 +120,6 @@ type engine struct {
 
 func newEngine(t *testing.T) *engine {
 	e := &engine{}
-	tok := func(role, content string, calls []fake.WireToolCall) []int {
-		out := []int{map[string]int{"system": 1, "user": 2, "assistant": 3, "tool": 4}[role]}
-		for _, b := range []byte(content) {
-			out = append(out, 10+int(b))
-		}
-		for _, c := range calls {
-			out = append(out, 5)
-			for _, b := range []byte(c.Function.Name + "\x00" + c.Function.Arguments) {
-				out = append(out, 10+int(b))
-			}
-		}
-		return out
-	}
 	e.srv = fake.NewResponder(t, func(r fake.Request) fake.Turn {
 		e.chats.Add(1)
 		if e.down.Load() {
@@ -152,18 +139,7 @@ func newEngine(t *testing.T) *engine {
 		default:
 			reply = fake.Turn{Content: "I could not finish the task."}
 		}
-		var prompt []int
-		for _, m := range r.Messages {
-			prompt = append(prompt, tok(m.Role, m.Content, m.ToolCalls)...)
-		}
-		var calls []fake.WireToolCall
-		for _, c := range reply.ToolCalls {
-			var w fake.WireToolCall
-			w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
-			calls = append(calls, w)
-		}
-		reply.PromptTokenIDs, reply.CompletionTokenIDs = prompt, tok("assistant", reply.Content, calls)
-		return reply
+		return fake.ByteTokens(r, reply)
 	})
 	e.srv.SetEngine(model.EngineSGLang)
 	return e
