@@ -272,6 +272,10 @@ const (
 // requesting it again (HTTP 503, retriable).
 var ErrOutage = errors.New("trainer: the engine is unreachable")
 
+// ErrPredecessor is a step whose predecessor failed after it was queued
+// (retriable: request the predecessor, then it, again).
+var ErrPredecessor = errors.New("trainer: the step before failed")
+
 // OutageError is a rollout the engine's outage stopped (model.IsOutage
 // after the client's retries): it is no verdict and no try of the slot's;
 // the slot runs again when the engine answers.
@@ -380,6 +384,13 @@ func (s *Service) LoadState(step int) (*State, error) {
 func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 	start := time.Now()
 	req := p.req
+	if req.Step > 1 && !s.opts.AllowGaps {
+		// Its predecessor failed after it was queued: computing this one
+		// now would fork the kappa history.
+		if _, err := os.Stat(s.statePath(req.Step - 1)); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: step %d has no saved state: request step %d again first, then this one", ErrPredecessor, req.Step-1, req.Step-1)
+		}
+	}
 	st, err := s.loadState(req.Step)
 	if err != nil {
 		return nil, err
@@ -517,7 +528,7 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 				if j.try > 0 {
 					id += fmt.Sprintf("-t%d", j.try)
 				}
-				res, reused := s.loadResult(req.Step, id)
+				res, reused := s.loadResult(req.Step, id, g.ref.id)
 				var err error
 				if res == nil {
 					res, err = s.Rollout(jctx, RolloutJob{Step: req.Step, TaskID: g.ref.id, Group: g.index, Slot: j.slot,
@@ -536,10 +547,18 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 					batch.Stats.Reused++
 				}
 				var outage *OutageError
+				isOutage := errors.As(err, &outage) && ctx.Err() == nil
+				if !isOutage && outages > 0 {
+					// Anything but the outage again: the engine answers.
+					outages = 0
+					s.mu.Lock()
+					p.outage = ""
+					s.mu.Unlock()
+				}
 				switch {
 				case err != nil && (g.cancelled[j.slot] || g.abandoned != "") && ctx.Err() == nil:
 					batch.Stats.Cancelled++
-				case errors.As(err, &outage) && ctx.Err() == nil:
+				case isOutage:
 					// The engine is out: the slot waits for it and runs
 					// again, as the same try; no verdict is taken.
 					batch.Stats.Outages++
@@ -566,23 +585,15 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 				case err != nil:
 					fail(fmt.Errorf("task %s slot %d: %w", g.ref.id, j.slot, err))
 				case res.Failure == agent.FailInfra && j.try+1 < MaxTries && !g.decided():
-					outages = 0
 					batch.Stats.Retried++
 					g.tries++
 					queue = append([]slotJob{{j.g, j.slot, j.try + 1}}, queue...)
 				case res.Failure == agent.FailInfra || res.Failure == agent.FailSetup:
-					outages = 0
 					if !g.decided() {
 						abandon(g, res.Failure, res.Error)
 						fill()
 					}
 				default:
-					if outages > 0 {
-						outages = 0
-						s.mu.Lock()
-						p.outage = ""
-						s.mu.Unlock()
-					}
 					batch.Stats.Rollouts++
 					batch.Stats.RolloutMS += res.WallMS
 					if res.V {
@@ -692,7 +703,7 @@ func (s *Service) compute(ctx context.Context, p *pending) (*Batch, error) {
 	}
 	batch.Stats.SchedulerMS = float64((sched + time.Since(t0)).Microseconds()) / 1000
 	batch.Stats.WallMS = msSince(start)
-	if p.prefetched {
+	if p.ahead {
 		batch.Prefetched = true
 	}
 	// The batch first, then the state: a state never runs ahead of a
@@ -741,9 +752,10 @@ func (s *Service) saveResult(step int, res *RolloutResult) error {
 	return saveJSON(filepath.Join(s.dir, "rollouts", batchID(step), res.RolloutID+".result.json"), &cp)
 }
 
-// loadResult reads back a rollout saveResult kept (nil when there is
-// none, or it does not read: it then runs again).
-func (s *Service) loadResult(step int, id string) (*RolloutResult, bool) {
+// loadResult reads back a rollout saveResult kept for task (nil when
+// there is none, it does not read, or it is another task's: it then runs
+// again).
+func (s *Service) loadResult(step int, id, task string) (*RolloutResult, bool) {
 	dir := filepath.Join(s.dir, "rollouts", batchID(step))
 	data, err := os.ReadFile(filepath.Join(dir, id+".result.json"))
 	if err != nil {
@@ -754,7 +766,7 @@ func (s *Service) loadResult(step int, id string) (*RolloutResult, bool) {
 		return nil, false
 	}
 	tr, err := agent.LoadTrajectory(filepath.Join(dir, id+".json"))
-	if err != nil {
+	if err != nil || tr.TaskID != task {
 		return nil, false
 	}
 	res.Trajectory = tr

@@ -109,23 +109,28 @@ func (s *Service) postBatch(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &reqErr):
 		writeJSON(w, http.StatusBadRequest, apiError{err.Error()})
 		return
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{err.Error()})
 		return
 	case err != nil:
 		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
 		return
 	}
-	b, prog, done, outage, _ := s.lookup(req.Step)
-	if outage != "" {
-		s.writeOutage(w, b, prog, outage)
-		return
-	}
+	b, _, done, outage, _ := s.lookup(req.Step)
 	select {
 	case <-done:
+		if outage != "" {
+			s.writeOutage(w, b, Progress{}, outage)
+			return
+		}
 		writeJSON(w, http.StatusOK, b)
 	default:
-		writeJSON(w, http.StatusAccepted, map[string]any{"id": b.ID, "step": b.Step, "status": StatusRunning})
+		// Accepted and running, an outage or not: the long poll says.
+		reply := map[string]any{"id": b.ID, "step": b.Step, "status": StatusRunning}
+		if outage != "" {
+			reply["outage"] = outage
+		}
+		writeJSON(w, http.StatusAccepted, reply)
 	}
 }
 
@@ -160,15 +165,13 @@ func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = time.Duration(sec * float64(time.Second))
 	}
-	b, prog, done, outage, ok := s.lookup(step)
+	b, _, done, _, ok := s.lookup(step)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, apiError{fmt.Sprintf("batch %s was not requested: POST /v1/batches first", id)})
 		return
 	}
-	if outage != "" {
-		s.writeOutage(w, b, prog, outage)
-		return
-	}
+	// The poll waits out an outage too: a client's retries then span
+	// waits, not backoffs.
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -177,7 +180,7 @@ func (s *Service) getBatch(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	b, prog, done, outage, _ = s.lookup(step)
+	b, prog, done, outage, _ := s.lookup(step)
 	if outage != "" {
 		s.writeOutage(w, b, prog, outage)
 		return

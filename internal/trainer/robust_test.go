@@ -428,7 +428,8 @@ func TestFillAndTaskChoice(t *testing.T) {
 // step ahead of the trainer; a request that differs otherwise is refused.
 func TestPrefetchWithinStaleness(t *testing.T) {
 	f := fixture(t)
-	s := open(t, f, Options{Rollout: scripted(alternating, nil)})
+	state := t.TempDir()
+	s := open(t, f, Options{StateDir: state, Rollout: scripted(alternating, nil)})
 	req := func(step int) Request {
 		return Request{Step: step, Tasks: 1, Engine: "sglang+http://127.0.0.1:1/v1#m", PolicyVersion: fmt.Sprint(step - 1), MaxStaleness: 1}
 	}
@@ -457,6 +458,13 @@ func TestPrefetchWithinStaleness(t *testing.T) {
 	}
 	if product(got) != product(b) {
 		t.Errorf("the trainer's step 2 is not the prefetched batch")
+	}
+	// The client's re-POST after a timeout or a restart is the same ask.
+	if _, err := s.Batch(context.Background(), req(2)); err != nil {
+		t.Errorf("step 2 asked again: %v", err)
+	}
+	if _, err := open(t, f, Options{StateDir: state, Rollout: scripted(alternating, nil)}).Batch(context.Background(), req(2)); err != nil {
+		t.Errorf("step 2 asked again of a restarted service: %v", err)
 	}
 	bad := req(2)
 	bad.Tasks = 2
@@ -491,5 +499,64 @@ func TestExportMarksTokens(t *testing.T) {
 		if !strings.Contains(line, `"tokens":false`) {
 			t.Errorf("a scripted sample's line does not say it has no tokens: %.200s", line)
 		}
+	}
+}
+
+// TestPredecessorFailed: a step queued behind one that fails is not
+// computed from the older state: it fails, retriable, and both finish once
+// asked for again in order.
+func TestPredecessorFailed(t *testing.T) {
+	f := fixture(t)
+	var broken atomic.Bool
+	broken.Store(true)
+	g := newGate(0)
+	rollouts := func(ctx context.Context, j RolloutJob) (*RolloutResult, error) {
+		if j.Step == 1 && broken.Load() {
+			if _, err := g.rollout(ctx, j); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("the store is full")
+		}
+		return scripted(alternating, nil)(ctx, j)
+	}
+	s := open(t, f, Options{Parallel: 1, Rollout: rollouts})
+	req := func(step int) Request { return Request{Step: step, Tasks: 1, Policy: PolicyReplayEnsemble} }
+	if _, _, err := s.Submit(req(1)); err != nil {
+		t.Fatal(err)
+	}
+	<-g.reached
+	if _, _, err := s.Submit(req(2)); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	if _, err := s.Batch(context.Background(), req(2)); err == nil || !strings.Contains(err.Error(), "step 1 has no saved state") {
+		t.Fatalf("step 2 behind a failed step 1: %v", err)
+	}
+	if steps, _ := s.Steps(); len(steps) != 0 {
+		t.Fatalf("saved %v", steps)
+	}
+	broken.Store(false)
+	for step := 1; step <= 2; step++ {
+		if _, err := s.Batch(context.Background(), req(step)); err != nil {
+			t.Fatalf("step %d again: %v", step, err)
+		}
+	}
+}
+
+// TestStateRepaired: a batch saved without its state (a crash between
+// the two writes) gets its state back from the batch at the next start.
+func TestStateRepaired(t *testing.T) {
+	f := fixture(t)
+	state := t.TempDir()
+	s := open(t, f, Options{StateDir: state, Rollout: scripted(alternating, nil)})
+	if _, err := s.Batch(context.Background(), Request{Step: 1, Tasks: 2, Policy: PolicyReplayEnsemble}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := s.LoadState(1)
+	s.Close(context.Background())
+	os.Remove(filepath.Join(state, "state", "step-000001.json"))
+	got, err := open(t, f, Options{StateDir: state, Rollout: scripted(alternating, nil)}).LoadState(1)
+	if err != nil || fmt.Sprint(got.Kappa) != fmt.Sprint(want.Kappa) || len(want.Kappa) != 2 {
+		t.Errorf("repaired state %+v (%v), saved %+v", got, err, want)
 	}
 }

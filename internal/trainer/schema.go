@@ -146,6 +146,9 @@ func (r *Request) Validate() error {
 	if r.Fill == FillReady && len(r.TaskIDs) > 0 {
 		bad("fill", "%q with task_ids: the step's tasks are named, there are none to fill with; leave fill out or give task_filter", r.Fill)
 	}
+	if r.MaxStaleness > 0 && len(r.TaskIDs) > 0 {
+		bad("max_staleness", "%d with task_ids: a step computed ahead would repeat this step's tasks; name each step's tasks without max_staleness, or give task_filter", r.MaxStaleness)
+	}
 	if r.MaxStaleness < 0 || r.MaxStaleness > MaxStaleness {
 		bad("max_staleness", "%d: give 0 (strictly alternating steps) to %d policy versions", r.MaxStaleness, MaxStaleness)
 	}

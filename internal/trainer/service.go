@@ -144,10 +144,12 @@ type pending struct {
 	done  chan struct{}
 	// progress counts finished rollouts while it runs.
 	progress Progress
-	// prefetched: the service requested the step itself (MaxStaleness);
-	// staleness is how many steps ahead of the trainer it was when queued.
-	prefetched bool
-	staleness  int
+	// ahead: the service requested the step itself (MaxStaleness), fixed
+	// for the pending's life; posted: a trainer has asked for it since
+	// (under s.mu). staleness is how many steps ahead of the trainer it
+	// was when queued.
+	ahead, posted bool
+	staleness     int
 	// outage is the engine's error while rollouts wait for it to come
 	// back (under s.mu); retriable marks a failure a re-POST may retry
 	// (the outage lasted past OutageLimit, or the service closed).
@@ -255,6 +257,9 @@ func (s *Service) Close(ctx context.Context) error {
 // parameters.
 var ErrConflict = errors.New("trainer: step already requested with other parameters")
 
+// ErrBusy is a request the service has no room to queue now (HTTP 503).
+var ErrBusy = errors.New("trainer: too many batches queued")
+
 // ErrClosed is returned by a closed service, and is the error of the
 // batches it did not get to.
 var ErrClosed = errors.New("trainer: the service is closed")
@@ -319,6 +324,9 @@ func (s *Service) resume() error {
 	}
 	for _, st := range saved {
 		s.lastPosted = max(s.lastPosted, st)
+		if err := s.repairState(st); err != nil {
+			return err
+		}
 	}
 	keep := map[int]bool{}
 	for _, st := range saved {
@@ -347,7 +355,7 @@ func (s *Service) resume() error {
 	slices.SortFunc(todo, func(a, b *marker) int { return cmp.Compare(a.Request.Step, b.Request.Step) })
 	for _, m := range todo {
 		p := &pending{req: m.Request, batch: &Batch{Version: SchemaVersion, ID: batchID(m.Request.Step), Step: m.Request.Step, Status: StatusRunning, Request: m.Request},
-			done: make(chan struct{}), prefetched: m.Prefetched && !m.Posted, staleness: m.Staleness}
+			done: make(chan struct{}), ahead: m.Prefetched, posted: m.Posted, staleness: m.Staleness}
 		s.batches[m.Request.Step] = p
 		select {
 		case s.queue <- p:
@@ -375,6 +383,33 @@ func (s *Service) resume() error {
 		s.opts.Progress("swept the trajectories of %d steps a stopped service left unfinished and no trainer asks for", swept)
 	}
 	return nil
+}
+
+// repairState writes the state after a saved step when a crash came
+// between saving its batch and its state: the state before it with the
+// batch's groups' next kappas.
+func (s *Service) repairState(step int) error {
+	if _, err := os.Stat(s.statePath(step)); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	b, err := loadBatch(s.batchPath(step))
+	if err != nil {
+		return err
+	}
+	st, err := s.loadState(step)
+	if err != nil {
+		return err
+	}
+	st.Step = step
+	for _, g := range b.Groups {
+		if g.State != agent.FailInfra && g.State != agent.FailSetup {
+			st.Kappa[g.TaskID] = g.NextKappa
+		}
+	}
+	if s.opts.Progress != nil {
+		s.opts.Progress("step %d: its batch was saved and its state was not (a crash between them): wrote the state from the batch", step)
+	}
+	return saveJSON(s.statePath(step), st)
 }
 
 // stepOf reads N from a path ending in step-N or step-N.json.
@@ -412,14 +447,14 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 		return nil, nil, ErrClosed
 	}
 	if p := s.batches[req.Step]; p != nil && !p.failed() {
-		if p.prefetched && samePrefetch(p.req, req) {
+		if p.ahead && samePrefetch(p.req, req) {
 			s.postedLocked(req.Step, req.PolicyVersion)
 			return p.batch, p.done, nil
 		}
 		if !sameRequest(p.req, req) {
 			why := "request the next step, or repeat this one's request exactly"
-			if p.prefetched || p.batch.Prefetched {
-				why = fmt.Sprintf("it was computed ahead (max_staleness %d) with step %d's request: ask with the same parameters, or without max_staleness", p.req.MaxStaleness, req.Step-1)
+			if p.ahead {
+				why = fmt.Sprintf("it was computed ahead (max_staleness %d) with step %d's request: ask with the same parameters (only policy_version may change)", p.req.MaxStaleness, req.Step-1)
 			}
 			return nil, nil, fmt.Errorf("step %d: %w: %s", req.Step, ErrConflict, why)
 		}
@@ -439,11 +474,7 @@ func (s *Service) Submit(req Request) (*Batch, <-chan struct{}, error) {
 		return nil, nil, err
 	}
 	if req.Step > 1 && !s.opts.AllowGaps && !s.requestedLocked(req.Step-1) {
-		missing := req.Step - 1
-		for missing > 1 && !s.requestedLocked(missing-1) {
-			missing--
-		}
-		return nil, nil, &GapError{Step: req.Step, Missing: missing}
+		return nil, nil, &GapError{Step: req.Step, Missing: s.highestRequestedLocked(req.Step) + 1}
 	}
 	p, err := s.enqueueLocked(req, false, 0)
 	if err != nil {
@@ -458,8 +489,8 @@ func (s *Service) postedLocked(step int, version string) {
 	if step >= s.lastPosted {
 		s.version = version
 	}
-	if p := s.batches[step]; p != nil && p.prefetched {
-		p.prefetched = false
+	if p := s.batches[step]; p != nil && p.ahead && !p.posted {
+		p.posted = true
 		if m, err := loadMarker(s.markerPath(step)); err == nil {
 			m.Posted = true
 			saveJSON(s.markerPath(step), m)
@@ -498,21 +529,40 @@ func (s *Service) requestedLocked(step int) bool {
 	return false
 }
 
+// highestRequestedLocked is the highest step below step that was
+// requested (0: none).
+func (s *Service) highestRequestedLocked(step int) int {
+	best := 0
+	for k, p := range s.batches {
+		if k < step && k > best && !p.failed() {
+			best = k
+		}
+	}
+	for _, dir := range []string{"batches", "requests"} {
+		steps, _ := savedSteps(filepath.Join(s.dir, dir))
+		for _, k := range steps {
+			if k < step && k > best {
+				best = k
+			}
+		}
+	}
+	return best
+}
+
 // enqueueLocked writes the step's marker and queues it.
 func (s *Service) enqueueLocked(req Request, prefetched bool, staleness int) (*pending, error) {
+	// Only enqueueLocked sends, under s.mu, and the worker only takes:
+	// a queue with room now has room for this one.
+	if len(s.queue) >= cap(s.queue) {
+		return nil, fmt.Errorf("step %d: %w (%d batches queued): wait for one to finish", req.Step, ErrBusy, cap(s.queue))
+	}
 	if err := saveJSON(s.markerPath(req.Step), marker{Version: SchemaVersion, Request: req, Prefetched: prefetched, Staleness: staleness}); err != nil {
 		return nil, fmt.Errorf("step %d: keep the request: %w", req.Step, err)
 	}
 	p := &pending{req: req, batch: &Batch{Version: SchemaVersion, ID: batchID(req.Step), Step: req.Step, Status: StatusRunning, Request: req},
-		done: make(chan struct{}), prefetched: prefetched, staleness: staleness}
+		done: make(chan struct{}), ahead: prefetched, staleness: staleness}
 	s.batches[req.Step] = p
-	select {
-	case s.queue <- p:
-	default:
-		delete(s.batches, req.Step)
-		os.Remove(s.markerPath(req.Step))
-		return nil, fmt.Errorf("step %d: too many batches queued (%d): wait for one to finish", req.Step, cap(s.queue))
-	}
+	s.queue <- p
 	return p, nil
 }
 
@@ -599,12 +649,12 @@ func (s *Service) work(ctx context.Context) {
 				// One the engine's outage or the service's end stopped is
 				// kept to resume; any other forgets its request.
 				p.batch.Status, p.batch.Error = StatusFailed, err.Error()
-				p.retriable = errors.Is(err, ErrOutage) || ctx.Err() != nil
+				p.retriable = errors.Is(err, ErrOutage) || errors.Is(err, ErrPredecessor) || ctx.Err() != nil
 				if !p.retriable {
 					os.Remove(s.markerPath(p.req.Step))
 				}
 			} else {
-				if p.prefetched {
+				if p.ahead {
 					b.Prefetched = true
 				}
 				p.batch = b
