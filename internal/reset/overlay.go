@@ -288,7 +288,20 @@ func (in *overlayInstance) Reset(ctx context.Context) error {
 				return fmt.Errorf("overlay: reset: %w", err)
 			}
 			if err := in.makeUpper(); err != nil {
-				return err
+				if !errors.Is(err, unix.ENOSPC) {
+					return err
+				}
+				// An overlay detached lazily (unmount's EBUSY fallback)
+				// can hold the removed files' inodes a while: start the
+				// tmpfs afresh, as ResetRemount does.
+				if err := unmount(in.rw); err != nil {
+					return err
+				}
+				in.tmpfsUp = false
+				if err := in.mountTmpfs(); err != nil {
+					return err
+				}
+				in.tmpfsUp = true
 			}
 		}
 	case ResetRemount:
