@@ -31,8 +31,8 @@ with status 401.
 
 A long run meets outages, so the client retries what a retry can fix:
 connection refused or reset, timeouts, and HTTP 502/503/504 (the service
-answers 503 {"error", "retriable": true} with Retry-After while the trainer's
-inference engine is out; Retry-After is honoured). It waits backoff, 2 x
+answers a long poll that ends while the trainer's inference engine is out
+with 503 {"error", "retriable": true} and Retry-After, which is honoured). It waits backoff, 2 x
 backoff, ... up to max_backoff between tries, gives up after `retries`
 failures in a row (a success resets the count) or when the deadline passes,
 and then raises Unavailable. While it waits for a batch it re-POSTs the same
