@@ -303,8 +303,8 @@ func (c *checker) checkAccount(ctx context.Context, inst *runtime.Instance, a wo
 	return c.checkShop(ctx, inst, a.Username, cred.password, ra)
 }
 
-// serviceDBs lists the world's databases that are no site's: the active
-// MCP services.
+// serviceDBs lists the world's databases that are no site's and no
+// provenance database (world.IsProvenance): the active MCP services.
 func serviceDBs(dir string, accts []world.Account) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(dir, world.DBDir))
 	if os.IsNotExist(err) {
@@ -320,7 +320,7 @@ func serviceDBs(dir string, accts []world.Account) ([]string, error) {
 	var names []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), world.DBExt)
-		if !ok || e.IsDir() || slices.Contains(sites, name) {
+		if !ok || e.IsDir() || slices.Contains(sites, name) || world.IsProvenance(name) {
 			continue
 		}
 		names = append(names, name)

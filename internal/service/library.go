@@ -84,6 +84,9 @@ func ForWorld(m *world.Manifest, lib *Library) ([]Spec, error) {
 		if slices.ContainsFunc(all, func(s Spec) bool { return s.Name == ref.Name }) {
 			return nil, fmt.Errorf("manifest: field services[%d]: %s is a built-in service; give the definition another name", i, ref.Name)
 		}
+		if world.IsProvenance(ref.Name) {
+			return nil, fmt.Errorf("manifest: field services[%d]: %s is the world's provenance database, which no service may serve; give the definition another name", i, ref.Name)
+		}
 		spec, err := lib.Resolve(ref)
 		if err != nil {
 			return nil, fmt.Errorf("manifest: field services[%d]: %w", i, err)

@@ -46,6 +46,7 @@ func TestLibrary(t *testing.T) {
 		{&service.Library{Dir: t.TempDir()}, []world.ServiceRef{ref}, "put its definition in"},
 		{lib, []world.ServiceRef{{Name: "habits", SHA256: world.Hash([]byte("other"))}}, "restore that file"},
 		{lib, []world.ServiceRef{{Name: "notes", SHA256: ref.SHA256}}, "built-in service"},
+		{lib, []world.ServiceRef{{Name: world.ImageFactsDB, SHA256: ref.SHA256}}, "provenance database"},
 	} {
 		if _, err := service.ForWorld(&world.Manifest{Services: tc.refs}, tc.lib); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ForWorld(%+v) = %v, want %q", tc.refs, err, tc.want)

@@ -31,6 +31,17 @@ const (
 
 var dbNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
+// ImageFactsDB is the world's provenance database of its images
+// (db/imagefacts.sqlite, table image_facts(path, fact, value)): what each
+// picture of home shows, written by the skills that draw it, for task
+// generation and verification. No site or service serves it and the
+// agent's shell sees home only.
+const ImageFactsDB = "imagefacts"
+
+// IsProvenance reports whether the database name is a provenance database:
+// kept for the orchestrator, served by no site or MCP service.
+func IsProvenance(name string) bool { return name == ImageFactsDB }
+
 // ValidDBName reports an error unless name is a valid database name: lowercase
 // letters, digits and underscores, starting with a letter, at most 63 bytes.
 func ValidDBName(name string) error {
